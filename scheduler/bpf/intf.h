@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the BPF hot path and the Rust control plane both know. bindgen turns this file into Rust
+ * (bpf_intf.rs); nothing here is declared a second time on either side.
+ */
+#ifndef __FDL_INTF_H
+#define __FDL_INTF_H
+
+#ifndef __VMLINUX_H__
+/* Outside BPF (bindgen, native unit tests) the kernel's integer names come from here. */
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef int s32;
+typedef unsigned long long u64;
+typedef long long s64;
+#endif
+
+enum fdl_consts {
+	/* Cgroups tracked at once; cgroups beyond it are scheduled as their nearest tracked ancestor. */
+	FDL_MAX_CGROUPS		= 65536,
+	/* Deepest cgroup level whose weight is honoured; deeper levels share their ancestor's. */
+	FDL_MAX_DEPTH		= 16,
+	/* cpu.weight of a cgroup by default, and p->scx.weight of a nice-0 task. */
+	FDL_WEIGHT_DFL		= 100,
+};
+
+/* Dispatch queues (user DSQ ids). */
+enum fdl_dsq {
+	/* Runnable tasks in weighted virtual time order. */
+	FDL_DSQ_FAIR		= 0,
+	/* Test-only: where --test-stall-pid sends its victim. Never consumed. */
+	FDL_DSQ_STALL		= 1,
+};
+
+/*
+ * Per-cgroup state, keyed by cgroup id in the `cgroups` map. A cgroup is active while it has a
+ * runnable task in its subtree; only active cgroups take a part of their parent's share.
+ */
+struct fdl_cgroup {
+	u64 parent_cgid;	/* 0 for the root */
+	u32 level;		/* depth below the root cgroup */
+	u32 weight;		/* cpu.weight, 1..10000 */
+	s64 wsum;		/* weights of runnable own tasks + contributions of active children */
+	s64 nr_active;		/* runnable own tasks + active children */
+	s64 contrib;		/* weight this cgroup adds to its parent's wsum (0 while inactive) */
+	u64 usage_ns;		/* CPU time used by this cgroup's own tasks under scx_fdl */
+};
+
+/* Scheduler-wide event counters (bss), read by the loader. */
+struct fdl_counters {
+	u64 nr_direct_idle;	/* woken tasks handed straight to an idle CPU */
+	u64 nr_fair_enqueued;	/* tasks queued on FDL_DSQ_FAIR */
+	u64 nr_idle_kicks;	/* idle CPUs kicked to pick up queued work */
+	u64 nr_starvation_clamps;	/* enqueues whose vtime the starvation bound pulled in */
+	u64 nr_cgroups_untracked;	/* cgroups that did not fit in the cgroups map */
+};
+
+#endif /* __FDL_INTF_H */

@@ -1,0 +1,150 @@
+//! scx_fdl: the loader and control plane.
+//!
+//! Parse options, check the kernel can take a scheduler, open the BPF program, set its tunables,
+//! load and attach it, then wait until the user stops it or the kernel ejects it. Detaching
+//! returns every task to the kernel's default scheduler. When the kernel asks for a restart (CPU
+//! hotplug), start over.
+
+mod bpf_skel {
+    include!(concat!(env!("OUT_DIR"), "/bpf_skel.rs"));
+}
+#[allow(non_upper_case_globals, non_camel_case_types, non_snake_case, dead_code)]
+mod bpf_intf {
+    include!(concat!(env!("OUT_DIR"), "/bpf_intf.rs"));
+}
+mod options;
+mod preflight;
+
+use std::mem::MaybeUninit;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use libbpf_rs::libbpf_sys::bpf_object_open_opts;
+use libbpf_rs::{Link, OpenObject};
+use log::{info, warn};
+use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_read, UserExitInfo};
+
+use bpf_skel::{BpfSkel, BpfSkelBuilder};
+use options::{Opts, EXIT_EJECTED, EXIT_START_FAILED};
+
+/// A loaded and attached scx_fdl. Dropping it detaches the scheduler.
+struct Scheduler<'obj> {
+    skel: BpfSkel<'obj>,
+    struct_ops: Option<Link>,
+}
+
+impl<'obj> Scheduler<'obj> {
+    fn init(opts: &Opts, open_object: &'obj mut MaybeUninit<OpenObject>) -> Result<Self> {
+        let mut builder = BpfSkelBuilder::default();
+        builder.obj_builder.debug(opts.verbose);
+        let mut skel = scx_ops_open!(builder, open_object, fdl_ops, None::<bpf_object_open_opts>)?;
+
+        let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")?;
+        let rodata = skel.maps.rodata_data.as_mut().unwrap();
+        rodata.slice_ns = opts.slice_us * 1000;
+        rodata.wakeup_lag_ns = opts.wakeup_lag_us * 1000;
+        rodata.starvation_ns = opts.starvation_ms * 1_000_000;
+        rodata.nr_cpus = nr_cpus as u32;
+        rodata.stall_pid = opts.test_stall_pid.unwrap_or(0);
+        if opts.watchdog_timeout_ms > 0 {
+            skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout_ms;
+        }
+        if let Some(pid) = opts.test_stall_pid {
+            warn!("TESTING: task {pid} will never be dispatched; the watchdog must eject scx_fdl");
+        }
+
+        let mut skel = scx_ops_load!(skel, fdl_ops, uei)?;
+        let struct_ops = scx_ops_attach!(skel, fdl_ops)?;
+        info!(
+            "scx_fdl attached: {nr_cpus} CPUs, slice {} us, wake-up lag {} us, starvation bound {} ms",
+            opts.slice_us, opts.wakeup_lag_us, opts.starvation_ms
+        );
+        Ok(Self { skel, struct_ops: Some(struct_ops) })
+    }
+
+    /// Runs until shutdown is requested or the kernel ejects the scheduler, then detaches and
+    /// returns why it exited.
+    fn run(&mut self, shutdown: &AtomicBool, stats_interval: Option<Duration>) -> UserExitInfo {
+        let mut last_stats = Instant::now();
+        while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
+            std::thread::sleep(Duration::from_millis(100));
+            if stats_interval.is_some_and(|every| last_stats.elapsed() >= every) {
+                self.log_counters();
+                last_stats = Instant::now();
+            }
+        }
+        self.log_counters();
+        self.struct_ops.take(); // detach: the kernel records the exit reason synchronously
+        uei_read!(&self.skel, uei)
+    }
+
+    fn log_counters(&self) {
+        let c = &self.skel.maps.bss_data.as_ref().unwrap().counters;
+        info!(
+            "direct-to-idle {} queued {} idle-kicks {} starvation-clamps {} untracked-cgroups {}",
+            c.nr_direct_idle,
+            c.nr_fair_enqueued,
+            c.nr_idle_kicks,
+            c.nr_starvation_clamps,
+            c.nr_cgroups_untracked
+        );
+    }
+}
+
+fn run(opts: &Opts) -> Result<ExitCode> {
+    opts.validate()?;
+    preflight::check(
+        Path::new(preflight::SCHED_EXT_SYSFS),
+        unsafe { libc::geteuid() },
+        &preflight::kernel_release(),
+    )?;
+
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let flag = shutdown.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .context("installing the SIGINT/SIGTERM handler")?;
+
+    loop {
+        let mut open_object = MaybeUninit::uninit();
+        let mut sched = Scheduler::init(opts, &mut open_object)?;
+        let uei = sched.run(&shutdown, opts.stats_interval());
+        drop(sched);
+
+        if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
+            info!("the kernel asked for a restart (CPU hotplug): reloading");
+            continue;
+        }
+        return Ok(match uei.report() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(why) => {
+                log::error!("scx_fdl was ejected by the kernel: {why}");
+                ExitCode::from(EXIT_EJECTED)
+            }
+        });
+    }
+}
+
+fn main() -> ExitCode {
+    let opts = Opts::parse();
+    let level = if opts.verbose { log::LevelFilter::Debug } else { log::LevelFilter::Info };
+    simplelog::TermLogger::init(
+        level,
+        simplelog::ConfigBuilder::new().set_time_level(log::LevelFilter::Off).build(),
+        simplelog::TerminalMode::Stderr,
+        simplelog::ColorChoice::Never,
+    )
+    .expect("logger initialised twice");
+
+    match run(&opts) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("scx_fdl: error: {e:#}");
+            ExitCode::from(EXIT_START_FAILED)
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Command-line options and the exit codes they document.
+
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+
+/// scx_fdl could not start (bad option, kernel without sched_ext, not root, another scheduler).
+pub const EXIT_START_FAILED: u8 = 1;
+/// The kernel ejected scx_fdl (watchdog stall, BPF error); tasks went back to the default scheduler.
+pub const EXIT_EJECTED: u8 = 3;
+
+/// The sched_ext watchdog's timeout when ops.timeout_ms is 0.
+const KERNEL_WATCHDOG_MS: u64 = 30_000;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  stopped by SIGINT or SIGTERM; the kernel's default scheduler took over again
+  1  could not start (the message says why and what to do)
+  2  bad command line
+  3  the kernel ejected scx_fdl (e.g. a runnable task stalled); the exit reason is printed
+
+Runs only on a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT=y); elsewhere use the VM rig
+(./demo.sh, vm/run.sh).";
+
+/// scx_fdl: Fair Deadline scheduling for cgroups, as a sched_ext scheduler.
+///
+/// Weighted fairness over the whole cgroup v2 tree: cpu.weight is honoured at every level, as by
+/// the kernel's fair class, and nice levels share CPU within a cgroup by the kernel's weights.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about, after_help = EXIT_CODES)]
+pub struct Opts {
+    /// Time slice of a task, in microseconds.
+    #[arg(long, default_value_t = 3000, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(100..=100_000))]
+    pub slice_us: u64,
+
+    /// CPU time of credit, in microseconds, that a task keeps across a sleep. Bounds how far a
+    /// waking task can jump ahead of tasks that kept running.
+    #[arg(long, default_value_t = 3000, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub wakeup_lag_us: u64,
+
+    /// Bound, in milliseconds, on how far ahead of the others a task with a tiny share can be
+    /// pushed: it runs again within about this time. Must be below the watchdog timeout.
+    #[arg(long, default_value_t = 1000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(10..=10_000))]
+    pub starvation_ms: u64,
+
+    /// sched_ext watchdog timeout in milliseconds: a runnable task that waits this long ejects
+    /// the scheduler. 0 keeps the kernel's default (30000).
+    #[arg(long, default_value_t = 0, value_name = "MS",
+          value_parser = clap::value_parser!(u32).range(0..=30_000))]
+    pub watchdog_timeout_ms: u32,
+
+    /// Log the scheduler's event counters every this many seconds (0: only at exit).
+    #[arg(long, default_value_t = 0, value_name = "SECS")]
+    pub stats_interval_secs: u64,
+
+    /// TESTING ONLY: never dispatch the task with this PID, so that a stall happens and the
+    /// watchdog must eject scx_fdl. Used by the test suite to prove stalls are caught.
+    #[arg(long, value_name = "PID", value_parser = clap::value_parser!(i32).range(1..))]
+    pub test_stall_pid: Option<i32>,
+
+    /// Verbose logging, including libbpf's.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+impl Opts {
+    /// Cross-option checks that clap's per-option ranges cannot express.
+    pub fn validate(&self) -> Result<()> {
+        let watchdog_ms = match self.watchdog_timeout_ms {
+            0 => KERNEL_WATCHDOG_MS,
+            ms => ms as u64,
+        };
+        if self.starvation_ms >= watchdog_ms {
+            bail!(
+                "--starvation-ms {} must be below the watchdog timeout ({watchdog_ms} ms), or a \
+                 task pushed back that far would trip the watchdog",
+                self.starvation_ms
+            );
+        }
+        if self.watchdog_timeout_ms > 0 && (self.watchdog_timeout_ms as u64) < 2 * self.slice_us / 1000 {
+            bail!(
+                "--watchdog-timeout-ms {} is shorter than two slices ({} us each)",
+                self.watchdog_timeout_ms,
+                self.slice_us
+            );
+        }
+        Ok(())
+    }
+
+    pub fn stats_interval(&self) -> Option<Duration> {
+        (self.stats_interval_secs > 0).then(|| Duration::from_secs(self.stats_interval_secs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Opts, clap::Error> {
+        Opts::try_parse_from(std::iter::once("scx_fdl").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let opts = parse(&[]).unwrap();
+        opts.validate().unwrap();
+        assert_eq!(opts.slice_us, 3000);
+        assert_eq!(opts.stats_interval(), None);
+    }
+
+    #[test]
+    fn every_flag_is_documented() {
+        let cmd = Opts::command();
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            assert!(arg.get_help().is_some(), "--{id} has no help text");
+        }
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused() {
+        assert!(parse(&["--slice-us", "50"]).is_err());
+        assert!(parse(&["--watchdog-timeout-ms", "40000"]).is_err());
+        assert!(parse(&["--test-stall-pid", "0"]).is_err());
+    }
+
+    #[test]
+    fn starvation_bound_must_stay_below_the_watchdog() {
+        let opts = parse(&["--starvation-ms", "5000", "--watchdog-timeout-ms", "4000"]).unwrap();
+        let err = opts.validate().unwrap_err().to_string();
+        assert!(err.contains("below the watchdog timeout (4000 ms)"), "{err}");
+        parse(&["--starvation-ms", "3000", "--watchdog-timeout-ms", "4000"]).unwrap().validate().unwrap();
+    }
+
+    #[test]
+    fn watchdog_shorter_than_two_slices_is_refused() {
+        let opts =
+            parse(&["--slice-us", "20000", "--watchdog-timeout-ms", "30", "--starvation-ms", "10"]).unwrap();
+        assert!(opts.validate().is_err());
+    }
+}

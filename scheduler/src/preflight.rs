@@ -1,0 +1,91 @@
+//! Checks made before loading anything, so that the common reasons a scheduler cannot start are
+//! reported as one clear sentence instead of a libbpf error.
+
+use std::path::Path;
+
+use anyhow::{bail, Result};
+
+/// Where the kernel publishes sched_ext's state.
+pub const SCHED_EXT_SYSFS: &str = "/sys/kernel/sched_ext";
+
+/// Fails with what to do when this kernel cannot run scx_fdl now: no sched_ext, not root, or
+/// another sched_ext scheduler already loaded.
+pub fn check(sysfs: &Path, euid: u32, kernel_release: &str) -> Result<()> {
+    if !sysfs.join("state").exists() {
+        bail!(
+            "this kernel ({kernel_release}) has no sched_ext: scx_fdl needs Linux >= 6.12 built \
+             with CONFIG_SCHED_CLASS_EXT=y (and CONFIG_EXT_GROUP_SCHED=y for cgroup weights). \
+             On a machine without one, run it in the VM rig: ./demo.sh or vm/run.sh"
+        );
+    }
+    if euid != 0 {
+        bail!("scx_fdl must run as root: it loads a BPF scheduler into the kernel");
+    }
+    if read_trimmed(&sysfs.join("state")) == "enabled" {
+        let ops = read_trimmed(&sysfs.join("root/ops"));
+        let ops = if ops.is_empty() { "unknown".to_string() } else { ops };
+        bail!(
+            "another sched_ext scheduler is already loaded ({ops}); stop it first, then start \
+             scx_fdl"
+        );
+    }
+    Ok(())
+}
+
+fn read_trimmed(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The running kernel's release, for messages.
+pub fn kernel_release() -> String {
+    read_trimmed(Path::new("/proc/sys/kernel/osrelease"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn sysfs(state: Option<&str>, ops: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        if let Some(state) = state {
+            fs::write(dir.path().join("state"), format!("{state}\n")).unwrap();
+        }
+        if let Some(ops) = ops {
+            fs::create_dir_all(dir.path().join("root")).unwrap();
+            fs::write(dir.path().join("root/ops"), format!("{ops}\n")).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn no_sched_ext_names_the_kernel_and_the_vm() {
+        let dir = sysfs(None, None);
+        let err = check(dir.path(), 0, "6.1.0-9-amd64").unwrap_err().to_string();
+        assert!(err.contains("6.1.0-9-amd64"), "{err}");
+        assert!(err.contains("CONFIG_SCHED_CLASS_EXT"), "{err}");
+        assert!(err.contains("VM"), "{err}");
+    }
+
+    #[test]
+    fn not_root_is_refused() {
+        let dir = sysfs(Some("disabled"), None);
+        let err = check(dir.path(), 1000, "7.3").unwrap_err().to_string();
+        assert!(err.contains("must run as root"), "{err}");
+    }
+
+    #[test]
+    fn another_scheduler_is_named() {
+        let dir = sysfs(Some("enabled"), Some("bpfland_1.0.5_x86_64"));
+        let err = check(dir.path(), 0, "7.3").unwrap_err().to_string();
+        assert!(err.contains("already loaded (bpfland_1.0.5_x86_64)"), "{err}");
+    }
+
+    #[test]
+    fn ready_kernel_passes() {
+        let dir = sysfs(Some("disabled"), None);
+        check(dir.path(), 0, "7.3").unwrap();
+    }
+}

@@ -1,0 +1,61 @@
+# Scenario: scx_fdl attaches, survives stress-ng and hackbench, and detaches cleanly.
+# Args: [stall]  -- "stall" runs the deliberately broken variant (one task never dispatched,
+#                   short watchdog): this scenario must then FAIL, proving the checks can fail.
+. ./lib.sh
+
+secs=20
+extra=""
+if [ "${1:-}" = stall ]; then
+    sh -c 'while :; do :; done' &
+    victim=$!
+    PIDS="$victim"
+    extra="--test-stall-pid $victim --watchdog-timeout-ms 3000"
+    say "broken variant: task $victim will never be dispatched"
+fi
+
+# shellcheck disable=SC2086
+start_scx $extra || exit 1
+state=$(scx_state)
+ops=$(scx_ops)
+case $ops in scx_fdl*) pass "root/ops names scx_fdl ($ops), state $state" ;;
+    *) fail "root/ops names scx_fdl (got '$ops', state $state)" ;; esac
+
+ncpu=$(nproc)
+say "stress-ng cpu/switch/yield/fork and hackbench for $secs s on $ncpu vCPUs"
+stress-ng --cpu "$ncpu" --switch "$ncpu" --yield "$ncpu" --fork "$ncpu" \
+    --timeout "${secs}s" --metrics-brief > /tmp/stress.log 2>&1 &
+stress=$!
+end=$(($(date +%s) + secs))
+loops=0
+while [ "$(date +%s)" -lt $end ]; do
+    hackbench -g 2 -f 4 -l 50 -s 100 > /dev/null 2>&1 || { fail "hackbench run failed"; break; }
+    loops=$((loops + 1))
+done
+wait $stress
+stress_rc=$?
+say "hackbench completed $loops runs; stress-ng exited $stress_rc"
+tail -8 /tmp/stress.log
+[ $stress_rc = 0 ] && pass "stress-ng completed" || fail "stress-ng completed (exit $stress_rc)"
+
+if kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ]; then
+    pass "scx_fdl stayed attached through the load"
+else
+    fail "scx_fdl stayed attached through the load (state=$(scx_state), process $(kill -0 "$SCX_PID" 2>/dev/null && echo alive || echo gone))"
+fi
+
+problems=$(dmesg_problems)
+if [ -z "$problems" ]; then
+    pass "dmesg shows no stall, BUG, WARNING or Oops"
+else
+    fail "dmesg shows no stall, BUG, WARNING or Oops; found:"
+    echo "$problems" | head -20
+fi
+
+stop_scx
+[ "$SCX_RC" = 0 ] && pass "SIGTERM: scx_fdl exited 0" || fail "SIGTERM: scx_fdl exited 0 (got $SCX_RC)"
+[ "$(scx_state)" = disabled ] && pass "state back to disabled" || fail "state back to disabled (got $(scx_state))"
+grep -q 'EXIT: ' "$SCX_LOG" && pass "exit reason printed: $(grep 'EXIT: ' "$SCX_LOG" | head -1)" ||
+    fail "exit reason printed"
+
+kill_all
+exit $FAILED

@@ -1,0 +1,107 @@
+# Helpers for the guest scenarios (busybox sh, sourced). Every check prints what it checked and
+# the numbers; a scenario's exit status is its verdict.
+CG=/sys/fs/cgroup
+SCX_LOG=/tmp/scx_fdl.log
+SCX_STATE=/sys/kernel/sched_ext/state
+FAILED=0
+PIDS=""
+
+say() { echo "[guest] $*"; }
+pass() { echo "FDL-CHECK PASS $*"; }
+fail() { echo "FDL-CHECK FAIL $*"; FAILED=1; }
+
+# check COND_DESCRIPTION EXPR : pass or fail on an awk boolean expression.
+check() {
+    if awk "BEGIN { exit !($2) }"; then pass "$1"; else fail "$1"; fi
+}
+
+scx_state() { cat "$SCX_STATE" 2>/dev/null || echo missing; }
+scx_ops() { cat /sys/kernel/sched_ext/root/ops 2>/dev/null; }
+
+# Start scx_fdl with the given options and wait (bounded) until the kernel says it is enabled.
+start_scx() {
+    scx_fdl "$@" > "$SCX_LOG" 2>&1 &
+    SCX_PID=$!
+    i=0
+    while [ "$(scx_state)" != enabled ] || ! scx_ops | grep -q '^scx_fdl'; do
+        i=$((i + 1))
+        if [ $i -gt 600 ] || ! kill -0 "$SCX_PID" 2>/dev/null; then
+            fail "scx_fdl reached state enabled (state=$(scx_state), ops=$(scx_ops))"
+            cat "$SCX_LOG"
+            return 1
+        fi
+        sleep 0.1
+    done
+    say "scx_fdl enabled after ~$((i / 10)).$((i % 10)) s: ops=$(scx_ops)"
+}
+
+# Stop scx_fdl with SIGTERM; sets SCX_RC to its exit status.
+stop_scx() {
+    kill -TERM "$SCX_PID" 2>/dev/null
+    wait "$SCX_PID"
+    SCX_RC=$?
+    say "scx_fdl exited with $SCX_RC; its log:"
+    sed 's/^/    /' "$SCX_LOG"
+}
+
+# Start the scheduler under test: "fdl" starts scx_fdl, "eevdf" leaves the kernel's default.
+start_sched() {
+    case $1 in
+        fdl) start_scx ;;
+        eevdf) say "running under the kernel's default scheduler (EEVDF)" ;;
+        *) fail "unknown scheduler '$1' (fdl or eevdf)"; return 1 ;;
+    esac
+}
+
+dmesg_problems() {
+    dmesg | grep -E 'runnable task stall|BUG:|Oops|WARNING:|Call Trace'
+}
+
+# mkcg PATH WEIGHT: create cgroup PATH (relative to the root) with cpu.weight WEIGHT.
+mkcg() {
+    mkdir -p "$CG/$1"
+    parent=$(dirname "$CG/$1")
+    grep -q cpu "$parent/cgroup.subtree_control" || echo +cpu > "$parent/cgroup.subtree_control"
+    echo "$2" > "$CG/$1/cpu.weight"
+}
+
+# hogs CGROUP N [NICE]: start N busy loops in CGROUP at nice NICE (default 0).
+hogs() {
+    n=0
+    while [ $n -lt "$2" ]; do
+        nice -n "${3:-0}" sh -c "echo \$\$ > $CG/$1/cgroup.procs; while :; do :; done" &
+        PIDS="$PIDS $!"
+        n=$((n + 1))
+    done
+}
+
+kill_all() {
+    for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+    for p in $PIDS; do wait "$p" 2>/dev/null; done
+    PIDS=""
+}
+
+usage_usec() { awk '/^usage_usec/ {print $2}' "$CG/$1/cpu.stat"; }
+
+# CPU time of a task in ns (schedstat's first field).
+task_ns() { cut -d' ' -f1 "/proc/$1/schedstat"; }
+
+# measure SECS CG...: CPU time (usec) each cgroup used over SECS, as "cg=usec" words in USED.
+measure() {
+    secs=$1
+    shift
+    before=""
+    for c in "$@"; do before="$before $(usage_usec "$c")"; done
+    sleep "$secs"
+    USED=""
+    set -- "$@"
+    i=1
+    for c in "$@"; do
+        b=$(echo $before | cut -d' ' -f$i)
+        USED="$USED $c=$(($(usage_usec "$c") - b))"
+        i=$((i + 1))
+    done
+}
+
+# used CG: the usec of CG from the last measure.
+used() { echo "$USED" | tr ' ' '\n' | awk -F= -v c="$1" '$1 == c {print $2}'; }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Boot the sched_ext kernel under QEMU (TCG), run one guest scenario, exit with its verdict.
+#
+# Usage: vm/run.sh [--cpus N] [--mem MB] [--timeout SECS] [--log FILE] SCENARIO [ARGS...]
+#   SCENARIO  a script in tests/vm/ (without .sh), run inside the guest with ARGS
+#   --cpus    vCPUs (default 2)          --mem  guest memory in MiB (default 1024)
+#   --timeout seconds before the VM is killed and the run fails (default 600)
+#   --log     where the serial console is saved (default .cache/logs/SCENARIO-<time>.log)
+# Environment: FDL_SCHED_BIN (default target/release/scx_fdl), FDL_EXTRA_BINS (more binaries to
+# put in the guest's /usr/bin, space separated).
+# Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+cpus=2 mem=1024 timeout=600 logfile=
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --cpus) cpus=$2; shift 2 ;;
+        --mem) mem=$2; shift 2 ;;
+        --timeout) timeout=$2; shift 2 ;;
+        --log) logfile=$2; shift 2 ;;
+        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) die "unknown option $1 (see --help)" ;;
+        *) break ;;
+    esac
+done
+[[ $# -ge 1 ]] || die "usage: vm/run.sh [options] SCENARIO [ARGS...] (see --help)"
+scenario=$1
+shift
+[[ -f $FDL_ROOT/tests/vm/$scenario.sh ]] || die "no scenario tests/vm/$scenario.sh"
+[[ $cpus =~ ^[0-9]+$ && $cpus -ge 1 ]] || die "--cpus wants a positive number, got '$cpus'"
+
+bin=${FDL_SCHED_BIN:-$FDL_ROOT/target/release/scx_fdl}
+[[ -x $bin ]] || die "$bin not built: run 'cargo build --release' (or ./setup.sh)"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run ./setup.sh"
+
+kdir=$(FDL_CACHE=$FDL_CACHE "$FDL_ROOT/vm/kernel.sh")
+mkdir -p "$FDL_CACHE/logs"
+logfile=${logfile:-$FDL_CACHE/logs/$scenario-$(date +%Y%m%d-%H%M%S)-$$.log}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+{
+    printf 'FDL_SCENARIO=%q\n' "$scenario"
+    printf 'FDL_ARGS=%q\n' "$*"
+} > "$work/run.env"
+# shellcheck disable=SC2086
+"$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" ${FDL_EXTRA_BINS:-}
+
+log "booting $(cat "$kdir/release") with $cpus vCPUs (TCG): scenario $scenario $*; console -> $logfile"
+set +e
+timeout -k 10 "$timeout" qemu-system-x86_64 \
+    -accel tcg -cpu max -smp "$cpus" -m "${mem}M" \
+    -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio.gz" \
+    -append "console=ttyS0 quiet loglevel=4 panic=-1" \
+    -nodefaults -display none -serial stdio -no-reboot < /dev/null |
+    tr -d '\r' | tee "$logfile"
+qemu_rc=${PIPESTATUS[0]}
+set -e
+
+if [[ $qemu_rc == 124 || $qemu_rc == 137 ]]; then
+    log "FAIL: the VM did not finish within $timeout s (scenario $scenario); console in $logfile"
+    exit 124
+fi
+verdict=$(sed -n 's/^FDL-GUEST-VERDICT rc=\([0-9]*\)$/\1/p' "$logfile" | tail -1)
+if [[ -z $verdict ]]; then
+    log "FAIL: the guest never reported a verdict (qemu exit $qemu_rc); console in $logfile"
+    exit 125
+fi
+exit "$verdict"
