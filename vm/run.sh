@@ -6,8 +6,8 @@
 #   --cpus    vCPUs (default 2)          --mem  guest memory in MiB (default 1024)
 #   --timeout seconds before the VM is killed and the run fails (default 600)
 #   --log     where the serial console is saved (default .cache/logs/SCENARIO-<time>.log)
-# Environment: FDL_SCHED_BIN (default target/release/scx_fdl), FDL_EXTRA_BINS (more binaries to
-# put in the guest's /usr/bin, space separated).
+# Environment: FDL_SCHED_BIN (default target/release/scx_fdl), FDL_SCX_ARGS (options for scx_fdl
+# in scenarios that start it), FDL_EXTRA_BINS (more binaries for the guest's /usr/bin).
 # Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -43,6 +43,7 @@ trap 'rm -rf "$work"' EXIT
 {
     printf 'FDL_SCENARIO=%q\n' "$scenario"
     printf 'FDL_ARGS=%q\n' "$*"
+    printf 'FDL_SCX_ARGS=%q\n' "${FDL_SCX_ARGS:-}"
 } > "$work/run.env"
 # shellcheck disable=SC2086
 "$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" ${FDL_EXTRA_BINS:-}

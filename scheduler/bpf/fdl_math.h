@@ -62,19 +62,23 @@ static inline u64 fdl_vtime_delta(u64 delta_ns, u64 share)
 }
 
 /*
- * Keep vtime within [vnow - lag, vnow + window] (wrap-safe):
- * - lag: a task that slept keeps at most this much credit, so a long sleeper cannot monopolise a
- *   CPU when it wakes (and sleeping earns nothing beyond it);
- * - window: a task charged far ahead of everyone (a tiny share) still runs again within a bounded
- *   time, so no runnable task waits long enough to trip the sched_ext watchdog.
+ * Wake-up placement, the floor: a task that slept keeps at most `lag` of vtime credit behind the
+ * queue's now, so a long sleeper cannot monopolise a CPU when it wakes, and sleeping earns nothing
+ * beyond it. Applied on wake-up only: a task preempted while running keeps its place. Wrap-safe.
  */
-static inline u64 fdl_vtime_clamp(u64 vtime, u64 vnow, u64 lag, u64 window)
+static inline u64 fdl_vtime_floor(u64 vtime, u64 vnow, u64 lag)
 {
-	if (fdl_time_before(vtime, vnow - lag))
-		return vnow - lag;
-	if (fdl_time_before(vnow + window, vtime))
-		return vnow + window;
-	return vtime;
+	return fdl_time_before(vtime, vnow - lag) ? vnow - lag : vtime;
+}
+
+/*
+ * The starvation cap: a task charged far ahead of everyone (a tiny share) is queued no further
+ * than `window` past the queue's now, so it runs again within a bounded time and no runnable task
+ * waits long enough to trip the sched_ext watchdog. Applied on every enqueue. Wrap-safe.
+ */
+static inline u64 fdl_vtime_cap(u64 vtime, u64 vnow, u64 window)
+{
+	return fdl_time_before(vnow + window, vtime) ? vnow + window : vtime;
 }
 
 #endif /* __FDL_MATH_H */

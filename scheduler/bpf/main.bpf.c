@@ -155,15 +155,13 @@ static u64 task_share(struct task_struct *p, struct task_ctx *tctx)
 	return share;
 }
 
-/* Bounds on a task's vtime relative to the queue's now, in vtime units at the task's share. */
-static u64 clamp_vtime(struct task_struct *p, struct task_ctx *tctx, u64 vtime)
+/*
+ * How far past the queue's now a task may be queued. vtime_now advances about nr_cpus ns per ns
+ * when the runnable shares sum to one, so this is about starvation_ns of waiting.
+ */
+static u64 starvation_window(void)
 {
-	u64 share = task_share(p, tctx);
-	u64 lag = fdl_vtime_delta(wakeup_lag_ns, share);
-	/* vtime_now advances about nr_cpus ns per ns when all runnable shares sum to one. */
-	u64 window = starvation_ns * nr_cpus;
-
-	return fdl_vtime_clamp(vtime, vtime_now, lag, window);
+	return starvation_ns * nr_cpus;
 }
 
 s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -196,8 +194,8 @@ void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)
 	if (!tctx)
 		return;
 
-	vtime = clamp_vtime(p, tctx, p->scx.dsq_vtime);
-	if (vtime != p->scx.dsq_vtime && fdl_time_before(vtime, p->scx.dsq_vtime))
+	vtime = fdl_vtime_cap(p->scx.dsq_vtime, vtime_now, starvation_window());
+	if (vtime != p->scx.dsq_vtime)
 		__sync_fetch_and_add(&counters.nr_starvation_clamps, 1);
 	scx_bpf_dsq_insert_vtime(p, FDL_DSQ_FAIR, slice_ns, vtime, enq_flags);
 	__sync_fetch_and_add(&counters.nr_fair_enqueued, 1);
@@ -210,18 +208,35 @@ void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 }
 
+/*
+ * ops.dispatch runs before the expiring task is charged and queued again, so on its own every
+ * slice end would hand the CPU to the queue's head: round-robin, whatever the weights. Let the
+ * previous task compete instead: it keeps the CPU while its vtime, charged up to now, is still
+ * before the head's.
+ */
 void BPF_STRUCT_OPS(fdl_dispatch, s32 cpu, struct task_struct *prev)
 {
-	if (scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0))
-		return;
-	/* Nothing else wants this CPU: let the previous task go on with a fresh slice. */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && !is_stall_victim(prev))
-		scx_bpf_task_set_slice(prev, slice_ns);
+	struct task_struct *head;
+	struct task_ctx *tctx;
+	u64 prev_vtime;
+
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && !is_stall_victim(prev) &&
+	    (tctx = try_lookup_task_ctx(prev))) {
+		head = __COMPAT_scx_bpf_dsq_peek(FDL_DSQ_FAIR);
+		prev_vtime = prev->scx.dsq_vtime +
+			fdl_vtime_delta(scx_bpf_now() - tctx->started_at, task_share(prev, tctx));
+		if (!head || !fdl_time_before(head->scx.dsq_vtime, prev_vtime)) {
+			scx_bpf_task_set_slice(prev, slice_ns);
+			return;
+		}
+	}
+	scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0);
 }
 
 void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = try_lookup_task_ctx(p);
+	u64 lag;
 
 	if (!tctx)
 		return;
@@ -232,8 +247,9 @@ void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->acct_weight = p->scx.weight;
 		cgroup_propagate(cgid, tctx->acct_weight, 1);
 	}
-	/* Wake-up placement: bounded credit for the sleep, no jumping ahead. */
-	scx_bpf_task_set_dsq_vtime(p, clamp_vtime(p, tctx, p->scx.dsq_vtime));
+	/* Wake-up placement: bounded credit for the sleep, counted at the task's new share. */
+	lag = fdl_vtime_delta(wakeup_lag_ns, task_share(p, tctx));
+	scx_bpf_task_set_dsq_vtime(p, fdl_vtime_floor(p->scx.dsq_vtime, vtime_now, lag));
 }
 
 void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)

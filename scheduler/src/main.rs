@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Parser;
 use libbpf_rs::libbpf_sys::bpf_object_open_opts;
-use libbpf_rs::{Link, OpenObject};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 use log::{info, warn};
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_read, UserExitInfo};
 
@@ -93,6 +93,15 @@ impl<'obj> Scheduler<'obj> {
             c.nr_starvation_clamps,
             c.nr_cgroups_untracked
         );
+        for key in self.skel.maps.cgroups.keys() {
+            let Ok(Some(value)) = self.skel.maps.cgroups.lookup(&key, MapFlags::ANY) else { continue };
+            let cgid = u64::from_ne_bytes(key.as_slice().try_into().unwrap());
+            let cg: bpf_intf::fdl_cgroup = unsafe { std::ptr::read_unaligned(value.as_ptr() as *const _) };
+            log::debug!(
+                "cgroup {cgid}: parent {} weight {} wsum {} active {} contrib {} usage {} ms",
+                cg.parent_cgid, cg.weight, cg.wsum, cg.nr_active, cg.contrib, cg.usage_ns / 1_000_000
+            );
+        }
     }
 }
 

@@ -47,7 +47,7 @@ stop_scx() {
 # Start the scheduler under test: "fdl" starts scx_fdl, "eevdf" leaves the kernel's default.
 start_sched() {
     case $1 in
-        fdl) start_scx ;;
+        fdl) start_scx $FDL_SCX_ARGS ;;
         eevdf) say "running under the kernel's default scheduler (EEVDF)" ;;
         *) fail "unknown scheduler '$1' (fdl or eevdf)"; return 1 ;;
     esac
@@ -69,7 +69,7 @@ mkcg() {
 hogs() {
     n=0
     while [ $n -lt "$2" ]; do
-        nice -n "${3:-0}" sh -c "echo \$\$ > $CG/$1/cgroup.procs; while :; do :; done" &
+        sh -c "echo \$\$ > $CG/$1/cgroup.procs; renice -n ${3:-0} -p \$\$ > /dev/null; while :; do :; done" &
         PIDS="$PIDS $!"
         n=$((n + 1))
     done

@@ -1,0 +1,73 @@
+# Scenario: cpu.weight honoured at every level of the cgroup tree.
+# Args: [fdl|eevdf] [check|report]
+#   fdl (default) runs under scx_fdl, eevdf under the kernel's default scheduler.
+#   check (default) fails on shares outside the tolerances; report only prints them (the demo).
+. ./lib.sh
+
+sched=${1:-fdl}
+mode=${2:-check}
+secs=8
+warm=2
+ncpu=$(nproc)
+
+# expect NAME GOT WANT TOLERANCE(relative): check, or just print in report mode.
+expect() {
+    line=$(awk -v g="$2" -v w="$3" 'BEGIN { printf "got %.3f, want %.3f", g, w }')
+    if [ "$mode" = report ]; then
+        say "$1: $line"
+    else
+        check "$1: $line (within $(awk -v t="$4" 'BEGIN { printf "%d", t * 100 }') %)" \
+            "$2 >= $3 * (1 - $4) && $2 <= $3 * (1 + $4)"
+    fi
+}
+
+start_sched "$sched" || exit 1
+
+say "1. siblings: W200 (cpu.weight 200) and W100 (100), $ncpu hogs each, $secs s"
+mkcg W200 200
+mkcg W100 100
+hogs W200 "$ncpu"
+hogs W100 "$ncpu"
+sleep $warm
+measure $secs W200 W100
+a=$(used W200) b=$(used W100)
+say "usage_usec: W200=$a W100=$b"
+echo "FDL-SHARES $sched siblings W200=$a W100=$b"
+expect "W200:W100 ratio" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 2.0 0.10
+
+say "2. weight change while running: W100 -> 400, so W200:W100 should become 0.5"
+echo 400 > $CG/W100/cpu.weight
+sleep $warm
+measure $secs W200 W100
+a=$(used W200) b=$(used W100)
+say "usage_usec: W200=$a W100=$b"
+echo "FDL-SHARES $sched reweighted W200=$a W100=$b"
+expect "W200:W100 ratio after cpu.weight change" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.5 0.10
+kill_all
+rmdir $CG/W200 $CG/W100
+
+say "3. nested: A (100) holding A1 (300) and A2 (100), beside B (100); $ncpu hogs each, $secs s"
+mkcg A 100
+mkcg A/A1 300
+mkcg A/A2 100
+mkcg B 100
+hogs A/A1 "$ncpu"
+hogs A/A2 "$ncpu"
+hogs B "$ncpu"
+sleep $warm
+measure $secs A/A1 A/A2 B
+a1=$(used A/A1) a2=$(used A/A2) b=$(used B)
+total=$((a1 + a2 + b))
+say "usage_usec: A1=$a1 A2=$a2 B=$b"
+echo "FDL-SHARES $sched nested A1=$a1 A2=$a2 B=$b"
+expect "A1 share" "$(awk -v x="$a1" -v t="$total" 'BEGIN { print x / t }')" 0.375 0.10
+expect "A2 share" "$(awk -v x="$a2" -v t="$total" 'BEGIN { print x / t }')" 0.125 0.10
+expect "B share" "$(awk -v x="$b" -v t="$total" 'BEGIN { print x / t }')" 0.5 0.10
+kill_all
+rmdir $CG/A/A1 $CG/A/A2 $CG/A $CG/B
+
+if [ "$sched" = fdl ]; then
+    stop_scx
+    [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 after the scenario (got $SCX_RC)"
+fi
+exit $FAILED
