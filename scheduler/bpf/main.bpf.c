@@ -6,12 +6,12 @@
  * machine: its weight among the runnable members of its cgroup, times the cgroup's weight among
  * the active members of its parent, and so on up to the root, exactly as the fair class divides
  * CPU time between cgroups (cpu.weight) and tasks (nice). Tasks run in order of weighted virtual
- * time, charged as they stop:
+ * time:
  *
  *	vtime += runtime * FDL_SHARE_ONE / share
  *
- * A woken task is handed straight to an idle CPU when there is one; otherwise it joins one
- * vtime-ordered queue. Wake-up placement bounds the credit a sleeper brings back, and a starvation
+ * charged on every tick and when it stops. A woken task is handed straight to an idle CPU when
+ * there is one; otherwise it joins one vtime-ordered queue. Wake-up placement bounds the credit a sleeper brings back, and a starvation
  * window bounds how far ahead any task can be pushed, so every runnable task runs again well
  * before the sched_ext watchdog would fire.
  *
@@ -164,6 +164,25 @@ static u64 starvation_window(void)
 	return starvation_ns * nr_cpus;
 }
 
+/*
+ * Charge the running task for the CPU time since it was last charged, at its current share.
+ * Called on every tick as well as when it stops, so that each stretch is charged at the share
+ * that held during it: charging a long run at the share of its last instant would penalise long
+ * runners whenever some other task happens to wake near the end.
+ */
+static void charge(struct task_struct *p, struct task_ctx *tctx)
+{
+	u64 now = scx_bpf_now();
+	u64 delta = now - tctx->started_at;
+	struct fdl_cgroup *cg;
+
+	tctx->started_at = now;
+	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime + fdl_vtime_delta(delta, task_share(p, tctx)));
+	cg = lookup_cgroup(tctx->acct_cgid ?: tctx->cgid);
+	if (cg)
+		__sync_fetch_and_add(&cg->usage_ns, delta);
+}
+
 s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	bool is_idle = false;
@@ -211,21 +230,19 @@ void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)
 /*
  * ops.dispatch runs before the expiring task is charged and queued again, so on its own every
  * slice end would hand the CPU to the queue's head: round-robin, whatever the weights. Let the
- * previous task compete instead: it keeps the CPU while its vtime, charged up to now, is still
- * before the head's.
+ * previous task compete instead: it keeps the CPU while its vtime, charged up to now, is not
+ * after the head's.
  */
 void BPF_STRUCT_OPS(fdl_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct task_struct *head;
 	struct task_ctx *tctx;
-	u64 prev_vtime;
 
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && !is_stall_victim(prev) &&
 	    (tctx = try_lookup_task_ctx(prev))) {
+		charge(prev, tctx);
 		head = __COMPAT_scx_bpf_dsq_peek(FDL_DSQ_FAIR);
-		prev_vtime = prev->scx.dsq_vtime +
-			fdl_vtime_delta(scx_bpf_now() - tctx->started_at, task_share(prev, tctx));
-		if (!head || !fdl_time_before(head->scx.dsq_vtime, prev_vtime)) {
+		if (!head || !fdl_time_before(head->scx.dsq_vtime, prev->scx.dsq_vtime)) {
 			scx_bpf_task_set_slice(prev, slice_ns);
 			return;
 		}
@@ -273,20 +290,20 @@ void BPF_STRUCT_OPS(fdl_running, struct task_struct *p)
 		vtime_now = p->scx.dsq_vtime;
 }
 
+void BPF_STRUCT_OPS(fdl_tick, struct task_struct *p)
+{
+	struct task_ctx *tctx = try_lookup_task_ctx(p);
+
+	if (tctx)
+		charge(p, tctx);
+}
+
 void BPF_STRUCT_OPS(fdl_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = try_lookup_task_ctx(p);
-	struct fdl_cgroup *cg;
-	u64 delta;
 
-	if (!tctx)
-		return;
-	delta = scx_bpf_now() - tctx->started_at;
-	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime + fdl_vtime_delta(delta, task_share(p, tctx)));
-
-	cg = lookup_cgroup(tctx->acct_cgid ?: tctx->cgid);
-	if (cg)
-		__sync_fetch_and_add(&cg->usage_ns, delta);
+	if (tctx)
+		charge(p, tctx);
 }
 
 void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)
@@ -419,6 +436,7 @@ SCX_OPS_DEFINE(fdl_ops,
 	       .dispatch		= (void *)fdl_dispatch,
 	       .runnable		= (void *)fdl_runnable,
 	       .running			= (void *)fdl_running,
+	       .tick			= (void *)fdl_tick,
 	       .stopping		= (void *)fdl_stopping,
 	       .quiescent		= (void *)fdl_quiescent,
 	       .set_weight		= (void *)fdl_set_weight,
