@@ -1,0 +1,93 @@
+// Native unit tests of scheduler/bpf/fdl_math.h: the same header the BPF program includes,
+// compiled as ordinary C. Build and run: tests/native/run.sh
+#include <stdio.h>
+
+#include "fdl_math.h"
+
+static int passed, failed;
+
+#define CHECK_EQ(what, got, want)                                                            \
+	do {                                                                                 \
+		unsigned long long g_ = (got), w_ = (want);                                  \
+		if (g_ == w_) {                                                              \
+			passed++;                                                            \
+		} else {                                                                     \
+			failed++;                                                            \
+			printf("FAIL %s: got %llu, want %llu (%s:%d)\n", what, g_, w_,      \
+			       __FILE__, __LINE__);                                          \
+		}                                                                            \
+	} while (0)
+
+static void test_share_of(void)
+{
+	const unsigned long long one = FDL_SHARE_ONE;
+
+	CHECK_EQ("two equal siblings split evenly", fdl_share_of(one, 100, 200), one / 2);
+	CHECK_EQ("weight 200 of 300 gets two thirds", fdl_share_of(one, 200, 300), one * 2 / 3);
+	/* A (100) { A1 (300), A2 (100) } beside B (100): A1 = 1/2 * 3/4 = 0.375 */
+	CHECK_EQ("nested A1 gets 0.375",
+		 fdl_share_of(fdl_share_of(one, 100, 200), 300, 400), one * 3 / 8);
+	CHECK_EQ("nested A2 gets 0.125",
+		 fdl_share_of(fdl_share_of(one, 100, 200), 100, 400), one / 8);
+	CHECK_EQ("a lone member keeps its parent's share", fdl_share_of(one / 4, 50, 50), one / 4);
+	CHECK_EQ("sum not yet updated (0) counts the member alone", fdl_share_of(one, 100, 0), one);
+	CHECK_EQ("negative sum mid-update counts the member alone", fdl_share_of(one, 100, -5), one);
+	CHECK_EQ("sum below the member's weight counts it alone", fdl_share_of(one, 100, 60), one);
+	CHECK_EQ("a share never reaches 0", fdl_share_of(1, 1, 10000), 1);
+	CHECK_EQ("weight 0 keeps the parent's share", fdl_share_of(one, 0, 0), one);
+}
+
+static void test_vtime_delta(void)
+{
+	const unsigned long long one = FDL_SHARE_ONE;
+
+	CHECK_EQ("the whole machine: vtime is wall time", fdl_vtime_delta(3000000, one), 3000000);
+	CHECK_EQ("a quarter share: four times faster", fdl_vtime_delta(3000000, one / 4), 12000000);
+	CHECK_EQ("half the weight, twice the vtime for the same run",
+		 fdl_vtime_delta(1000000, fdl_share_of(one, 50, 200)),
+		 2 * fdl_vtime_delta(1000000, fdl_share_of(one, 100, 200)));
+	CHECK_EQ("share 0 is treated as the smallest share", fdl_vtime_delta(5, 0), 5ULL << 20);
+	CHECK_EQ("a huge delta saturates instead of wrapping",
+		 fdl_vtime_delta(FDL_U64_MAX / 2, 1), FDL_U64_MAX);
+	CHECK_EQ("a large delta at a full share is exact",
+		 fdl_vtime_delta(1ULL << 50, one), 1ULL << 50);
+	CHECK_EQ("remainders are kept: 7 ns at a third", fdl_vtime_delta(7, one / 3),
+		 (7ULL << 20) / (one / 3));
+}
+
+static void test_time_order(void)
+{
+	CHECK_EQ("1 before 2", fdl_time_before(1, 2), 1);
+	CHECK_EQ("2 not before 1", fdl_time_before(2, 1), 0);
+	CHECK_EQ("equal is not before", fdl_time_before(5, 5), 0);
+	CHECK_EQ("order holds across the u64 wrap", fdl_time_before(FDL_U64_MAX - 10, 5), 1);
+	CHECK_EQ("and the other way round", fdl_time_before(5, FDL_U64_MAX - 10), 0);
+}
+
+static void test_floor_and_cap(void)
+{
+	const unsigned long long now = 1000000000ULL, lag = 3000000ULL, window = 2000000000ULL;
+
+	CHECK_EQ("a long sleeper keeps only lag of credit", fdl_vtime_floor(0, now, lag), now - lag);
+	CHECK_EQ("a recent sleeper keeps its vtime", fdl_vtime_floor(now - 1000, now, lag),
+		 now - 1000);
+	CHECK_EQ("a task ahead of now keeps its vtime (no jumping the queue)",
+		 fdl_vtime_floor(now + 5, now, lag), now + 5);
+	CHECK_EQ("floor across the wrap", fdl_vtime_floor(FDL_U64_MAX - 100, 50, 10), 40);
+	CHECK_EQ("a task far ahead is capped at now + window",
+		 fdl_vtime_cap(now + 10 * window, now, window), now + window);
+	CHECK_EQ("a task within the window is untouched", fdl_vtime_cap(now + 7, now, window),
+		 now + 7);
+	/* now + window wraps to 99; 300 lies beyond it */
+	CHECK_EQ("cap across the wrap", fdl_vtime_cap(300, FDL_U64_MAX - 100, 200), 99);
+}
+
+int main(void)
+{
+	test_share_of();
+	test_vtime_delta();
+	test_time_order();
+	test_floor_and_cap();
+	printf("fdl_math: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

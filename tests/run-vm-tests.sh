@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# VM integration tests: each case boots the real sched_ext kernel under QEMU and runs a scenario
+# from tests/vm/ against the real scx_fdl. Needs ./setup.sh to have run (kernel, QEMU, build).
+#
+# Usage: tests/run-vm-tests.sh [CASE...]   (default: all cases)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+logs=$root/.cache/logs/tests
+mkdir -p "$logs"
+
+# name | scenario and args | expected outcome
+cases=(
+    "attach|attach|pass"
+    "weights|weights fdl check|pass"
+    "nice|nice fdl|pass"
+    "stall-is-caught|attach stall|stall"
+)
+
+passed=0 failed=0
+want=("$@")
+for c in "${cases[@]}"; do
+    IFS='|' read -r name scenario expect <<< "$c"
+    if [[ ${#want[@]} -gt 0 && ! " ${want[*]} " =~ " $name " ]]; then continue; fi
+    log=$logs/$name.log
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    "$root/vm/run.sh" --timeout 300 --log "$log" $scenario > /dev/null 2> "$log.host"
+    rc=$?
+    secs=$(($(date +%s) - start))
+    ok=0
+    case $expect in
+        pass) [[ $rc == 0 ]] && ok=1 ;;
+        # The broken variant must fail, and fail because the watchdog caught the stall.
+        stall) [[ $rc != 0 ]] && grep -q 'runnable task stall' "$log" &&
+               grep -q 'FDL-CHECK FAIL scx_fdl stayed attached' "$log" && ok=1 ;;
+    esac
+    if [[ $ok == 1 ]]; then
+        passed=$((passed + 1))
+        echo "PASS $name (${secs}s)"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name (${secs}s, exit $rc, expected $expect); console: $log"
+        grep -E 'FDL-CHECK FAIL|^\[vm\]|error' "$log" "$log.host" | sed 's/^/    /' | head -20
+    fi
+    grep -E 'FDL-CHECK (PASS|FAIL)' "$log" | sed 's/^/    /'
+done
+echo "vm: $passed passed, $failed failed"
+[[ $failed == 0 ]]
