@@ -6,8 +6,9 @@
 #   --cpus    vCPUs (default 2)          --mem  guest memory in MiB (default 1024)
 #   --timeout seconds before the VM is killed and the run fails (default 600)
 #   --log     where the serial console is saved (default .cache/logs/SCENARIO-<time>.log)
-# Environment: FDL_SCHED_BIN (default target/release/scx_fdl), FDL_SCX_ARGS (options for scx_fdl
-# in scenarios that start it), FDL_EXTRA_BINS (more binaries for the guest's /usr/bin).
+# The guest gets scx_fdl and fdl-probe (the latency probe) from target/release.
+# Environment: FDL_SCHED_BIN (another scx_fdl binary), FDL_SCX_ARGS (options for scx_fdl in
+# scenarios that start it), FDL_EXTRA_BINS (more binaries for the guest's /usr/bin).
 # Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +32,10 @@ shift
 [[ $cpus =~ ^[0-9]+$ && $cpus -ge 1 ]] || die "--cpus wants a positive number, got '$cpus'"
 
 bin=${FDL_SCHED_BIN:-$FDL_ROOT/target/release/scx_fdl}
-[[ -x $bin ]] || die "$bin not built: run 'cargo build --release' (or ./setup.sh)"
+probe=$FDL_ROOT/target/release/fdl-probe
+for b in "$bin" "$probe"; do
+    [[ -x $b ]] || die "$b not built: run ./setup.sh (or cargo build --release)"
+done
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run ./setup.sh"
 
 kdir=$(FDL_CACHE=$FDL_CACHE "$FDL_ROOT/vm/kernel.sh")
@@ -46,7 +50,7 @@ trap 'rm -rf "$work"' EXIT
     printf 'FDL_SCX_ARGS=%q\n' "${FDL_SCX_ARGS:-}"
 } > "$work/run.env"
 # shellcheck disable=SC2086
-"$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" ${FDL_EXTRA_BINS:-}
+"$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" "$probe" ${FDL_EXTRA_BINS:-}
 
 log "booting $(cat "$kdir/release") with $cpus vCPUs (TCG): scenario $scenario $*; console -> $logfile"
 set +e

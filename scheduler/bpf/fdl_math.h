@@ -81,4 +81,70 @@ static inline u64 fdl_vtime_cap(u64 vtime, u64 vnow, u64 window)
 	return fdl_time_before(vnow + window, vtime) ? vnow + window : vtime;
 }
 
+/*
+ * Fair Deadline: the draining-buckets model. Deadlines live in virtual deadline time,
+ * vdt = now - vdt_lag; a deadline container's bucket deadline dl advances as it runs.
+ */
+
+/* A container may fill its bucket at 970/1024 of its bandwidth before it falls behind. */
+#define FDL_FILL_NUM		1024ULL
+#define FDL_FILL_DEN		970ULL
+/* Smallest step of vdt_lag on a deadline miss. */
+#define FDL_MISS_MIN_NS		50000ULL
+
+/* Bandwidth in CPUs, fixed point: FDL_SHARE_ONE is one whole CPU. */
+static inline u64 fdl_bandwidth_cpus(u64 machine_share, u32 nr_cpus)
+{
+	return machine_share * nr_cpus;
+}
+
+/*
+ * Running fills the bucket:
+ *
+ *	dl += delta_ns * 1024/970 / bandwidth      (bandwidth in CPUs)
+ *
+ * so a container using exactly 970/1024 of its bandwidth keeps pace with vdt.
+ */
+static inline u64 fdl_dl_fill(u64 dl, u64 delta_ns, u64 bw_cpus)
+{
+	return dl + fdl_vtime_delta(delta_ns * FDL_FILL_NUM / FDL_FILL_DEN, bw_cpus);
+}
+
+/*
+ * A container wakes (becomes runnable from empty): sleeping earns no credit, and the latency
+ * promise holds:
+ *
+ *	dl = clamp(dl, vdt + gdl, vdt + deadline_rr),  gdl = deadline_wakeup ?: deadline_rr
+ */
+static inline u64 fdl_dl_wakeup(u64 dl, u64 vdt, u64 wakeup_ns, u64 rr_ns)
+{
+	u64 gdl = wakeup_ns && wakeup_ns < rr_ns ? wakeup_ns : rr_ns;
+
+	if (fdl_time_before(dl, vdt + gdl))
+		return vdt + gdl;
+	if (fdl_time_before(vdt + rr_ns, dl))
+		return vdt + rr_ns;
+	return dl;
+}
+
+/* A busy container is never further than its deadline_rr ahead: dl = min(dl, vdt + rr). */
+static inline u64 fdl_dl_cap(u64 dl, u64 vdt, u64 rr_ns)
+{
+	return fdl_time_before(vdt + rr_ns, dl) ? vdt + rr_ns : dl;
+}
+
+/*
+ * A deadline miss (vdt passed the earliest deadline min_dl): instead of letting everybody fall
+ * further behind, move virtual deadline time back, so the lateness is spread over all deadline
+ * work and nobody is starved:
+ *
+ *	vdt_lag += vdt - min_dl + max(min_rr / 4, 50 us)
+ */
+static inline u64 fdl_miss_lag_step(u64 vdt, u64 min_dl, u64 min_rr_ns)
+{
+	u64 margin = min_rr_ns / 4 > FDL_MISS_MIN_NS ? min_rr_ns / 4 : FDL_MISS_MIN_NS;
+
+	return vdt - min_dl + margin;
+}
+
 #endif /* __FDL_MATH_H */

@@ -30,6 +30,17 @@ enum fdl_dsq {
 	FDL_DSQ_FAIR		= 0,
 	/* Test-only: where --test-stall-pid sends its victim. Never consumed. */
 	FDL_DSQ_STALL		= 1,
+	/* Runnable tasks of deadline containers, in deadline order. */
+	FDL_DSQ_DEADLINE	= 2,
+};
+
+/*
+ * FDL parameters of a first-level cgroup (a "deadline container"), written by the control plane
+ * into the `params` map (key: cgroup id), read by the BPF side. A cgroup without an entry is fair.
+ */
+struct fdl_params {
+	u64 deadline_rr_ns;	/* round-robin latency; 0: fair */
+	u64 deadline_wakeup_ns;	/* latency right after a wake-up; 0: deadline_rr_ns */
 };
 
 /*
@@ -44,6 +55,11 @@ struct fdl_cgroup {
 	s64 nr_active;		/* runnable own tasks + active children */
 	s64 contrib;		/* weight this cgroup adds to its parent's wsum (0 while inactive) */
 	u64 usage_ns;		/* CPU time used by this cgroup's own tasks under scx_fdl */
+	u64 wait_ns;		/* time its own tasks spent runnable but not running */
+	u64 top_cgid;		/* its first-level ancestor (itself at level 1; 0 for the root) */
+	u64 dl;			/* deadline container: bucket deadline, in vdt */
+	u64 nr_misses;		/* deadline container: dispatches past the deadline */
+	u64 max_lateness_ns;	/* deadline container: worst lateness seen */
 };
 
 /* Scheduler-wide event counters (bss), read by the loader. */
@@ -53,6 +69,10 @@ struct fdl_counters {
 	u64 nr_idle_kicks;	/* idle CPUs kicked to pick up queued work */
 	u64 nr_starvation_clamps;	/* enqueues whose vtime the starvation bound pulled in */
 	u64 nr_cgroups_untracked;	/* cgroups that did not fit in the cgroups map */
+	u64 nr_deadline_enqueued;	/* tasks queued on FDL_DSQ_DEADLINE */
+	u64 nr_preempt_kicks;	/* CPUs kicked so that an earlier deadline runs */
+	u64 nr_fair_misses;	/* the fair container's deadline passed before it ran */
+	u64 fair_max_lateness_ns;	/* its worst lateness */
 };
 
 #endif /* __FDL_INTF_H */

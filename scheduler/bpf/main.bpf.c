@@ -15,6 +15,14 @@
  * window bounds how far ahead any task can be pushed, so every runnable task runs again well
  * before the sched_ext watchdog would fire.
  *
+ * Fair Deadline (FDL) on top: a first-level cgroup given a deadline_rr by the control plane is a
+ * deadline container. Its tasks queue in deadline order and are dispatched before fair work, but
+ * fair work as a whole is one more container with its own deadline (fair_deadline_ns), so it is
+ * never starved. A container's bucket deadline advances as it runs, scaled by its bandwidth; a
+ * container that wakes gets vdt + deadline_wakeup, with no credit for its sleep. When deadlines
+ * are missed, virtual deadline time is moved back so that the lateness is shared. A waking
+ * deadline task takes an idle CPU, or else preempts the CPU whose work has the latest deadline.
+ *
  * Per-cgroup state lives in a hash map keyed by cgroup id, maintained from the sched_ext cgroup
  * callbacks; the Rust control plane reads it. The arithmetic is in fdl_math.h.
  */
@@ -30,6 +38,7 @@ const volatile u64 wakeup_lag_ns = 3000000;	/* CPU time of credit a waking task 
 const volatile u64 starvation_ns = 1000000000;	/* bound on how long any runnable task waits */
 const volatile u32 nr_cpus = 1;			/* possible CPUs */
 const volatile s32 stall_pid;			/* test only: never dispatch this task (0: off) */
+const volatile u64 fair_deadline_ns = 5000000;	/* deadline_rr of the fair container */
 
 UEI_DEFINE(uei);
 
@@ -38,6 +47,44 @@ struct fdl_counters counters;
 
 /* The latest vtime a task started running with: the queue's notion of "now". */
 static u64 vtime_now;
+
+/* Written by the control plane: the root-level weight of the active deadline containers. */
+s64 dl_wsum;
+
+/*
+ * Virtual deadline time is now - vdt_lag; misses grow vdt_lag. The fair container's bucket
+ * deadline is fair_dl. Updated from every CPU without locks: a lost update shifts one deadline by
+ * one charge, which the next charge corrects.
+ */
+static u64 vdt_lag;
+static u64 fair_dl;
+
+#define ROOT_CGID	1
+
+/* Deadline parameters of first-level cgroups, keyed by cgroup id; written by the control plane. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FDL_MAX_CGROUPS);
+	__type(key, u64);
+	__type(value, struct fdl_params);
+} params SEC(".maps");
+
+/*
+ * Per CPU: the deadline of the work it runs, to find the CPU with the most slack. The deadline
+ * moves on as the work fills its bucket: deadline + fill(now - since, bw).
+ */
+struct cpu_ctx {
+	u64 deadline;
+	u64 since;
+	u64 bw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cpu_ctx);
+} cpu_ctxs SEC(".maps");
 
 /* Per-cgroup state, keyed by cgroup id. */
 struct {
@@ -54,6 +101,9 @@ struct task_ctx {
 	u64 acct_cgid;		/* cgroup whose wsum holds this task while runnable (0: none) */
 	u32 acct_weight;	/* the weight added there */
 	u64 started_at;		/* when it last started running */
+	u64 enqueued_at;	/* when it was last queued (0: not waiting) */
+	u64 deadline;		/* deadline it was queued with (deadline containers) */
+	u64 rr_ns;		/* its container's deadline_rr when queued; 0: fair work */
 };
 
 struct {
@@ -81,6 +131,48 @@ static u64 cgroup_id(struct cgroup *cgrp)
 static struct fdl_cgroup *lookup_cgroup(u64 cgid)
 {
 	return bpf_map_lookup_elem(&cgroups, &cgid);
+}
+
+static u64 vdt_now(void)
+{
+	return scx_bpf_now() - vdt_lag;
+}
+
+/* The task's deadline container and its parameters; NULL when the task is fair work. */
+static struct fdl_cgroup *task_container(struct task_ctx *tctx, struct fdl_params **prm)
+{
+	u64 cgid = tctx->acct_cgid ?: tctx->cgid;
+	struct fdl_cgroup *cg = lookup_cgroup(cgid);
+	u64 top;
+
+	if (!cg || !(top = cg->top_cgid))
+		return NULL;
+	*prm = bpf_map_lookup_elem(&params, &top);
+	if (!*prm || !(*prm)->deadline_rr_ns)
+		return NULL;
+	return top == cgid ? cg : lookup_cgroup(top);
+}
+
+static s64 root_wsum(void)
+{
+	struct fdl_cgroup *root = lookup_cgroup(ROOT_CGID);
+
+	return root ? root->wsum : 0;
+}
+
+/* A deadline container's bandwidth in CPUs: its weight's part of the root, times the CPUs. */
+static u64 container_bw(struct fdl_cgroup *c)
+{
+	return fdl_bandwidth_cpus(fdl_share_of(FDL_SHARE_ONE, c->contrib ?: c->weight, root_wsum()),
+				  nr_cpus);
+}
+
+/* The fair container's bandwidth: what the deadline containers leave of the root. */
+static u64 fair_bw(void)
+{
+	s64 sum = root_wsum(), fair = sum - dl_wsum;
+
+	return fdl_bandwidth_cpus(fdl_share_of(FDL_SHARE_ONE, fair > 0 ? fair : 1, sum), nr_cpus);
 }
 
 static bool is_stall_victim(struct task_struct *p)
@@ -164,6 +256,19 @@ static u64 starvation_window(void)
 	return starvation_ns * nr_cpus;
 }
 
+/* What this CPU runs: work with this deadline, filling its bucket at bw from now on. */
+static void set_cpu_deadline(u64 deadline, u64 now, u64 bw)
+{
+	u32 zero = 0;
+	struct cpu_ctx *cc = bpf_map_lookup_elem(&cpu_ctxs, &zero);
+
+	if (cc) {
+		cc->deadline = deadline;
+		cc->since = now;
+		cc->bw = bw;
+	}
+}
+
 /*
  * Charge the running task for the CPU time since it was last charged, at its current share.
  * Called on every tick as well as when it stops, so that each stretch is charged at the share
@@ -175,12 +280,58 @@ static void charge(struct task_struct *p, struct task_ctx *tctx)
 	u64 now = scx_bpf_now();
 	u64 delta = now - tctx->started_at;
 	struct fdl_cgroup *cg;
+	struct fdl_params *prm;
+	struct fdl_cgroup *c;
+	u64 bw;
 
 	tctx->started_at = now;
 	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime + fdl_vtime_delta(delta, task_share(p, tctx)));
 	cg = lookup_cgroup(tctx->acct_cgid ?: tctx->cgid);
 	if (cg)
 		__sync_fetch_and_add(&cg->usage_ns, delta);
+
+	/* Running fills the bucket of the container the task belongs to. */
+	c = task_container(tctx, &prm);
+	bw = c ? container_bw(c) : fair_bw();
+	if (c)
+		c->dl = fdl_dl_fill(c->dl, delta, bw);
+	else
+		fair_dl = fdl_dl_fill(fair_dl, delta, bw);
+	set_cpu_deadline(c ? c->dl : fair_dl, now, bw);
+}
+
+/*
+ * A deadline task found no idle CPU: preempt the allowed CPU whose work has the latest deadline
+ * (the most slack), if that is later than the task's. Tasks woken together (a message thread
+ * waking its workers) thus spread over CPUs instead of all kicking the same one.
+ */
+static void preempt_for(struct task_struct *p, u64 deadline)
+{
+	u64 latest = deadline, now = scx_bpf_now(), cur;
+	struct cpu_ctx *cc, *target_cc = NULL;
+	s32 cpu, target = -1;
+	u32 zero = 0;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+		if (!cc)
+			continue;
+		cur = fdl_dl_fill(cc->deadline, now - cc->since, cc->bw);
+		if (fdl_time_before(latest, cur)) {
+			latest = cur;
+			target = cpu;
+			target_cc = cc;
+		}
+	}
+	if (target >= 0 && target_cc) {
+		/* Claim it at our deadline, so that the next waker picks another CPU. */
+		target_cc->deadline = deadline;
+		target_cc->since = now;
+		scx_bpf_kick_cpu(target, SCX_KICK_PREEMPT);
+		__sync_fetch_and_add(&counters.nr_preempt_kicks, 1);
+	}
 }
 
 s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -193,6 +344,10 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	if (is_idle) {
+		struct task_ctx *tctx = try_lookup_task_ctx(p);
+
+		if (tctx)
+			tctx->enqueued_at = scx_bpf_now();
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 		__sync_fetch_and_add(&counters.nr_direct_idle, 1);
 	}
@@ -201,8 +356,11 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)
 {
+	bool wakeup = enq_flags & SCX_ENQ_WAKEUP;
+	struct fdl_params *prm;
 	struct task_ctx *tctx;
-	u64 vtime;
+	struct fdl_cgroup *c;
+	u64 vtime, vdt;
 	s32 cpu;
 
 	if (is_stall_victim(p)) {
@@ -212,42 +370,94 @@ void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx = try_lookup_task_ctx(p);
 	if (!tctx)
 		return;
+	tctx->enqueued_at = scx_bpf_now();
+	vdt = vdt_now();
 
-	vtime = fdl_vtime_cap(p->scx.dsq_vtime, vtime_now, starvation_window());
-	if (vtime != p->scx.dsq_vtime)
-		__sync_fetch_and_add(&counters.nr_starvation_clamps, 1);
-	scx_bpf_dsq_insert_vtime(p, FDL_DSQ_FAIR, slice_ns, vtime, enq_flags);
-	__sync_fetch_and_add(&counters.nr_fair_enqueued, 1);
+	c = task_container(tctx, &prm);
+	if (c) {
+		/*
+		 * A container becoming busy (this task is its only active member) starts a new bucket,
+		 * however the task arrived (woken, moved in); a busy one stays within rr.
+		 */
+		if (c->nr_active <= 1)
+			c->dl = fdl_dl_wakeup(c->dl, vdt, prm->deadline_wakeup_ns, prm->deadline_rr_ns);
+		else
+			c->dl = fdl_dl_cap(c->dl, vdt, prm->deadline_rr_ns);
+		tctx->deadline = wakeup ? fdl_dl_wakeup(c->dl, vdt, prm->deadline_wakeup_ns,
+							 prm->deadline_rr_ns) : c->dl;
+		tctx->rr_ns = prm->deadline_rr_ns;
+		scx_bpf_dsq_insert_vtime(p, FDL_DSQ_DEADLINE, slice_ns, tctx->deadline, enq_flags);
+		__sync_fetch_and_add(&counters.nr_deadline_enqueued, 1);
+	} else {
+		if (!scx_bpf_dsq_nr_queued(FDL_DSQ_FAIR))
+			fair_dl = fdl_dl_wakeup(fair_dl, vdt, fair_deadline_ns, fair_deadline_ns);
+		else
+			fair_dl = fdl_dl_cap(fair_dl, vdt, fair_deadline_ns);
+		tctx->rr_ns = 0;
+		vtime = fdl_vtime_cap(p->scx.dsq_vtime, vtime_now, starvation_window());
+		if (vtime != p->scx.dsq_vtime)
+			__sync_fetch_and_add(&counters.nr_starvation_clamps, 1);
+		scx_bpf_dsq_insert_vtime(p, FDL_DSQ_FAIR, slice_ns, vtime, enq_flags);
+		__sync_fetch_and_add(&counters.nr_fair_enqueued, 1);
+	}
 
 	/* Queued without passing through select_cpu (preempted, migrated): wake an idle CPU for it. */
 	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (cpu >= 0) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		__sync_fetch_and_add(&counters.nr_idle_kicks, 1);
+	} else if (c) {
+		preempt_for(p, tctx->deadline);
 	}
 }
 
 /*
+ * The deadline the previous task would run on with: its container's capped bucket deadline, or
+ * the fair container's.
+ */
+static u64 prev_deadline(struct task_ctx *tctx, u64 vdt)
+{
+	struct fdl_params *prm;
+	struct fdl_cgroup *c = task_container(tctx, &prm);
+
+	return c ? fdl_dl_cap(c->dl, vdt, prm->deadline_rr_ns) : fair_dl;
+}
+
+/*
+ * Earliest deadline first between the deadline queue's head and the fair container (while fair
+ * work waits); within fair work, weighted virtual time.
+ *
  * ops.dispatch runs before the expiring task is charged and queued again, so on its own every
- * slice end would hand the CPU to the queue's head: round-robin, whatever the weights. Let the
- * previous task compete instead: it keeps the CPU while its vtime, charged up to now, is not
- * after the head's.
+ * slice end would hand the CPU to a queue's head: round-robin, whatever the weights. Let the
+ * previous task compete instead: it keeps the CPU while it is still first, charged up to now.
  */
 void BPF_STRUCT_OPS(fdl_dispatch, s32 cpu, struct task_struct *prev)
 {
-	struct task_struct *head;
+	struct task_struct *dhead = __COMPAT_scx_bpf_dsq_peek(FDL_DSQ_DEADLINE);
+	struct task_struct *fhead = __COMPAT_scx_bpf_dsq_peek(FDL_DSQ_FAIR);
+	u64 vdt = vdt_now(), pdl;
 	struct task_ctx *tctx;
+	bool deadline_first;
 
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && !is_stall_victim(prev) &&
 	    (tctx = try_lookup_task_ctx(prev))) {
 		charge(prev, tctx);
-		head = __COMPAT_scx_bpf_dsq_peek(FDL_DSQ_FAIR);
-		if (!head || !fdl_time_before(head->scx.dsq_vtime, prev->scx.dsq_vtime)) {
+		pdl = prev_deadline(tctx, vdt);
+		if ((!dhead || !fdl_time_before(dhead->scx.dsq_vtime, pdl)) &&
+		    (!fhead || (tctx->rr_ns ? !fdl_time_before(fair_dl, pdl) :
+			       !fdl_time_before(fhead->scx.dsq_vtime, prev->scx.dsq_vtime)))) {
 			scx_bpf_task_set_slice(prev, slice_ns);
 			return;
 		}
 	}
-	scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0);
+
+	deadline_first = dhead && (!fhead || !fdl_time_before(fair_dl, dhead->scx.dsq_vtime));
+	if (deadline_first) {
+		if (!scx_bpf_dsq_move_to_local(FDL_DSQ_DEADLINE, 0))
+			scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0);
+	} else if (!scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0)) {
+		scx_bpf_dsq_move_to_local(FDL_DSQ_DEADLINE, 0);
+	}
 }
 
 void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
@@ -279,15 +489,53 @@ void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)
 	tctx->acct_cgid = 0;
 }
 
+/*
+ * A task starting past its deadline is a miss: count it for its container and move virtual
+ * deadline time back (fdl_miss_lag_step) so that the lateness is spread over everyone.
+ */
+static void account_miss(struct task_ctx *tctx, u64 deadline, u64 rr_ns, u64 vdt)
+{
+	struct fdl_params *prm;
+	struct fdl_cgroup *c;
+	u64 late = vdt - deadline;
+
+	if (tctx->rr_ns && (c = task_container(tctx, &prm))) {
+		__sync_fetch_and_add(&c->nr_misses, 1);
+		if (late > c->max_lateness_ns)
+			c->max_lateness_ns = late;
+	} else {
+		__sync_fetch_and_add(&counters.nr_fair_misses, 1);
+		if (late > counters.fair_max_lateness_ns)
+			counters.fair_max_lateness_ns = late;
+	}
+	vdt_lag += fdl_miss_lag_step(vdt, deadline, rr_ns);
+}
+
 void BPF_STRUCT_OPS(fdl_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = try_lookup_task_ctx(p);
+	u64 now = scx_bpf_now(), vdt = now - vdt_lag, deadline;
+	struct fdl_cgroup *cg, *c;
+	struct fdl_params *prm;
 
 	if (!tctx)
 		return;
-	tctx->started_at = scx_bpf_now();
+	tctx->started_at = now;
 	if (fdl_time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
+
+	if (tctx->enqueued_at) {
+		cg = lookup_cgroup(tctx->acct_cgid ?: tctx->cgid);
+		if (cg)
+			__sync_fetch_and_add(&cg->wait_ns, now - tctx->enqueued_at);
+		tctx->enqueued_at = 0;
+	}
+
+	deadline = tctx->rr_ns ? tctx->deadline : fair_dl;
+	if (fdl_time_before(deadline, vdt))
+		account_miss(tctx, deadline, tctx->rr_ns ?: fair_deadline_ns, vdt);
+	c = task_container(tctx, &prm);
+	set_cpu_deadline(deadline, now, c ? container_bw(c) : fair_bw());
 }
 
 void BPF_STRUCT_OPS(fdl_tick, struct task_struct *p)
@@ -356,11 +604,15 @@ s32 BPF_STRUCT_OPS(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_
 
 	if (cgrp->level > 0) {
 		struct cgroup *parent = bpf_cgroup_ancestor(cgrp, cgrp->level - 1);
+		struct fdl_cgroup *pcg;
 
 		if (parent) {
 			cg.parent_cgid = cgroup_id(parent);
 			bpf_cgroup_release(parent);
 		}
+		/* Deadline parameters belong to first-level cgroups; descendants inherit theirs. */
+		pcg = lookup_cgroup(cg.parent_cgid);
+		cg.top_cgid = cgrp->level == 1 ? cgid : pcg ? pcg->top_cgid : 0;
 	}
 	/* Beyond the depth we honour, a cgroup is scheduled as part of its ancestor. */
 	if (cg.level > FDL_MAX_DEPTH ||
@@ -419,10 +671,13 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)
 {
 	s32 ret;
 
+	fair_dl = scx_bpf_now() + fair_deadline_ns;
 	ret = scx_bpf_create_dsq(FDL_DSQ_FAIR, -1);
-	if (ret)
-		return ret;
-	return scx_bpf_create_dsq(FDL_DSQ_STALL, -1);
+	if (!ret)
+		ret = scx_bpf_create_dsq(FDL_DSQ_DEADLINE, -1);
+	if (!ret)
+		ret = scx_bpf_create_dsq(FDL_DSQ_STALL, -1);
+	return ret;
 }
 
 void BPF_STRUCT_OPS(fdl_exit, struct scx_exit_info *ei)

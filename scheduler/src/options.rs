@@ -53,6 +53,17 @@ pub struct Opts {
           value_parser = clap::value_parser!(u32).range(0..=30_000))]
     pub watchdog_timeout_ms: u32,
 
+    /// FDL configuration (TOML): cgroup paths with deadline parameters. Checked completely before
+    /// anything is applied.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+
+    /// deadline_rr of the fair container, in microseconds: the fair cgroups together are never
+    /// kept waiting much longer than this by deadline work.
+    #[arg(long, default_value_t = 5000, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
+    pub fair_deadline_us: u64,
+
     /// Log the scheduler's event counters every this many seconds (0: only at exit).
     #[arg(long, default_value_t = 0, value_name = "SECS")]
     pub stats_interval_secs: u64,

@@ -44,12 +44,15 @@ stop_scx() {
     sed 's/^/    /' "$SCX_LOG"
 }
 
-# Start the scheduler under test: "fdl" starts scx_fdl, "eevdf" leaves the kernel's default.
+# Start the scheduler under test: "fdl" starts scx_fdl (with any further arguments), "eevdf"
+# leaves the kernel's default.
 start_sched() {
-    case $1 in
-        fdl) start_scx $FDL_SCX_ARGS ;;
+    sched=$1
+    shift
+    case $sched in
+        fdl) start_scx $FDL_SCX_ARGS "$@" ;;
         eevdf) say "running under the kernel's default scheduler (EEVDF)" ;;
-        *) fail "unknown scheduler '$1' (fdl or eevdf)"; return 1 ;;
+        *) fail "unknown scheduler '$sched' (fdl or eevdf)"; return 1 ;;
     esac
 }
 
@@ -105,3 +108,6 @@ measure() {
 
 # used CG: the usec of CG from the last measure.
 used() { echo "$USED" | tr ' ' '\n' | awk -F= -v c="$1" '$1 == c {print $2}'; }
+
+# json_field FILE KEY: a number from fdl-probe's one-line JSON.
+json_field() { sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p" "$1"; }
