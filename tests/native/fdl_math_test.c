@@ -82,12 +82,48 @@ static void test_floor_and_cap(void)
 	CHECK_EQ("cap across the wrap", fdl_vtime_cap(300, FDL_U64_MAX - 100, 200), 99);
 }
 
+static void test_deadlines(void)
+{
+	const unsigned long long one = FDL_SHARE_ONE, vdt = 5000000000ULL;
+
+	/* fill: one CPU of bandwidth, 970 us of running moves dl by 1024 us */
+	CHECK_EQ("fill at one CPU", fdl_dl_fill(vdt, 970000, one), vdt + 1024000);
+	CHECK_EQ("fill at half a CPU is twice as fast", fdl_dl_fill(0, 970000, one / 2), 2048000);
+	CHECK_EQ("fill at two CPUs is half as fast", fdl_dl_fill(0, 970000, 2 * one), 512000);
+	CHECK_EQ("bandwidth in CPUs", fdl_bandwidth_cpus(one / 4, 8), 2 * one);
+
+	/* wake-up: clamp(dl, vdt + gdl, vdt + rr) */
+	CHECK_EQ("an idle container's old deadline earns no credit",
+		 fdl_dl_wakeup(vdt - 1000000000ULL, vdt, 100000, 200000), vdt + 100000);
+	CHECK_EQ("a deadline inside the window is kept",
+		 fdl_dl_wakeup(vdt + 150000, vdt, 100000, 200000), vdt + 150000);
+	CHECK_EQ("an over-consumer is pulled back to vdt + rr",
+		 fdl_dl_wakeup(vdt + 9000000, vdt, 100000, 200000), vdt + 200000);
+	CHECK_EQ("no deadline_wakeup: gdl = rr", fdl_dl_wakeup(0, vdt, 0, 200000), vdt + 200000);
+	CHECK_EQ("deadline_wakeup above rr acts as rr", fdl_dl_wakeup(0, vdt, 900000, 200000),
+		 vdt + 200000);
+	CHECK_EQ("wake-up clamp across the u64 wrap",
+		 fdl_dl_wakeup(FDL_U64_MAX - 5, FDL_U64_MAX - 10, 100, 200), FDL_U64_MAX - 10 + 100);
+
+	/* cap: min(dl, vdt + rr) */
+	CHECK_EQ("cap pulls a far deadline in", fdl_dl_cap(vdt + 5000000, vdt, 1000000), vdt + 1000000);
+	CHECK_EQ("cap keeps an early (late) deadline", fdl_dl_cap(vdt - 7, vdt, 1000000), vdt - 7);
+
+	/* miss: vdt_lag += vdt - min_dl + max(rr / 4, 50 us) */
+	CHECK_EQ("miss step with a 5 ms rr", fdl_miss_lag_step(vdt, vdt - 300000, 5000000),
+		 300000 + 1250000);
+	CHECK_EQ("miss step never below 50 us", fdl_miss_lag_step(vdt, vdt - 10, 100000), 10 + 50000);
+	CHECK_EQ("after the step the missed deadline is rr/4 ahead of vdt",
+		 fdl_time_before(vdt - fdl_miss_lag_step(vdt, vdt - 300000, 5000000), vdt - 300000), 1);
+}
+
 int main(void)
 {
 	test_share_of();
 	test_vtime_delta();
 	test_time_order();
 	test_floor_and_cap();
+	test_deadlines();
 	printf("fdl_math: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
