@@ -21,6 +21,16 @@ expect() {
     fi
 }
 
+# siblings PHASE WHAT WANT: after a warm-up, measure W200 and W100 and expect W200:W100 = WANT.
+siblings() {
+    sleep $warm
+    measure $secs W200 W100
+    a=$(used W200) b=$(used W100)
+    say "usage_usec: W200=$a W100=$b"
+    echo "FDL-SHARES $sched $1 W200=$a W100=$b"
+    expect "$2" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" "$3" 0.10
+}
+
 start_sched "$sched" || exit 1
 
 say "1. siblings: W200 (cpu.weight 200) and W100 (100), $ncpu hogs each, $secs s"
@@ -28,21 +38,11 @@ mkcg W200 200
 mkcg W100 100
 hogs W200 "$ncpu"
 hogs W100 "$ncpu"
-sleep $warm
-measure $secs W200 W100
-a=$(used W200) b=$(used W100)
-say "usage_usec: W200=$a W100=$b"
-echo "FDL-SHARES $sched siblings W200=$a W100=$b"
-expect "W200:W100 ratio" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 2.0 0.10
+siblings siblings "W200:W100 ratio" 2.0
 
 say "2. weight change while running: W100 -> 400, so W200:W100 should become 0.5"
 echo 400 > $CG/W100/cpu.weight
-sleep $warm
-measure $secs W200 W100
-a=$(used W200) b=$(used W100)
-say "usage_usec: W200=$a W100=$b"
-echo "FDL-SHARES $sched reweighted W200=$a W100=$b"
-expect "W200:W100 ratio after cpu.weight change" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.5 0.10
+siblings reweighted "W200:W100 ratio after cpu.weight change" 0.5
 kill_all
 rmdir $CG/W200 $CG/W100
 
