@@ -11,9 +11,9 @@
  *	vtime += runtime * FDL_SHARE_ONE / share
  *
  * charged on every tick and when it stops. A woken task is handed straight to an idle CPU when
- * there is one; otherwise it joins one vtime-ordered queue. Wake-up placement bounds the credit a sleeper brings back, and a starvation
- * window bounds how far ahead any task can be pushed, so every runnable task runs again well
- * before the sched_ext watchdog would fire.
+ * there is one; otherwise it joins one vtime-ordered queue. Wake-up placement bounds the credit a
+ * sleeper brings back, and a starvation window bounds how far ahead any task can be pushed, so
+ * every runnable task runs again well before the sched_ext watchdog would fire.
  *
  * Fair Deadline (FDL) on top: a first-level cgroup given a deadline_rr by the control plane is a
  * deadline container. Its tasks queue in deadline order and are dispatched before fair work, but
@@ -133,6 +133,12 @@ static struct fdl_cgroup *lookup_cgroup(u64 cgid)
 	return bpf_map_lookup_elem(&cgroups, &cgid);
 }
 
+/* The cgroup a task is counted in while runnable, else the one it belongs to. */
+static u64 task_cgroup_id(struct task_ctx *tctx)
+{
+	return tctx->acct_cgid ?: tctx->cgid;
+}
+
 static u64 vdt_now(void)
 {
 	return scx_bpf_now() - vdt_lag;
@@ -141,7 +147,7 @@ static u64 vdt_now(void)
 /* The task's deadline container and its parameters; NULL when the task is fair work. */
 static struct fdl_cgroup *task_container(struct task_ctx *tctx, struct fdl_params **prm)
 {
-	u64 cgid = tctx->acct_cgid ?: tctx->cgid;
+	u64 cgid = task_cgroup_id(tctx);
 	struct fdl_cgroup *cg = lookup_cgroup(cgid);
 	u64 top;
 
@@ -215,7 +221,7 @@ static void cgroup_propagate(u64 cgid, s64 dw, s64 dn)
  */
 static u64 task_share(struct task_struct *p, struct task_ctx *tctx)
 {
-	u64 cgid = tctx->acct_cgid ?: tctx->cgid;
+	u64 cgid = task_cgroup_id(tctx);
 	struct fdl_cgroup *cg, *parent;
 	u64 share = FDL_SHARE_ONE;
 	u32 weight, levels[FDL_MAX_DEPTH + 1];
@@ -286,7 +292,7 @@ static void charge(struct task_struct *p, struct task_ctx *tctx)
 
 	tctx->started_at = now;
 	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime + fdl_vtime_delta(delta, task_share(p, tctx)));
-	cg = lookup_cgroup(tctx->acct_cgid ?: tctx->cgid);
+	cg = lookup_cgroup(task_cgroup_id(tctx));
 	if (cg)
 		__sync_fetch_and_add(&cg->usage_ns, delta);
 
@@ -309,7 +315,7 @@ static void preempt_for(struct task_struct *p, u64 deadline)
 {
 	u64 latest = deadline, now = scx_bpf_now(), cur;
 	struct cpu_ctx *cc, *target_cc = NULL;
-	s32 cpu, target = -1;
+	s32 cpu, target = 0;
 	u32 zero = 0;
 
 	bpf_for(cpu, 0, nr_cpus) {
@@ -325,7 +331,7 @@ static void preempt_for(struct task_struct *p, u64 deadline)
 			target_cc = cc;
 		}
 	}
-	if (target >= 0 && target_cc) {
+	if (target_cc) {
 		/* Claim it at our deadline, so that the next waker picks another CPU. */
 		target_cc->deadline = deadline;
 		target_cc->since = now;
@@ -490,16 +496,14 @@ void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)
 }
 
 /*
- * A task starting past its deadline is a miss: count it for its container and move virtual
- * deadline time back (fdl_miss_lag_step) so that the lateness is spread over everyone.
+ * A task starting past its deadline is a miss: count it for its container (NULL: the fair
+ * container) and move virtual deadline time back (fdl_miss_lag_step) so that the lateness is spread over everyone.
  */
-static void account_miss(struct task_ctx *tctx, u64 deadline, u64 rr_ns, u64 vdt)
+static void account_miss(struct fdl_cgroup *c, u64 deadline, u64 rr_ns, u64 vdt)
 {
-	struct fdl_params *prm;
-	struct fdl_cgroup *c;
 	u64 late = vdt - deadline;
 
-	if (tctx->rr_ns && (c = task_container(tctx, &prm))) {
+	if (c) {
 		__sync_fetch_and_add(&c->nr_misses, 1);
 		if (late > c->max_lateness_ns)
 			c->max_lateness_ns = late;
@@ -525,16 +529,16 @@ void BPF_STRUCT_OPS(fdl_running, struct task_struct *p)
 		vtime_now = p->scx.dsq_vtime;
 
 	if (tctx->enqueued_at) {
-		cg = lookup_cgroup(tctx->acct_cgid ?: tctx->cgid);
+		cg = lookup_cgroup(task_cgroup_id(tctx));
 		if (cg)
 			__sync_fetch_and_add(&cg->wait_ns, now - tctx->enqueued_at);
 		tctx->enqueued_at = 0;
 	}
 
+	c = task_container(tctx, &prm);
 	deadline = tctx->rr_ns ? tctx->deadline : fair_dl;
 	if (fdl_time_before(deadline, vdt))
-		account_miss(tctx, deadline, tctx->rr_ns ?: fair_deadline_ns, vdt);
-	c = task_container(tctx, &prm);
+		account_miss(tctx->rr_ns ? c : NULL, deadline, tctx->rr_ns ?: fair_deadline_ns, vdt);
 	set_cpu_deadline(deadline, now, c ? container_bw(c) : fair_bw());
 }
 
