@@ -15,6 +15,9 @@ cases=(
     "nice|nice fdl|pass"
     "stall-is-caught|attach stall|stall"
     "fdl-experiment|fdl fdl antagonist check|pass"
+    "guarantee|guarantee fdl check|pass"
+    "overcommit|overcommit|pass"
+    "control|control|pass"
 )
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's

@@ -41,6 +41,7 @@ enum fdl_dsq {
 struct fdl_params {
 	u64 deadline_rr_ns;	/* round-robin latency; 0: fair */
 	u64 deadline_wakeup_ns;	/* latency right after a wake-up; 0: deadline_rr_ns */
+	u64 generation;	/* changes with every write: the container starts a new bucket */
 };
 
 /*
@@ -50,7 +51,10 @@ struct fdl_params {
 struct fdl_cgroup {
 	u64 parent_cgid;	/* 0 for the root */
 	u32 level;		/* depth below the root cgroup */
-	u32 weight;		/* cpu.weight, 1..10000 */
+	u32 weight;		/* effective weight: boost_weight if set, else cpu_weight */
+	u32 cpu_weight;		/* cpu.weight, 1..10000 */
+	u32 boost_weight;	/* set by the guaranteed_shares control loop; 0: none */
+	u32 __pad;
 	s64 wsum;		/* weights of runnable own tasks + contributions of active children */
 	s64 nr_active;		/* runnable own tasks + active children */
 	s64 contrib;		/* weight this cgroup adds to its parent's wsum (0 while inactive) */
@@ -58,8 +62,19 @@ struct fdl_cgroup {
 	u64 wait_ns;		/* time its own tasks spent runnable but not running */
 	u64 top_cgid;		/* its first-level ancestor (itself at level 1; 0 for the root) */
 	u64 dl;			/* deadline container: bucket deadline, in vdt */
+	u64 dl_gen;		/* deadline container: the fdl_params.generation dl was started under */
 	u64 nr_misses;		/* deadline container: dispatches past the deadline */
 	u64 max_lateness_ns;	/* deadline container: worst lateness seen */
+};
+
+/*
+ * Argument of the fdl_set_boost syscall program: the control plane's effective weight for a
+ * cgroup that has a bandwidth guarantee (0: back to its cpu.weight).
+ */
+struct fdl_boost_args {
+	u64 cgid;
+	u32 weight;
+	s32 ret;		/* out: 0, or -ENOENT if the cgroup is not tracked */
 };
 
 /* Scheduler-wide event counters (bss), read by the loader. */

@@ -383,10 +383,13 @@ void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)
 	if (c) {
 		/*
 		 * A container becoming busy (this task is its only active member) starts a new bucket,
-		 * however the task arrived (woken, moved in); a busy one stays within rr.
+		 * however the task arrived (woken, moved in), and so does one whose parameters were
+		 * just (re)written: its old deadline means nothing. A busy one stays within rr.
 		 */
-		if (c->nr_active <= 1)
+		if (c->nr_active <= 1 || c->dl_gen != prm->generation) {
 			c->dl = fdl_dl_wakeup(c->dl, vdt, prm->deadline_wakeup_ns, prm->deadline_rr_ns);
+			c->dl_gen = prm->generation;
+		}
 		else
 			c->dl = fdl_dl_cap(c->dl, vdt, prm->deadline_rr_ns);
 		tctx->deadline = wakeup ? fdl_dl_wakeup(c->dl, vdt, prm->deadline_wakeup_ns,
@@ -603,6 +606,7 @@ s32 BPF_STRUCT_OPS(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_
 	struct fdl_cgroup cg = {
 		.level = cgrp->level,
 		.weight = args->weight,
+		.cpu_weight = args->weight,
 	};
 	u64 cgid = cgroup_id(cgrp);
 
@@ -637,14 +641,15 @@ void BPF_STRUCT_OPS(fdl_cgroup_exit, struct cgroup *cgrp)
 	bpf_map_delete_elem(&cgroups, &cgid);
 }
 
-void BPF_STRUCT_OPS(fdl_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+/*
+ * Make weight the cgroup's effective weight. An active cgroup's contribution to its parent
+ * changes by exchange, as in cgroup_propagate(), so the parent's sum stays exact.
+ */
+static void cgroup_apply_weight(struct fdl_cgroup *cg, u32 weight)
 {
-	struct fdl_cgroup *cg = lookup_cgroup(cgroup_id(cgrp));
 	struct fdl_cgroup *parent;
 	s64 old;
 
-	if (!cg)
-		return;
 	cg->weight = weight;
 	if (cg->nr_active <= 0)
 		return;
@@ -652,6 +657,18 @@ void BPF_STRUCT_OPS(fdl_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 	parent = lookup_cgroup(cg->parent_cgid);
 	if (parent)
 		__sync_fetch_and_add(&parent->wsum, (s64)weight - old);
+}
+
+void BPF_STRUCT_OPS(fdl_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	struct fdl_cgroup *cg = lookup_cgroup(cgroup_id(cgrp));
+
+	if (!cg)
+		return;
+	cg->cpu_weight = weight;
+	/* While the control loop boosts it, the boost rules; it decays back to this weight. */
+	if (!cg->boost_weight)
+		cgroup_apply_weight(cg, weight);
 }
 
 void BPF_STRUCT_OPS(fdl_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
@@ -669,6 +686,25 @@ void BPF_STRUCT_OPS(fdl_cgroup_move, struct task_struct *p, struct cgroup *from,
 		tctx->acct_cgid = cgid;
 		cgroup_propagate(cgid, tctx->acct_weight, 1);
 	}
+}
+
+/*
+ * The guaranteed_shares control loop (Rust) sets a cgroup's effective weight through this program
+ * (BPF_PROG_RUN), so that the change goes through the same exchange as a cpu.weight change.
+ */
+SEC("syscall")
+int fdl_set_boost(struct fdl_boost_args *args)
+{
+	struct fdl_cgroup *cg = lookup_cgroup(args->cgid);
+
+	if (!cg) {
+		args->ret = -ENOENT;
+		return 0;
+	}
+	cg->boost_weight = args->weight;
+	cgroup_apply_weight(cg, args->weight ?: cg->cpu_weight);
+	args->ret = 0;
+	return 0;
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)

@@ -1,16 +1,21 @@
-//! The FDL configuration file: cgroup paths mapped to deadline parameters.
+//! The FDL configuration: cgroup paths mapped to FDL parameters, from a file or from `scx_fdl set`.
 //!
 //! ```toml
 //! [cgroup.fdl]                  # /sys/fs/cgroup/fdl
 //! deadline_rr = "200us"
 //! deadline_wakeup = "100us"
+//! guaranteed_shares = 7000      # 1024 = one CPU
+//!
+//! [cgroup."fdl/batch"]          # nested: a part of the parent's guarantee
+//! guaranteed_shares = 512
 //! ```
 //!
 //! Everything is validated before anything is applied; an error names the file, the line and the
-//! cgroup. Parameters belong to first-level cgroups ("real-time containers"); their children share
-//! the container by cpu.weight.
+//! cgroup. Deadlines belong to first-level cgroups ("real-time containers"), whose children share
+//! the container by cpu.weight. guaranteed_shares is 1024 per CPU on a first-level cgroup; below
+//! it, a cgroup's guaranteed_shares divide its parent's guarantee among the siblings that have one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
@@ -20,13 +25,18 @@ use toml::Spanned;
 /// Smallest and largest deadline accepted.
 const DEADLINE_MIN_NS: u64 = 50_000;
 const DEADLINE_MAX_NS: u64 = 1_000_000_000;
+/// guaranteed_shares per CPU of a first-level cgroup.
+pub const SHARES_PER_CPU: u32 = 1024;
+/// Largest guaranteed_shares accepted: 1024 CPUs.
+const SHARES_MAX: u32 = 1024 * 1024;
 
-/// Deadline parameters of one cgroup, as applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// FDL parameters of one cgroup, as applied. 0 means "not set" for each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Params {
     pub deadline_rr_ns: u64,
     /// 0: same as deadline_rr_ns.
     pub deadline_wakeup_ns: u64,
+    pub guaranteed_shares: u32,
 }
 
 /// One configured cgroup.
@@ -44,7 +54,8 @@ struct File {
     cgroup: BTreeMap<Spanned<String>, Spanned<RawParams>>,
 }
 
-#[derive(Deserialize)]
+/// Parameters as written, before validation.
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawParams {
     deadline_rr: Option<String>,
@@ -70,63 +81,130 @@ pub fn parse_duration(text: &str) -> Result<u64> {
     n.checked_mul(mult).ok_or_else(|| anyhow::anyhow!("duration \"{text}\" is too large"))
 }
 
+/// Nanoseconds as the shortest exact duration text ("200us", "5ms").
+pub fn format_duration(ns: u64) -> String {
+    match ns {
+        0 => "0".into(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// Validates one entry's parameters; the error says what is wrong, not where (the caller adds it).
-fn validate_params(raw: &RawParams) -> Result<Params> {
+/// Validates one cgroup's parameters; the error says what is wrong, not where (the caller adds it).
+fn validate_params(raw: &RawParams, level: usize) -> Result<Params> {
     let rr = raw.deadline_rr.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
     let wakeup = raw.deadline_wakeup.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
-    if let Some(shares) = raw.guaranteed_shares {
-        if !(0..=1_048_576).contains(&shares) {
-            bail!("guaranteed_shares {shares} is out of range 0..=1048576 (1024 = one CPU)");
-        }
-        bail!(
-            "guaranteed_shares is not supported by this version of scx_fdl yet; remove it (the \
-             bandwidth guarantee would silently not hold)"
-        );
-    }
+    let shares = match raw.guaranteed_shares {
+        None => 0,
+        Some(s) if (1..=SHARES_MAX as i64).contains(&s) => s as u32,
+        Some(0) => bail!("guaranteed_shares is 0: leave it out for no guarantee"),
+        Some(s) => bail!("guaranteed_shares {s} is out of range 1..={SHARES_MAX} (1024 = one CPU)"),
+    };
     if rr == 0 && raw.deadline_rr.is_some() {
         bail!("deadline_rr is 0: leave it out for a fair cgroup");
     }
     if wakeup > 0 && rr == 0 {
         bail!("deadline_wakeup set but deadline_rr is 0");
     }
-    if rr == 0 {
-        bail!("no parameters: give deadline_rr (and optionally deadline_wakeup)");
+    if rr == 0 && shares == 0 {
+        bail!("no parameters: give deadline_rr (and optionally deadline_wakeup) and/or guaranteed_shares");
     }
     for (name, v) in [("deadline_rr", rr), ("deadline_wakeup", wakeup)] {
         if v != 0 && !(DEADLINE_MIN_NS..=DEADLINE_MAX_NS).contains(&v) {
-            bail!("{name} {v} ns is out of range {DEADLINE_MIN_NS} ns ..= 1 s");
+            bail!("{name} {} is out of range 50us ..= 1s", format_duration(v));
         }
     }
     if wakeup > rr {
-        bail!("deadline_wakeup ({wakeup} ns) is longer than deadline_rr ({rr} ns)");
+        bail!("deadline_wakeup ({}) is longer than deadline_rr ({})", format_duration(wakeup), format_duration(rr));
     }
-    Ok(Params { deadline_rr_ns: rr, deadline_wakeup_ns: wakeup })
+    if rr > 0 && level > 1 {
+        bail!(
+            "deadlines belong to first-level cgroups (real-time containers); this one is nested: \
+             set deadline_rr on its first-level ancestor (nested cgroups may carry guaranteed_shares)"
+        );
+    }
+    Ok(Params { deadline_rr_ns: rr, deadline_wakeup_ns: wakeup, guaranteed_shares: shares })
 }
 
-/// Resolves a configured path against the cgroup v2 mount and checks it can carry parameters. A
-/// cgroup that does not exist yet is fine: it picks its parameters up when it is created.
-fn resolve_path(cgroup_root: &Path, name: &str) -> Result<PathBuf> {
+/// Resolves a configured path against the cgroup v2 mount; returns it and its depth (1: first
+/// level). A cgroup that does not exist yet is fine: it picks its parameters up when created.
+pub fn resolve_path(cgroup_root: &Path, name: &str) -> Result<(PathBuf, usize)> {
     let rel = name.strip_prefix(cgroup_root.to_str().unwrap_or("")).unwrap_or(name);
     let rel = rel.trim_matches('/');
     if rel.is_empty() || rel.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
         bail!("not a cgroup path below {}", cgroup_root.display());
     }
     let path = cgroup_root.join(rel);
-    if rel.contains('/') {
-        bail!(
-            "deadline parameters belong to first-level cgroups (real-time containers); {} is \
-             nested: configure its first-level ancestor",
-            path.display()
-        );
-    }
     if path.exists() && !path.join("cgroup.procs").exists() {
         bail!("{} exists but is not a cgroup", path.display());
     }
-    Ok(path)
+    Ok((path, rel.split('/').count()))
+}
+
+/// Checks what only the whole configuration shows: a nested guarantee needs its parent's.
+fn check_whole(entries: &[Entry], cgroup_root: &Path) -> std::result::Result<(), (PathBuf, String)> {
+    let by_path: HashMap<&Path, &Params> = entries.iter().map(|e| (e.path.as_path(), &e.params)).collect();
+    for e in entries {
+        let parent = e.path.parent().unwrap_or(cgroup_root);
+        if e.params.guaranteed_shares > 0 && parent != cgroup_root {
+            if !by_path.get(parent).is_some_and(|p| p.guaranteed_shares > 0) {
+                return Err((
+                    e.path.clone(),
+                    format!(
+                        "guaranteed_shares of a nested cgroup divide its parent's guarantee: give {} \
+                         a guaranteed_shares too",
+                        parent.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The guarantee of every cgroup that has one, in CPUs: guaranteed_shares / 1024 at the first
+/// level; below, the parent's guarantee split among the siblings by their guaranteed_shares.
+pub fn guarantees_cpus(entries: &[Entry], cgroup_root: &Path) -> HashMap<PathBuf, f64> {
+    let shares: HashMap<&Path, u32> = entries
+        .iter()
+        .filter(|e| e.params.guaranteed_shares > 0)
+        .map(|e| (e.path.as_path(), e.params.guaranteed_shares))
+        .collect();
+    let mut sibling_sums: HashMap<&Path, u64> = HashMap::new();
+    for (path, s) in &shares {
+        *sibling_sums.entry(path.parent().unwrap_or(cgroup_root)).or_default() += *s as u64;
+    }
+    fn resolve<'a>(
+        path: &'a Path,
+        root: &Path,
+        shares: &HashMap<&'a Path, u32>,
+        sums: &HashMap<&'a Path, u64>,
+        memo: &mut HashMap<PathBuf, f64>,
+    ) -> f64 {
+        if let Some(v) = memo.get(path) {
+            return *v;
+        }
+        let parent = path.parent().unwrap_or(root);
+        let s = shares[path] as f64;
+        let v = if parent == root {
+            s / SHARES_PER_CPU as f64
+        } else {
+            resolve(parent, root, shares, sums, memo) * s / sums[parent] as f64
+        };
+        memo.insert(path.to_path_buf(), v);
+        v
+    }
+    let mut memo = HashMap::new();
+    for path in shares.keys() {
+        resolve(path, cgroup_root, &shares, &sibling_sums, &mut memo);
+    }
+    memo
 }
 
 /// Parses and validates a configuration; nothing is applied unless all of it is valid.
@@ -136,15 +214,22 @@ pub fn parse(file_name: &str, text: &str, cgroup_root: &Path) -> Result<Vec<Entr
         anyhow::anyhow!("{file_name}:{line}: {}", e.message().trim())
     })?;
     let mut entries = Vec::new();
+    let mut lines = HashMap::new();
     for (name, raw) in &file.cgroup {
         let line = line_of(text, name.span().start);
         let shown = cgroup_root.join(name.get_ref().trim_matches('/'));
-        let path = resolve_path(cgroup_root, name.get_ref())
+        let (path, level) = resolve_path(cgroup_root, name.get_ref())
             .map_err(|e| anyhow::anyhow!("{file_name}:{line}: cgroup {}: {e}", shown.display()))?;
-        let params = validate_params(raw.get_ref())
+        let params = validate_params(raw.get_ref(), level)
             .map_err(|e| anyhow::anyhow!("{file_name}:{line}: cgroup {}: {e}", path.display()))?;
+        if lines.insert(path.clone(), line).is_some() {
+            bail!("{file_name}:{line}: cgroup {}: configured twice", path.display());
+        }
         entries.push(Entry { path, params });
     }
+    check_whole(&entries, cgroup_root).map_err(|(path, e)| {
+        anyhow::anyhow!("{file_name}:{}: cgroup {}: {e}", lines[&path], path.display())
+    })?;
     Ok(entries)
 }
 
@@ -152,6 +237,51 @@ pub fn load(path: &Path, cgroup_root: &Path) -> Result<Vec<Entry>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
     parse(&path.display().to_string(), &text, cgroup_root)
+}
+
+/// `scx_fdl set CGROUP key=value ...`: the configuration with the assignments applied to CGROUP,
+/// validated as a whole exactly like a file. `key=none` removes a parameter; a cgroup left with
+/// none becomes fair again.
+pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignments: &[String]) -> Result<Vec<Entry>> {
+    let (path, level) = resolve_path(cgroup_root, cgroup).map_err(|e| anyhow::anyhow!("cgroup {cgroup}: {e}"))?;
+    if assignments.is_empty() {
+        bail!("cgroup {}: nothing to set: give key=value (deadline_rr, deadline_wakeup, guaranteed_shares)", path.display());
+    }
+    let old = entries.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
+    let mut raw = RawParams {
+        deadline_rr: (old.deadline_rr_ns > 0).then(|| format_duration(old.deadline_rr_ns)),
+        deadline_wakeup: (old.deadline_wakeup_ns > 0).then(|| format_duration(old.deadline_wakeup_ns)),
+        guaranteed_shares: (old.guaranteed_shares > 0).then_some(old.guaranteed_shares as i64),
+    };
+    for a in assignments {
+        let err = |msg: String| anyhow::anyhow!("cgroup {}: {a}: {msg}", path.display());
+        let (key, value) = a.split_once('=').ok_or_else(|| err("write key=value".into()))?;
+        let value = value.trim();
+        let clear = value == "none";
+        match key.trim() {
+            "deadline_rr" => raw.deadline_rr = (!clear).then(|| value.to_string()),
+            "deadline_wakeup" => raw.deadline_wakeup = (!clear).then(|| value.to_string()),
+            "guaranteed_shares" => {
+                raw.guaranteed_shares = if clear {
+                    None
+                } else {
+                    Some(value.parse().map_err(|_| err("guaranteed_shares takes a whole number (1024 = one CPU) or none".into()))?)
+                }
+            }
+            other => return Err(err(format!(
+                "unknown parameter `{other}`: expected deadline_rr, deadline_wakeup or guaranteed_shares"
+            ))),
+        }
+    }
+    let mut out: Vec<Entry> = entries.iter().filter(|e| e.path != path).cloned().collect();
+    let cleared = raw.deadline_rr.is_none() && raw.deadline_wakeup.is_none() && raw.guaranteed_shares.is_none();
+    if !cleared {
+        let params = validate_params(&raw, level).map_err(|e| anyhow::anyhow!("cgroup {}: {e}", path.display()))?;
+        out.push(Entry { path, params });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    check_whole(&out, cgroup_root).map_err(|(p, e)| anyhow::anyhow!("cgroup {}: {e}", p.display()))?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -190,7 +320,7 @@ mod tests {
         let entries = parse("fdl.toml", text, r.path()).unwrap();
         assert_eq!(entries.len(), 2);
         let web = entries.iter().find(|e| e.path.ends_with("web")).unwrap();
-        assert_eq!(web.params, Params { deadline_rr_ns: 200_000, deadline_wakeup_ns: 100_000 });
+        assert_eq!(web.params, Params { deadline_rr_ns: 200_000, deadline_wakeup_ns: 100_000, guaranteed_shares: 0 });
         // "batch" does not exist yet: accepted, picked up when created.
         assert!(entries.iter().any(|e| e.path == r.path().join("batch")));
     }
@@ -223,10 +353,27 @@ mod tests {
     }
 
     #[test]
-    fn guaranteed_shares_is_refused_until_implemented() {
-        let e = err("[cgroup.web]\ndeadline_rr = \"1ms\"\nguaranteed_shares = 1024\n");
-        assert!(e.contains("guaranteed_shares is not supported"), "{e}");
-        assert!(err("[cgroup.web]\ndeadline_rr = \"1ms\"\nguaranteed_shares = -1\n").contains("out of range"));
+    fn guaranteed_shares() {
+        let r = root();
+        let text = "[cgroup.web]\nguaranteed_shares = 2048\n\n[cgroup.\"web/a\"]\nguaranteed_shares = 300\n\n\
+                    [cgroup.\"web/b\"]\nguaranteed_shares = 100\n\n[cgroup.\"web/b/c\"]\nguaranteed_shares = 5\n";
+        let entries = parse("fdl.toml", text, r.path()).unwrap();
+        let g = guarantees_cpus(&entries, r.path());
+        assert_eq!(g[&r.path().join("web")], 2.0);
+        assert_eq!(g[&r.path().join("web/a")], 1.5);
+        assert_eq!(g[&r.path().join("web/b")], 0.5);
+        assert_eq!(g[&r.path().join("web/b/c")], 0.5, "an only child gets all of its parent's");
+        assert!(err("[cgroup.web]\nguaranteed_shares = 0\n").contains("guaranteed_shares is 0"));
+        assert!(err("[cgroup.web]\nguaranteed_shares = -1\n").contains("out of range"));
+        assert!(err("[cgroup.web]\nguaranteed_shares = 2000000\n").contains("out of range"));
+        assert!(err("[cgroup.web]\nguaranteed_shares = \"1024\"\n").starts_with("fdl.toml:2:"));
+    }
+
+    #[test]
+    fn a_nested_guarantee_needs_its_parents() {
+        let e = err("[cgroup.web]\ndeadline_rr = \"1ms\"\n\n[cgroup.\"web/api\"]\nguaranteed_shares = 100\n");
+        assert!(e.starts_with("fdl.toml:4: cgroup "), "{e}");
+        assert!(e.contains("/web/api: guaranteed_shares of a nested cgroup divide its parent's"), "{e}");
     }
 
     #[test]
@@ -235,6 +382,52 @@ mod tests {
         assert!(err("[cgroup.plain-dir]\ndeadline_rr = \"1ms\"\n").contains("is not a cgroup"));
         assert!(err("[cgroup.a-file]\ndeadline_rr = \"1ms\"\n").contains("is not a cgroup"));
         assert!(err("[cgroup.\"../etc\"]\ndeadline_rr = \"1ms\"\n").contains("not a cgroup path"));
+        let e = err("[cgroup.web]\ndeadline_rr = \"1ms\"\n[cgroup.\"/web/\"]\ndeadline_rr = \"2ms\"\n");
+        assert!(e.contains("configured twice"), "{e}");
+    }
+
+    #[test]
+    fn set_merges_validates_and_clears() {
+        let r = root();
+        let base = parse("fdl.toml", "[cgroup.web]\ndeadline_rr = \"1ms\"\n", r.path()).unwrap();
+        let set = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            apply_set(&base, r.path(), "web", &args)
+        };
+        let out = set(&["deadline_wakeup=500us", "guaranteed_shares=1024"]).unwrap();
+        assert_eq!(
+            out[0].params,
+            Params { deadline_rr_ns: 1_000_000, deadline_wakeup_ns: 500_000, guaranteed_shares: 1024 }
+        );
+        assert!(set(&["deadline_rr=none"]).unwrap().is_empty(), "no parameters left: fair again");
+        let bad = [
+            ("deadline_rr=2ms", "deadline_wakeup=3ms", "longer than deadline_rr"),
+            ("deadline_rr=5", "deadline_rr=5ms", "write a whole number with a unit"),
+            ("latency=1ms", "deadline_rr=1ms", "unknown parameter `latency`"),
+            ("guaranteed_shares=lots", "deadline_rr=1ms", "whole number"),
+            ("deadline_rr", "deadline_rr=1ms", "write key=value"),
+        ];
+        for (a, b, want) in bad {
+            let e = set(&[b, a]).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("/web"), "{a}: {e}");
+        }
+        assert!(apply_set(&base, r.path(), "a-file", &["deadline_rr=1ms".into()])
+            .unwrap_err()
+            .to_string()
+            .contains("is not a cgroup"));
+        assert!(apply_set(&base, r.path(), "web", &[]).unwrap_err().to_string().contains("nothing to set"));
+        // A child's guarantee cannot outlive its parent's.
+        let with_child = apply_set(&set(&["guaranteed_shares=1024"]).unwrap(), r.path(), "web/x",
+                                   &["guaranteed_shares=10".into()]).unwrap();
+        let e = apply_set(&with_child, r.path(), "web", &["guaranteed_shares=none".into()]).unwrap_err();
+        assert!(e.to_string().contains("give") && e.to_string().contains("/web/x"), "{e}");
+    }
+
+    #[test]
+    fn durations_format_back() {
+        for ns in [200_000, 5_000_000, 1_000_000_000, 1_500, 7] {
+            assert_eq!(parse_duration(&format_duration(ns)).unwrap(), ns);
+        }
     }
 
     #[test]

@@ -13,38 +13,81 @@ mod bpf_intf {
     include!(concat!(env!("OUT_DIR"), "/bpf_intf.rs"));
 }
 mod config;
+mod control;
+mod guarantee;
+mod monitor;
 mod options;
 mod preflight;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::mem::MaybeUninit;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Parser;
 use libbpf_rs::libbpf_sys::bpf_object_open_opts;
-use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
-use log::{info, warn};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramInput};
+use log::{error, info, warn};
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_read, UserExitInfo};
 
 use bpf_skel::{BpfSkel, BpfSkelBuilder};
-use options::{Opts, EXIT_EJECTED, EXIT_START_FAILED};
+use config::Params;
+use control::{CgroupReport, Pending, Request, Response};
+use guarantee::Controller;
+use options::{Command, Opts, EXIT_EJECTED, EXIT_START_FAILED};
 
 /// Where cgroup v2 is mounted.
 const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+
+/// Set by SIGHUP: reload the configuration file.
+static RELOAD: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sighup(_: libc::c_int) {
+    RELOAD.store(true, Ordering::Relaxed);
+}
+
+/// A configured cgroup's parameters as written to the BPF side, under the cgroup id they went to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Applied {
+    cgid: u64,
+    params: Params,
+}
+
+/// The cgroup ids of a cgroup and all its descendants (a cgroup's id is its directory's inode).
+fn subtree_cgids(path: &Path) -> Vec<u64> {
+    let mut ids = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(meta) = std::fs::metadata(&dir) else { continue };
+        ids.push(meta.ino());
+        if let Ok(children) = std::fs::read_dir(&dir) {
+            stack.extend(children.flatten().filter(|c| c.file_type().is_ok_and(|t| t.is_dir())).map(|c| c.path()));
+        }
+    }
+    ids
+}
 
 /// A loaded and attached scx_fdl. Dropping it detaches the scheduler.
 struct Scheduler<'obj> {
     skel: BpfSkel<'obj>,
     struct_ops: Option<Link>,
+    cgroup_root: PathBuf,
     config: Vec<config::Entry>,
-    /// Configured cgroups that exist, with the cgroup id their parameters are written under.
-    applied: HashMap<PathBuf, u64>,
+    /// Guarantees in CPUs, from the configuration.
+    guarantees: HashMap<PathBuf, f64>,
+    /// Configured cgroups that exist, with what was written for them.
+    applied: HashMap<PathBuf, Applied>,
+    /// The guaranteed cgroups' control loops, and the cgroup ids their use is summed over.
+    controllers: HashMap<PathBuf, Controller>,
+    subtrees: HashMap<PathBuf, Vec<u64>>,
+    /// Counts parameter writes, so that the BPF side sees each as new (fdl_params.generation).
+    params_gen: u64,
 }
 
 impl<'obj> Scheduler<'obj> {
@@ -78,47 +121,115 @@ impl<'obj> Scheduler<'obj> {
             "scx_fdl attached: {nr_cpus} CPUs, slice {} us, wake-up lag {} us, starvation bound {} ms",
             opts.slice_us, opts.wakeup_lag_us, opts.starvation_ms
         );
-        let mut sched = Self { skel, struct_ops: Some(struct_ops), config, applied: HashMap::new() };
-        sched.sync_params()?;
+        let mut sched = Self {
+            skel,
+            struct_ops: Some(struct_ops),
+            cgroup_root: PathBuf::from(CGROUP_ROOT),
+            config: Vec::new(),
+            guarantees: HashMap::new(),
+            applied: HashMap::new(),
+            controllers: HashMap::new(),
+            subtrees: HashMap::new(),
+            params_gen: 0,
+        };
+        sched.apply_config(config);
         Ok(sched)
+    }
+
+    /// Sets a cgroup's effective weight (0: back to its cpu.weight) through the BPF side.
+    fn set_boost(&self, cgid: u64, weight: u32) -> Result<()> {
+        let mut args = bpf_intf::fdl_boost_args { cgid, weight, ret: 0 };
+        // SAFETY: fdl_boost_args is plain old data shared with the BPF side.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(&mut args as *mut _ as *mut u8, std::mem::size_of_val(&args))
+        };
+        let input = ProgramInput { context_in: Some(bytes), ..Default::default() };
+        self.skel.progs.fdl_set_boost.test_run(input).context("running fdl_set_boost")?;
+        if args.ret != 0 {
+            bail!("cgroup {cgid} is not tracked by the BPF side ({})", args.ret);
+        }
+        Ok(())
+    }
+
+    /// Undoes what was written for a cgroup that left the configuration or was re-created.
+    fn release(&mut self, path: &Path, old: Applied) {
+        let _ = self.skel.maps.params.delete(&old.cgid.to_ne_bytes());
+        if self.controllers.remove(path).is_some_and(|c| c.boost > 0) {
+            // The cgroup may be gone already; then there is nothing to undo.
+            let _ = self.set_boost(old.cgid, 0);
+        }
+        self.subtrees.remove(path);
+    }
+
+    /// Makes `config` the configuration in force. It has been validated as a whole.
+    fn apply_config(&mut self, config: Vec<config::Entry>) {
+        let keep: BTreeSet<&PathBuf> = config.iter().map(|e| &e.path).collect();
+        let gone: Vec<(PathBuf, Applied)> =
+            self.applied.iter().filter(|(p, _)| !keep.contains(p)).map(|(p, a)| (p.clone(), *a)).collect();
+        for (path, old) in gone {
+            self.release(&path, old);
+            self.applied.remove(&path);
+            info!("{}: no longer configured: fair, at its cpu.weight", path.display());
+        }
+        self.guarantees = config::guarantees_cpus(&config, &self.cgroup_root);
+        self.config = config;
+        self.sync_params();
     }
 
     /// Writes the parameters of every configured cgroup that exists under its current cgroup id,
     /// and drops those of cgroups that went away (a re-created cgroup gets a new id).
-    fn sync_params(&mut self) -> Result<()> {
-        for entry in &self.config {
+    fn sync_params(&mut self) {
+        for entry in self.config.clone() {
             let cgid = std::fs::metadata(&entry.path).ok().map(|m| m.ino());
             let old = self.applied.get(&entry.path).copied();
-            if cgid == old {
-                continue;
-            }
-            if let Some(old) = old {
-                let _ = self.skel.maps.params.delete(&old.to_ne_bytes());
+            if let Some(old) = old.filter(|o| Some(o.cgid) != cgid) {
+                self.release(&entry.path, old);
                 self.applied.remove(&entry.path);
                 info!("{}: removed, its parameters released", entry.path.display());
             }
-            if let Some(cgid) = cgid {
-                let p = bpf_intf::fdl_params {
-                    deadline_rr_ns: entry.params.deadline_rr_ns,
-                    deadline_wakeup_ns: entry.params.deadline_wakeup_ns,
-                };
-                // SAFETY: fdl_params is plain old data shared with the BPF side.
-                let bytes = unsafe {
-                    std::slice::from_raw_parts(&p as *const _ as *const u8, std::mem::size_of_val(&p))
-                };
-                self.skel
-                    .maps
-                    .params
-                    .update(&cgid.to_ne_bytes(), bytes, MapFlags::ANY)
-                    .with_context(|| format!("writing the parameters of {}", entry.path.display()))?;
-                self.applied.insert(entry.path.clone(), cgid);
-                info!(
-                    "{}: deadline_rr {} us, deadline_wakeup {} us",
-                    entry.path.display(),
-                    entry.params.deadline_rr_ns / 1000,
-                    entry.params.deadline_wakeup_ns / 1000
-                );
+            let Some(cgid) = cgid else { continue };
+            if entry.params.guaranteed_shares > 0 {
+                self.subtrees.insert(entry.path.clone(), subtree_cgids(&entry.path));
             }
+            if old == Some(Applied { cgid, params: entry.params }) {
+                continue;
+            }
+            if let Err(e) = self.write_params(&entry.path, cgid, entry.params) {
+                warn!("{}: {e:#}", entry.path.display());
+                continue;
+            }
+            self.applied.insert(entry.path.clone(), Applied { cgid, params: entry.params });
+            let p = entry.params;
+            info!(
+                "{}: deadline_rr {}, deadline_wakeup {}, guaranteed_shares {}",
+                entry.path.display(),
+                config::format_duration(p.deadline_rr_ns),
+                config::format_duration(p.deadline_wakeup_ns),
+                p.guaranteed_shares
+            );
+        }
+    }
+
+    fn write_params(&mut self, path: &Path, cgid: u64, p: Params) -> Result<()> {
+        if p.deadline_rr_ns > 0 {
+            self.params_gen += 1;
+            let value = bpf_intf::fdl_params {
+                deadline_rr_ns: p.deadline_rr_ns,
+                deadline_wakeup_ns: p.deadline_wakeup_ns,
+                generation: self.params_gen,
+            };
+            // SAFETY: fdl_params is plain old data shared with the BPF side.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(&value as *const _ as *const u8, std::mem::size_of_val(&value))
+            };
+            self.skel.maps.params.update(&cgid.to_ne_bytes(), bytes, MapFlags::ANY).context("writing its deadlines")?;
+        } else {
+            let _ = self.skel.maps.params.delete(&cgid.to_ne_bytes());
+        }
+        if p.guaranteed_shares > 0 {
+            self.controllers.entry(path.to_path_buf()).or_default();
+        } else if self.controllers.remove(path).is_some_and(|c| c.boost > 0) {
+            self.set_boost(cgid, 0)?;
         }
         Ok(())
     }
@@ -129,28 +240,144 @@ impl<'obj> Scheduler<'obj> {
         Some(unsafe { std::ptr::read_unaligned(value.as_ptr() as *const bpf_intf::fdl_cgroup) })
     }
 
+    /// CPU time used and waited, summed over cgroup ids.
+    fn usage_and_wait(&self, cgids: &[u64]) -> (u64, u64) {
+        cgids.iter().filter_map(|&id| self.read_cgroup(id)).fold((0, 0), |(u, w), c| (u + c.usage_ns, w + c.wait_ns))
+    }
+
+    /// One period of the guaranteed_shares control loop.
+    fn control_guarantees(&mut self, elapsed: Duration) {
+        let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
+        for path in paths {
+            let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.guarantees.get(&path)) else {
+                continue;
+            };
+            let (usage, wait) = self.usage_and_wait(self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&[]));
+            let cpu_weight = self.read_cgroup(applied.cgid).map_or(100, |c| c.cpu_weight);
+            let ctl = self.controllers.get_mut(&path).unwrap();
+            if let Some(weight) = ctl.step(usage, wait, elapsed, guarantee, applied.params.guaranteed_shares, cpu_weight) {
+                if let Err(e) = self.set_boost(applied.cgid, weight) {
+                    warn!("{}: {e:#}", path.display());
+                }
+            }
+        }
+    }
+
     /// Tells the BPF side how much of the root's weight the deadline containers hold, so that
     /// the fair container's bucket fills at the bandwidth the rest leaves it.
     fn update_dl_wsum(&mut self) {
-        let sum: i64 = self.applied.values().filter_map(|&id| self.read_cgroup(id)).map(|c| c.contrib).sum();
+        let sum: i64 = self
+            .applied
+            .values()
+            .filter(|a| a.params.deadline_rr_ns > 0)
+            .filter_map(|a| self.read_cgroup(a.cgid))
+            .map(|c| c.contrib)
+            .sum();
         self.skel.maps.bss_data.as_mut().unwrap().dl_wsum = sum;
+    }
+
+    fn report(&self, path: &Path) -> CgroupReport {
+        let params = self.config.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
+        let meta = std::fs::metadata(path).ok();
+        let mut r = CgroupReport {
+            path: path.display().to_string(),
+            present: meta.is_some(),
+            deadline_rr_ns: params.deadline_rr_ns,
+            deadline_wakeup_ns: params.deadline_wakeup_ns,
+            guaranteed_shares: params.guaranteed_shares,
+            guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
+            ..Default::default()
+        };
+        if let Some(cg) = meta.and_then(|m| self.read_cgroup(m.ino())) {
+            r.cpu_weight = cg.cpu_weight;
+            r.effective_weight = cg.weight;
+            r.nr_misses = cg.nr_misses;
+            r.max_lateness_ns = cg.max_lateness_ns;
+            (r.usage_ns, r.wait_ns) = self.usage_and_wait(&subtree_cgids(path));
+        }
+        if let Some(ctl) = self.controllers.get(path) {
+            r.usage_cpus_avg = ctl.usage_cpus;
+            r.attainment = ctl.attainment(r.guarantee_cpus);
+        }
+        r
+    }
+
+    /// Configured cgroups and first-level cgroups, in path order.
+    fn listed_paths(&self) -> BTreeSet<PathBuf> {
+        let mut paths: BTreeSet<PathBuf> = self.config.iter().map(|e| e.path.clone()).collect();
+        if let Ok(dir) = std::fs::read_dir(&self.cgroup_root) {
+            paths.extend(dir.flatten().map(|d| d.path()).filter(|p| p.join("cgroup.procs").exists()));
+        }
+        paths
+    }
+
+    fn handle(&mut self, req: Request) -> Result<Response> {
+        let (paths, message) = match req {
+            Request::Set { cgroup, assign } => {
+                let new = config::apply_set(&self.config, &self.cgroup_root, &cgroup, &assign)?;
+                let (path, _) = config::resolve_path(&self.cgroup_root, &cgroup)?;
+                self.apply_config(new);
+                let message = format!("{}: set {}", path.display(), assign.join(" "));
+                info!("control: {message}");
+                (vec![path], Some(message))
+            }
+            Request::Get { cgroup } => {
+                let (path, _) = config::resolve_path(&self.cgroup_root, &cgroup)?;
+                if !path.exists() && !self.config.iter().any(|e| e.path == path) {
+                    bail!("cgroup {}: no such cgroup", path.display());
+                }
+                (vec![path], None)
+            }
+            Request::List => (self.listed_paths().into_iter().collect(), None),
+        };
+        let cgroups = paths.iter().map(|p| self.report(p)).collect();
+        Ok(Response { ok: true, message, cgroups, ..Default::default() })
+    }
+
+    /// SIGHUP: the file again, all or nothing. Runtime `set` changes are replaced by the file.
+    fn reload(&mut self, file: Option<&Path>) {
+        let Some(file) = file else {
+            warn!("SIGHUP: no --config file to reload; nothing changed");
+            return;
+        };
+        match config::load(file, &self.cgroup_root) {
+            Ok(new) => {
+                info!("SIGHUP: reloaded {} ({} cgroups)", file.display(), new.len());
+                self.apply_config(new);
+            }
+            Err(e) => error!("SIGHUP: {e:#}; the configuration in force is unchanged"),
+        }
     }
 
     /// Runs until shutdown is requested or the kernel ejects the scheduler, then detaches and
     /// returns why it exited.
-    fn run(&mut self, shutdown: &AtomicBool, stats_interval: Option<Duration>) -> UserExitInfo {
-        let mut last_stats = Instant::now();
-        let mut last_sync = Instant::now();
+    fn run(&mut self, opts: &Opts, shutdown: &AtomicBool, requests: &Receiver<Pending>) -> UserExitInfo {
+        let start = Instant::now();
+        let (mut last_control, mut last_wsum, mut last_sync, mut last_stats) = (start, start, start, start);
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            std::thread::sleep(Duration::from_millis(100));
-            self.update_dl_wsum();
-            if last_sync.elapsed() >= Duration::from_secs(1) {
-                if let Err(e) = self.sync_params() {
-                    warn!("{e:#}");
+            match requests.recv_timeout(guarantee::PERIOD.saturating_sub(last_control.elapsed())) {
+                Ok((req, reply)) => {
+                    let resp = self.handle(req).unwrap_or_else(|e| Response::error(&e));
+                    let _ = reply.send(resp);
                 }
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
+            }
+            if RELOAD.swap(false, Ordering::Relaxed) {
+                self.reload(opts.config.as_deref());
+            }
+            if last_control.elapsed() >= guarantee::PERIOD {
+                self.control_guarantees(last_control.elapsed());
+                last_control = Instant::now();
+            }
+            if last_wsum.elapsed() >= Duration::from_millis(100) {
+                self.update_dl_wsum();
+                last_wsum = Instant::now();
+            }
+            if last_sync.elapsed() >= Duration::from_secs(1) {
+                self.sync_params();
                 last_sync = Instant::now();
             }
-            if stats_interval.is_some_and(|every| last_stats.elapsed() >= every) {
+            if opts.stats_interval().is_some_and(|every| last_stats.elapsed() >= every) {
                 self.log_counters();
                 last_stats = Instant::now();
             }
@@ -177,17 +404,23 @@ impl<'obj> Scheduler<'obj> {
             c.nr_fair_misses,
             c.fair_max_lateness_ns / 1000
         );
-        for (path, &cgid) in &self.applied {
-            if let Some(cg) = self.read_cgroup(cgid) {
-                info!(
-                    "{}: used {} ms, waited {} ms, deadline misses {}, worst lateness {} us",
-                    path.display(),
-                    cg.usage_ns / 1_000_000,
-                    cg.wait_ns / 1_000_000,
-                    cg.nr_misses,
-                    cg.max_lateness_ns / 1000
-                );
-            }
+        for path in self.applied.keys() {
+            let r = self.report(path);
+            info!(
+                "{}: used {} ms, waited {} ms, deadline misses {}, worst lateness {} us, weight {} (cpu.weight {}){}",
+                r.path,
+                r.usage_ns / 1_000_000,
+                r.wait_ns / 1_000_000,
+                r.nr_misses,
+                r.max_lateness_ns / 1000,
+                r.effective_weight,
+                r.cpu_weight,
+                if r.guaranteed_shares > 0 {
+                    format!(", {:.2} of {:.2} guaranteed CPUs", r.usage_cpus_avg, r.guarantee_cpus)
+                } else {
+                    String::new()
+                }
+            );
         }
         for key in self.skel.maps.cgroups.keys() {
             let cgid = u64::from_ne_bytes(key.as_slice().try_into().unwrap());
@@ -202,7 +435,7 @@ impl<'obj> Scheduler<'obj> {
 
 fn run(opts: &Opts) -> Result<ExitCode> {
     opts.validate()?;
-    let config = match &opts.config {
+    let mut config = match &opts.config {
         Some(path) => config::load(path, Path::new(CGROUP_ROOT))?,
         None => Vec::new(),
     };
@@ -216,11 +449,21 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     let flag = shutdown.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
         .context("installing the SIGINT/SIGTERM handler")?;
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    if unsafe { libc::signal(libc::SIGHUP, on_sighup as *const () as libc::sighandler_t) } == libc::SIG_ERR {
+        bail!("installing the SIGHUP handler: {}", std::io::Error::last_os_error());
+    }
+    if let Some(dir) = opts.socket.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let requests = control::serve(&opts.socket)?;
+    let _socket = RemoveOnDrop(opts.socket.clone());
 
     loop {
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(opts, config.clone(), &mut open_object)?;
-        let uei = sched.run(&shutdown, opts.stats_interval());
+        let mut sched = Scheduler::init(opts, config, &mut open_object)?;
+        let uei = sched.run(opts, &shutdown, &requests);
+        config = std::mem::take(&mut sched.config);
         drop(sched);
 
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
@@ -237,6 +480,36 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     }
 }
 
+/// Removes the control socket when the scheduler stops.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The subcommands: one request to the running scheduler, its answer printed.
+fn client(cmd: &Command, socket: &Path) -> Result<()> {
+    let (req, json) = match cmd {
+        Command::Set { cgroup, assignments } => {
+            (Request::Set { cgroup: cgroup.clone(), assign: assignments.clone() }, false)
+        }
+        Command::Get { cgroup, json } => (Request::Get { cgroup: cgroup.clone() }, *json),
+        Command::List { json } => (Request::List, *json),
+    };
+    let resp = control::request(socket, &req)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&resp.cgroups)?);
+    } else {
+        if let Some(m) = &resp.message {
+            println!("{m}");
+        }
+        print!("{}", monitor::table(&resp.cgroups, None));
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let opts = Opts::parse();
     let level = if opts.verbose { log::LevelFilter::Debug } else { log::LevelFilter::Info };
@@ -248,7 +521,12 @@ fn main() -> ExitCode {
     )
     .expect("logger initialised twice");
 
-    match run(&opts) {
+    let result = match (&opts.command, opts.monitor) {
+        (Some(cmd), _) => client(cmd, &opts.socket).map(|()| ExitCode::SUCCESS),
+        (None, true) => monitor::monitor(&opts.socket, Duration::from_secs(opts.interval_secs)).map(|()| ExitCode::SUCCESS),
+        (None, false) => run(&opts),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("scx_fdl: error: {e:#}");

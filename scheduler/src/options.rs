@@ -25,11 +25,30 @@ Runs only on a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT=y); elsewhere use t
 
 /// scx_fdl: Fair Deadline scheduling for cgroups, as a sched_ext scheduler.
 ///
-/// Weighted fairness over the whole cgroup v2 tree: cpu.weight is honoured at every level, as by
-/// the kernel's fair class, and nice levels share CPU within a cgroup by the kernel's weights.
+/// Without a subcommand it runs the scheduler. Weighted fairness over the whole cgroup v2 tree
+/// (cpu.weight at every level, nice within a cgroup), deadline containers (deadline_rr,
+/// deadline_wakeup) and bandwidth guarantees (guaranteed_shares) from --config or `scx_fdl set`.
+/// The subcommands and --monitor talk to a running scx_fdl over its control socket (root only).
 #[derive(Debug, Parser)]
-#[command(version, about, long_about, after_help = EXIT_CODES)]
+#[command(version, about, long_about, after_help = EXIT_CODES, args_conflicts_with_subcommands = true)]
 pub struct Opts {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Attach to the running scx_fdl and print a refreshing per-cgroup summary (parameters, CPU
+    /// used, time waited, deadline misses, worst lateness) every --interval-secs.
+    #[arg(long)]
+    pub monitor: bool,
+
+    /// Seconds between --monitor refreshes.
+    #[arg(long, default_value_t = 1, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub interval_secs: u64,
+
+    /// The control socket: served by the scheduler, used by --monitor and the subcommands.
+    #[arg(long, global = true, value_name = "PATH", default_value = crate::control::DEFAULT_SOCKET)]
+    pub socket: std::path::PathBuf,
+
     /// Time slice of a task, in microseconds.
     #[arg(long, default_value_t = 3000, value_name = "US",
           value_parser = clap::value_parser!(u64).range(100..=100_000))]
@@ -76,6 +95,35 @@ pub struct Opts {
     /// Verbose logging, including libbpf's.
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// Runtime control of a running scx_fdl.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Change a cgroup's FDL parameters now: KEY=VALUE with KEY one of deadline_rr,
+    /// deadline_wakeup (durations: 200us, 5ms) and guaranteed_shares (1024 = one CPU);
+    /// KEY=none removes it. Validated like the configuration file; nothing changes on error.
+    Set {
+        /// Cgroup path, relative to /sys/fs/cgroup or absolute.
+        cgroup: String,
+        /// KEY=VALUE assignments.
+        #[arg(required = true, value_name = "KEY=VALUE")]
+        assignments: Vec<String>,
+    },
+    /// Print a cgroup's parameters and figures.
+    Get {
+        /// Cgroup path, relative to /sys/fs/cgroup or absolute.
+        cgroup: String,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print every configured cgroup and every first-level cgroup.
+    List {
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl Opts {

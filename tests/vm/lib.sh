@@ -111,3 +111,19 @@ used() { echo "$USED" | tr ' ' '\n' | awk -F= -v c="$1" '$1 == c {print $2}'; }
 
 # json_field FILE KEY: a number from fdl-probe's one-line JSON.
 json_field() { sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p" "$1"; }
+
+# cpus USEC SECS: CPU time used over a wall-clock interval, in CPUs.
+cpus() { awk -v u="$1" -v s="$2" 'BEGIN { printf "%.3f", u / 1e6 / s }'; }
+
+# overcommit_hogs: the bandwidth scenarios' load on 2 CPUs, four times overcommitted: cgroup g with
+# 2 busy loops beside h1..h6 with one each, all at cpu.weight 100 (g's fair share: 1/7 of 2 CPUs).
+overcommit_hogs() {
+    for c in g h1 h2 h3 h4 h5 h6; do mkcg "$c" 100; done
+    hogs g 2
+    for c in h1 h2 h3 h4 h5 h6; do hogs "$c" 1; done
+}
+
+# scx_json_field CGROUP KEY: a number from `scx_fdl get CGROUP --json`.
+scx_json_field() {
+    scx_fdl get "$1" --json | sed -n "s/^ *\"$2\": \([0-9.]*\),\{0,1\}$/\1/p"
+}

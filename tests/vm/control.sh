@@ -1,0 +1,88 @@
+# Scenario (FDL test d): runtime control. `scx_fdl set` changes a cgroup's behaviour while the
+# scheduler runs; bad input and non-root callers change nothing; SIGHUP reloads the file all or
+# nothing; --monitor shows the figures. The load is the bandwidth scenario's (see lib.sh).
+. ./lib.sh
+
+secs=6
+
+cat > /tmp/fdl.toml <<'TOML'
+[cgroup.lat]
+deadline_rr = "5ms"
+TOML
+mkcg lat 100
+start_sched fdl --config /tmp/fdl.toml || exit 1
+overcommit_hogs
+
+say "1. g without parameters: its fair share"
+sleep 2
+measure $secs g
+fair_g=$(cpus "$(used g)" $secs)
+check "without a guarantee g gets its fair share: $fair_g CPUs (below 0.6)" "$fair_g < 0.6"
+
+say "2. scx_fdl set g guaranteed_shares=1024"
+scx_fdl set g guaranteed_shares=1024 && pass "set accepted" || fail "set accepted (exit $?)"
+check "get shows guaranteed_shares 1024" "$(scx_json_field g guaranteed_shares) == 1024"
+sleep 3
+measure $secs g
+after=$(cpus "$(used g)" $secs)
+echo "FDL-CONTROL g before=$fair_g after=$after (CPUs over $secs s)"
+check "after set, g gets its guarantee: $after CPUs (at least 0.9)" "$after >= 0.9"
+weight=$(scx_json_field g effective_weight)
+check "the control loop raised g's effective weight to $weight (above cpu.weight 100)" "$weight > 100"
+
+say "3. bad input changes nothing"
+# try WANT ARGS...: the command must fail and say WANT.
+try() {
+    want=$1
+    shift
+    out=$("$@" 2>&1) && { fail "refused: $* (it succeeded)"; return; }
+    echo "$out" | grep -q "$want" && pass "refused: $* -> $out" || fail "refused: $* (said: $out; wanted $want)"
+}
+try "deadline_wakeup set but deadline_rr is 0" scx_fdl set g deadline_wakeup=1ms
+try "write a whole number with a unit" scx_fdl set lat deadline_rr=5
+try "unknown parameter \`latency\`" scx_fdl set lat latency=1ms
+try "guaranteed_shares is 0" scx_fdl set lat guaranteed_shares=0
+try "out of range" scx_fdl set lat guaranteed_shares=-5
+try "not a cgroup path" scx_fdl set ../etc deadline_rr=1ms
+try "no such cgroup" scx_fdl get nosuch
+mkdir -p /etc
+echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >> /etc/passwd
+try "only root may control scx_fdl" su -s /bin/sh -c 'scx_fdl list' nobody
+check "lat keeps deadline_rr 5ms" "$(scx_json_field lat deadline_rr_ns) == 5000000"
+check "g keeps guaranteed_shares 1024" "$(scx_json_field g guaranteed_shares) == 1024"
+
+say "4. --monitor"
+scx_fdl --monitor --interval-secs 1 > /tmp/monitor.txt 2>&1 &
+mon=$!
+sleep 3
+kill $mon
+sed 's/^/    /' /tmp/monitor.txt | tail -12
+rows=$(grep -c '^/sys/fs/cgroup/g ' /tmp/monitor.txt)
+check "--monitor refreshed g's row at least twice ($rows)" "$rows >= 2"
+grep '^/sys/fs/cgroup/g ' /tmp/monitor.txt | tail -1 | grep -q ' 1024 ' && pass "--monitor shows g's guarantee" ||
+    fail "--monitor shows g's guarantee"
+
+say "5. SIGHUP with a broken file changes nothing"
+printf '[cgroup.lat]\ndeadline_rr = "5ms"\ndeadline_wakeup = "9ms"\n' > /tmp/fdl.toml
+kill -HUP "$SCX_PID"
+sleep 1
+grep -q 'SIGHUP: /tmp/fdl.toml:1: cgroup /sys/fs/cgroup/lat: deadline_wakeup (9ms) is longer than deadline_rr (5ms); the configuration in force is unchanged' "$SCX_LOG" &&
+    pass "the reload error names file, line and cgroup" || { fail "the reload error names file, line and cgroup"; grep SIGHUP "$SCX_LOG"; }
+check "lat keeps deadline_rr 5ms" "$(scx_json_field lat deadline_rr_ns) == 5000000"
+check "g keeps guaranteed_shares 1024" "$(scx_json_field g guaranteed_shares) == 1024"
+
+say "6. SIGHUP with a good file replaces the configuration"
+printf '[cgroup.lat]\ndeadline_rr = "2ms"\n' > /tmp/fdl.toml
+kill -HUP "$SCX_PID"
+sleep 1
+check "lat now has deadline_rr 2ms" "$(scx_json_field lat deadline_rr_ns) == 2000000"
+check "g's runtime guarantee is gone with the file's reload" "$(scx_json_field g guaranteed_shares) == 0"
+check "g is back at its cpu.weight" "$(scx_json_field g effective_weight) == 100"
+
+kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
+    fail "scx_fdl stayed attached (state $(scx_state))"
+kill_all
+stop_scx
+[ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
+[ -e /run/scx_fdl.sock ] && fail "the control socket is removed at exit" || pass "the control socket is removed at exit"
+exit $FAILED
