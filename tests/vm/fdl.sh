@@ -4,9 +4,9 @@
 #   fdl-loose  deadline_rr 5 ms, deadline_wakeup 2.5 ms (the RFC's values)
 #   fdl        deadline_rr 1 ms, deadline_wakeup 500 us (the RFC's 200 us / 100 us, raised to the
 #              emulator's latency floor)
-# Fair work as a whole has the default 5 ms deadline, as in the RFC. The RFC also gives both FDL
-# cgroups guaranteed_shares 7000; until the bandwidth loop exists, cpu.weight 700 (7x the others)
-# stands in for it, under every scheduler alike.
+# Fair work as a whole has the default 5 ms deadline, as in the RFC. As in the RFC, both FDL cgroups
+# have guaranteed_shares 7000 under scx_fdl; EEVDF has no guarantees, so there cpu.weight 700 (7x
+# the others) stands in for them.
 # Args: [fdl|eevdf] [antagonist|quiet] [check|report]
 . ./lib.sh
 
@@ -19,14 +19,18 @@ cat > /tmp/fdl.toml <<'TOML'
 [cgroup.fdl-loose]
 deadline_rr = "5ms"
 deadline_wakeup = "2500us"
+guaranteed_shares = 7000
 
 [cgroup.fdl]
 deadline_rr = "1ms"
 deadline_wakeup = "500us"
+guaranteed_shares = 7000
 TOML
 
+fdl_weight=700
+[ "$sched" = fdl ] && fdl_weight=100
 for c in antagonist cfs; do mkcg "$c" 100; done
-for c in fdl-loose fdl; do mkcg "$c" 700; done
+for c in fdl-loose fdl; do mkcg "$c" $fdl_weight; done
 if [ "$load" = antagonist ]; then
     sh -c "echo \$\$ > $CG/antagonist/cgroup.procs; exec hackbench -g 2 -f 10 -s 20000 -l 100000000" \
         > /dev/null 2>&1 &
