@@ -6,6 +6,7 @@
 #   run.cpio.gz   /init, scx_fdl and any extra binaries, the guest scenarios, the run's settings.
 #                 Rebuilt every run (small).
 # Usage: vm/initramfs.sh OUT KERNEL_DIR SCENARIO_ENV_FILE BINARY...   (writes OUT)
+# Environment: FDL_GUEST_FILES, more files for /scenario (space-separated paths).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -63,6 +64,8 @@ new_root "$tmp"
 add_with_libs "$tmp" "$@"
 install -m 755 "$FDL_ROOT/vm/guest/init" "$tmp/init"
 cp "$FDL_ROOT"/tests/vm/*.sh "$tmp/scenario/"
+# shellcheck disable=SC2086
+[[ -z ${FDL_GUEST_FILES:-} ]] || cp $FDL_GUEST_FILES "$tmp/scenario/"
 cp "$envfile" "$tmp/scenario/run.env"
 pack "$tmp" > "$tmp.run.cpio.gz"
 cat "$base" "$tmp.run.cpio.gz" > "$out"

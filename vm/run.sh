@@ -2,13 +2,15 @@
 # Boot the sched_ext kernel under QEMU (TCG), run one guest scenario, exit with its verdict.
 #
 # Usage: vm/run.sh [--cpus N] [--mem MB] [--timeout SECS] [--log FILE] SCENARIO [ARGS...]
-#   SCENARIO  a script in tests/vm/ (without .sh), run inside the guest with ARGS
+#   SCENARIO  a script in tests/vm/ (without .sh), or the path of a guest script elsewhere
+#             (containing a /, e.g. bench/guest/bench.sh), run inside the guest with ARGS
 #   --cpus    vCPUs (default 2)          --mem  guest memory in MiB (default 1024)
 #   --timeout seconds before the VM is killed and the run fails (default 600)
 #   --log     where the serial console is saved (default .cache/logs/SCENARIO-<time>.log)
 # The guest gets scx_fdl and fdl-probe (the latency probe) from target/release.
 # Environment: FDL_SCHED_BIN (another scx_fdl binary), FDL_SCX_ARGS (options for scx_fdl in
-# scenarios that start it), FDL_EXTRA_BINS (more binaries for the guest's /usr/bin).
+# scenarios that start it), FDL_EXTRA_BINS (more binaries for the guest's /usr/bin),
+# FDL_GUEST_FILES (more files for the guest's /scenario, beside the scenario scripts).
 # Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +22,7 @@ while [[ $# -gt 0 ]]; do
         --mem) mem=$2; shift 2 ;;
         --timeout) timeout=$2; shift 2 ;;
         --log) logfile=$2; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) break ;;
     esac
@@ -28,7 +30,16 @@ done
 [[ $# -ge 1 ]] || die "usage: vm/run.sh [options] SCENARIO [ARGS...] (see --help)"
 scenario=$1
 shift
-[[ -f $FDL_ROOT/tests/vm/$scenario.sh ]] || die "no scenario tests/vm/$scenario.sh"
+guest_files=${FDL_GUEST_FILES:-}
+if [[ $scenario == */* ]]; then
+    # A script from outside tests/vm/ travels to /scenario/ beside them (it may source lib.sh).
+    [[ -f $scenario ]] || die "no guest script $scenario"
+    guest_files="$(realpath "$scenario") $guest_files"
+    scenario=$(basename "$scenario" .sh)
+else
+    [[ -f $FDL_ROOT/tests/vm/$scenario.sh ]] || die "no scenario tests/vm/$scenario.sh"
+fi
+for f in $guest_files; do [[ -f $f ]] || die "FDL_GUEST_FILES: no file $f"; done
 [[ $cpus =~ ^[0-9]+$ && $cpus -ge 1 ]] || die "--cpus wants a positive number, got '$cpus'"
 
 bin=${FDL_SCHED_BIN:-$FDL_ROOT/target/release/scx_fdl}
@@ -50,7 +61,7 @@ trap 'rm -rf "$work"' EXIT
     printf 'FDL_SCX_ARGS=%q\n' "${FDL_SCX_ARGS:-}"
 } > "$work/run.env"
 # shellcheck disable=SC2086
-"$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" "$probe" ${FDL_EXTRA_BINS:-}
+FDL_GUEST_FILES=$guest_files "$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" "$probe" ${FDL_EXTRA_BINS:-}
 
 log "booting $(cat "$kdir/release") with $cpus vCPUs (TCG): scenario $scenario $*; console -> $logfile"
 set +e
@@ -59,7 +70,7 @@ timeout -k 10 "$timeout" qemu-system-x86_64 \
     -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio.gz" \
     -append "console=ttyS0 quiet loglevel=4 panic=-1" \
     -nodefaults -display none -serial stdio -no-reboot < /dev/null |
-    tr -d '\r' | tee "$logfile"
+    stdbuf -oL tr -d '\r' | tee "$logfile"
 qemu_rc=${PIPESTATUS[0]}
 set -e
 
