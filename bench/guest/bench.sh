@@ -1,0 +1,229 @@
+# Benchmark runner (busybox sh, run as root on a sched_ext kernel: in the VM or on the host). Runs
+# the plan written by the host side (plan.sh, beside this file): for each repeat, each scheduler in
+# turn on this one boot, each variant of the scenario's workload. Results go to stdout as one line
+# each, so that they survive the serial console:
+#   FDL-BENCH-STEP sched=S variant=V repeat=R       a measurement begins (progress)
+#   FDL-BENCH {json}                                 one measurement's results, or why it has none
+#   FDL-BENCH-SCHED {json}                           a scheduler's start/stop on one repeat
+#   FDL-BENCH-END                                    every step was run
+# Helpers mkcg, say, scx_state, scx_ops, dmesg_problems come from the VM tests' lib.sh.
+. ./lib.sh
+. ./plan.sh
+BENCH_DIR=$PWD
+OUT=/tmp/fdl-bench
+SLOG=/tmp/fdl-bench-sched
+
+now() { cut -d' ' -f1 /proc/uptime; }
+# A JSON string with what could break the framing removed (quotes, backslashes, line breaks).
+jstr() { printf '"%s"' "$(printf '%s' "$*" | tr -d '"\\\r' | tr '\n\t' '| ' | cut -c1-400)"; }
+
+# The workload primitives the plan's functions call. Each starts its work in the background inside
+# cgroup $1; results go to $OUT/<name>.*.
+bench_weight() { echo "$2" > "$CG/$1/cpu.weight"; }
+bench_probe() {
+    cg=$1 name=$2
+    shift 2
+    if [ "$BENCH_PROBE" = schbench ]; then
+        cmd="schbench $* -r $BENCH_DURATION"
+    else
+        cmd="fdl-probe $* -r $BENCH_DURATION -w $BENCH_WARMUP --json"
+    fi
+    sh -c "echo \$\$ > $CG/$cg/cgroup.procs; exec $cmd" > "$OUT/$name.probe" 2> "$OUT/$name.err" &
+    PROBES="$PROBES $name:$!"
+}
+# hackbench runs again and again so that its throughput can be read while the probes run: each
+# completed run appends its "Time:" to <name>.hb.
+bench_hackbench() {
+    cg=$1 name=$2
+    shift 2
+    sh -c "echo \$\$ > $CG/$cg/cgroup.procs; while :; do hackbench $* 2>&1 | awk '/^Time:/ {print \$2}' >> $OUT/$name.hb; done" \
+        > /dev/null 2>&1 &
+    BG="$BG $!"
+    HACKBENCH="$HACKBENCH $name"
+}
+bench_stress() {
+    cg=$1 name=$2
+    shift 2
+    sh -c "echo \$\$ > $CG/$cg/cgroup.procs; exec stress-ng $* --metrics-brief -t 100000" > "$OUT/$name.stress" 2>&1 &
+    STRESS="$STRESS $name:$!"
+}
+bench_hogs() {
+    n=0
+    while [ $n -lt "$2" ]; do
+        sh -c "echo \$\$ > $CG/$1/cgroup.procs; while :; do :; done" &
+        BG="$BG $!"
+        n=$((n + 1))
+    done
+}
+
+usage() { awk '/^usage_usec/ {print $2}' "$CG/$1/cpu.stat"; }
+
+# Kill everything left in the scenario's cgroups (hackbench's children too) and wait until empty.
+kill_cgroups() {
+    for c in $BENCH_CGROUPS; do echo 1 > "$CG/$c/cgroup.kill"; done
+    i=0
+    for c in $BENCH_CGROUPS; do
+        while [ -n "$(cat "$CG/$c/cgroup.procs")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    done
+    # Reap them (not a bare wait: that would wait for the scheduler too).
+    for p in $BG; do wait "$p" 2>/dev/null; done
+    BG=""
+}
+
+# start_bench_sched NAME: start a scheduler and wait until the kernel names it enabled. On failure
+# SCHED_ERR says why.
+start_bench_sched() {
+    SCHED_ERR=""
+    t0=$(now)
+    # shellcheck disable=SC2046
+    $(sched_cmd "$1") > "$SLOG/$1.log" 2>&1 &
+    SPID=$!
+    short=${1#scx_}
+    while :; do
+        if [ "$(scx_state)" = enabled ]; then
+            case $(scx_ops) in "$1"*|"$short"*) break ;; esac
+        fi
+        if ! kill -0 "$SPID" 2>/dev/null; then
+            wait "$SPID"
+            SCHED_ERR="$1 exited $? before reaching enabled: $(tail -5 "$SLOG/$1.log")"
+            return 1
+        fi
+        if awk -v a="$(now)" -v b="$t0" -v t="$BENCH_START_TIMEOUT" 'BEGIN { exit !(a - b > t) }'; then
+            SCHED_ERR="$1 did not reach enabled within $BENCH_START_TIMEOUT s (state $(scx_state)): $(tail -3 "$SLOG/$1.log")"
+            kill -9 "$SPID" 2>/dev/null
+            wait "$SPID" 2>/dev/null
+            return 1
+        fi
+        sleep 0.2
+    done
+    START_S=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+    say "$1 enabled after $START_S s: ops=$(scx_ops)"
+}
+
+# stop_bench_sched NAME: SIGTERM, then confirm the kernel is back on its default scheduler.
+stop_bench_sched() {
+    kill -TERM "$SPID" 2>/dev/null
+    i=0
+    while kill -0 "$SPID" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -9 "$SPID" 2>/dev/null
+    wait "$SPID"
+    rc=$?
+    i=0
+    while [ "$(scx_state)" != disabled ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    STOP_STATE=$(scx_state)
+    STOP_RC=$rc
+}
+
+# The measurement's results as one JSON object.
+emit_result() {
+    sched=$1 variant=$2 repeat=$3 err=$4
+    printf 'FDL-BENCH {"sched": "%s", "variant": "%s", "repeat": %s, "error": %s' "$sched" "$variant" "$repeat" \
+        "$([ -n "$err" ] && jstr "$err" || echo null)"
+    printf ', "window_s": %s, "ops": %s, "probes": {' "${WINDOW:-0}" "$(jstr "$OPS")"
+    sep=""
+    for p in $PROBES; do
+        name=${p%%:*}
+        f=$OUT/$name.probe
+        if [ "$BENCH_PROBE" != schbench ] && grep -q '^{' "$f" 2>/dev/null; then
+            printf '%s"%s": %s' "$sep" "$name" "$(head -1 "$f")"
+        elif [ "$BENCH_PROBE" = schbench ] && grep -q 'th:' "$f" 2>/dev/null; then
+            printf '%s"%s": {"schbench_text": %s}' "$sep" "$name" "$(jstr "$(cat "$f")")"
+        else
+            printf '%s"%s": {"error": %s}' "$sep" "$name" "$(jstr "$BENCH_PROBE failed: $(cat "$f" "$OUT/$name.err" 2>/dev/null | tail -3)")"
+        fi
+        sep=", "
+    done
+    printf '}, "hackbench": {'
+    sep=""
+    for name in $HACKBENCH; do
+        printf '%s"%s": %s' "$sep" "$name" \
+            "$(awk '{ n++; s += $1 } END { printf "{\"runs\": %d, \"secs\": %.3f}", n, s }' "$OUT/$name.hb" 2>/dev/null)"
+        sep=", "
+    done
+    printf '}, "stress": {'
+    sep=""
+    for s in $STRESS; do
+        name=${s%%:*}
+        # metrics lines: "stress-ng: metrc: [pid] STRESSOR BOGO-OPS REAL USR SYS OPS/S OPS/S"
+        printf '%s"%s": %s' "$sep" "$name" "$(awk '$1 == "stress-ng:" && NF == 10 && $5 ~ /^[0-9]+$/ { o += $5; if ($6 > r) r = $6 }
+            END { printf "{\"bogo_ops\": %d, \"secs\": %.3f}", o, r }' "$OUT/$name.stress")"
+        sep=", "
+    done
+    printf '}, "cpu_usec": {'
+    sep=""
+    for c in $BENCH_CGROUPS; do
+        printf '%s"%s": %s' "$sep" "$c" "$(echo "$USAGE" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')"
+        sep=", "
+    done
+    echo '}}'
+}
+
+# measure SCHED VARIANT REPEAT: one run of the variant's workload under the running scheduler.
+measure() {
+    rm -rf "$OUT"
+    mkdir -p "$OUT"
+    PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" BG=""
+    OPS=$(scx_ops)
+    "load_$2"
+    sleep "$BENCH_SETTLE"
+    t0=$(now)
+    before=""
+    for c in $BENCH_CGROUPS; do before="$before $c=$(usage "$c")"; done
+    "probes_$2"
+    # Without a latency probe the window is the probe's would-be length (CPU shares only).
+    [ -n "$PROBES" ] || sleep $((BENCH_WARMUP + BENCH_DURATION))
+    err=""
+    for p in $PROBES; do wait "${p#*:}" || err="${err}probe ${p%%:*} failed; "; done
+    WINDOW=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
+    for c in $BENCH_CGROUPS; do
+        b=$(echo "$before" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')
+        USAGE="$USAGE $c=$(($(usage "$c") - b))"
+    done
+    # stress-ng prints its metrics when interrupted, not when killed.
+    for s in $STRESS; do kill -INT "${s#*:}" 2>/dev/null; done
+    for s in $STRESS; do wait "${s#*:}" 2>/dev/null; done
+    if [ "$1" != eevdf ]; then
+        if ! kill -0 "$SPID" 2>/dev/null || [ "$(scx_state)" != enabled ]; then
+            err="${err}$1 was ejected or exited during the run (state $(scx_state)): $(tail -3 "$SLOG/$1.log") $(dmesg | grep -i sched_ext | tail -2)"
+        fi
+    fi
+    kill_cgroups
+    emit_result "$1" "$2" "$3" "$err"
+}
+
+mkdir -p "$SLOG"
+for c in $BENCH_CGROUPS; do mkcg "$c" 100; done
+[ "$(scx_state)" = disabled ] || { say "sched_ext is $(scx_state) before the run: stop the scheduler running now"; exit 2; }
+repeat=1
+while [ $repeat -le "$BENCH_REPEAT" ]; do
+    for sched in $BENCH_SCHEDS; do
+        set_weights "$sched"
+        SCHED_ERR="" START_S=0
+        if [ "$sched" != eevdf ]; then
+            start_bench_sched "$sched"
+        fi
+        for variant in $BENCH_VARIANTS; do
+            echo "FDL-BENCH-STEP sched=$sched variant=$variant repeat=$repeat"
+            if [ -n "$SCHED_ERR" ]; then
+                PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" OPS=""
+                emit_result "$sched" "$variant" "$repeat" "$SCHED_ERR"
+            else
+                measure "$sched" "$variant" "$repeat"
+            fi
+        done
+        if [ "$sched" != eevdf ]; then
+            STOP_RC="" STOP_STATE=disabled
+            [ -z "$SCHED_ERR" ] && stop_bench_sched "$sched"
+            echo "FDL-BENCH-SCHED {\"sched\": \"$sched\", \"repeat\": $repeat, \"start_s\": $START_S, \"exit\": \"${STOP_RC}\", \"state_after\": \"$STOP_STATE\", \"error\": $([ -n "$SCHED_ERR" ] && jstr "$SCHED_ERR" || echo null)}"
+            if [ "$STOP_STATE" != disabled ]; then
+                say "sched_ext stayed $STOP_STATE after stopping $sched: the remaining measurements would be wrong"
+                exit 3
+            fi
+        fi
+    done
+    repeat=$((repeat + 1))
+done
+for c in $BENCH_CGROUPS; do rmdir "$CG/$c" 2>/dev/null; done
+problems=$(dmesg_problems)
+[ -z "$problems" ] || { say "kernel warnings during the run:"; echo "$problems" | head -20; }
+echo "FDL-BENCH-END"

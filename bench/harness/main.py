@@ -1,0 +1,205 @@
+"""bench/run.sh: measure each scheduler in turn on one boot and one workload, report the comparison."""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+from . import plan, report, runner, scenario
+from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, log
+
+SCENARIO_DIR = os.path.join(ROOT, "bench", "scenarios")
+
+
+def scenario_path(arg):
+    if os.sep in arg or arg.endswith(".toml"):
+        return arg
+    return os.path.join(SCENARIO_DIR, arg + ".toml")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="bench/run.sh",
+        description="Run a benchmark scenario under EEVDF, scx_fdl and the published sched_ext schedulers "
+                    "(each in turn, same boot, same workload) and report the comparison.",
+        epilog=f"Scenarios: {', '.join(sorted(f[:-5] for f in os.listdir(SCENARIO_DIR) if f.endswith('.toml')))}")
+    ap.add_argument("scenarios", nargs="+", metavar="SCENARIO",
+                    help="a name from bench/scenarios/ or the path of a scenario file")
+    ap.add_argument("--schedulers", default=",".join(ALL_SCHEDULERS),
+                    help="comma-separated, in the order run (default: %(default)s)")
+    ap.add_argument("--repeat", type=int, help="measurements per scheduler and variant (default: the scenario's)")
+    ap.add_argument("--duration", type=int, metavar="SECS", help="measured seconds per measurement "
+                    "(default: the scenario's)")
+    ap.add_argument("--runner", choices=["auto", "vm", "host"], default="auto",
+                    help="vm: QEMU with the rig's kernel; host: this machine's kernel (needs sched_ext and root); "
+                         "auto: host if it has sched_ext, else vm")
+    ap.add_argument("--probe", default="fdl-probe", metavar="PATH",
+                    help="the latency workload: fdl-probe (default) or the path of a schbench binary")
+    ap.add_argument("--out", metavar="DIR", help="results directory (default .cache/bench/results/SCENARIO-TIME)")
+    ap.add_argument("--check", action="store_true", help="only check the scenario files")
+    ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run from DIR/raw.jsonl")
+    a = ap.parse_args(argv)
+    a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
+    for s in a.schedulers:
+        if s not in ALL_SCHEDULERS:
+            ap.error(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(ALL_SCHEDULERS)})")
+    if a.repeat is not None and a.repeat < 1:
+        ap.error("--repeat wants 1 or more")
+    if a.duration is not None and a.duration < 1:
+        ap.error("--duration wants 1 or more seconds")
+    return a
+
+
+def machine(runner_kind, sc, info):
+    def sh(cmd):
+        try:
+            return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=10).stdout.strip()
+        except Exception:
+            return ""
+    cpu = sh("lscpu | sed -n 's/^Model name: *//p' | head -1")
+    m = {"host_cpu": cpu, "host_cpus": os.cpu_count(), "host_kernel": platform.release(),
+         "host_mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+         "runner": runner_kind, "guest_kernel": info.get("kernel"), "guest_cpus": info.get("cpus")}
+    if runner_kind == "vm":
+        m["qemu"] = sh("qemu-system-x86_64 --version | head -1")
+        m["runner_desc"] = (f"QEMU TCG VM, {sc.vcpus} vCPUs, kernel {info.get('kernel', '?')}, on {cpu} "
+                            f"({os.cpu_count()} host CPUs)")
+    else:
+        m["runner_desc"] = f"host, kernel {platform.release()}, {cpu} ({os.cpu_count()} CPUs)"
+    return m
+
+
+def finish(sc, scheds, statuses, records, sched_events, meta, out_dir):
+    agg = report.aggregate(sc, scheds, statuses, records)
+    meta["sched_events"] = sched_events
+    txt = report.text(agg, meta)
+    with open(os.path.join(out_dir, "report.txt"), "w") as f:
+        f.write(txt)
+    report.write_json(agg, meta, os.path.join(out_dir, "results.json"))
+    report.write_csv(agg, os.path.join(out_dir, "results.csv"))
+    pngs = report.plots(agg, out_dir)
+    print(txt)
+    log(f"results in {out_dir}: report.txt results.json results.csv raw.jsonl console.log "
+        + (" ".join(os.path.basename(p) for p in pngs) if isinstance(pngs, list) else f"({pngs})"))
+
+
+def run_one(a, sc, runner_kind):
+    repeat = a.repeat or sc.repeat
+    duration = a.duration or sc.duration_s
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out_dir = a.out if a.out and len(a.scenarios) == 1 else os.path.join(
+        a.out or os.path.join(CACHE, "bench", "results"), f"{sc.name}-{stamp}")
+    os.makedirs(out_dir, exist_ok=True)
+
+    statuses, bins, cmds = {}, [], {}
+    for s in a.schedulers:
+        b, st = runner.resolve_scheduler(s)
+        statuses[s] = st
+        if st != "ok":
+            log(f"{s}: {st}: its row will say so")
+        elif b:
+            bins.append(b)
+            cmds[s] = s + (" --config fdl.toml" if s == "scx_fdl" and sc.fdl_config() else "")
+    run_scheds = [s for s in a.schedulers if statuses[s] == "ok"]
+    probe = "fdl-probe"
+    if a.probe != "fdl-probe":
+        if not os.access(a.probe, os.X_OK):
+            sys.exit(f"bench: --probe {a.probe}: not an executable (want the path of a schbench binary)")
+        if os.path.basename(a.probe) != "schbench":
+            sys.exit(f"bench: --probe {a.probe}: the binary must be named schbench (it is called by that name)")
+        bins.append(os.path.abspath(a.probe))
+        probe = "schbench"
+
+    plan_text = plan.write(sc, run_scheds, cmds, probe, duration, repeat)
+    with open(os.path.join(out_dir, "plan.sh"), "w") as f:
+        f.write(plan_text)
+    steps = repeat * len(run_scheds) * len(sc.variants)
+    step_s = sc.settle_s + sc.warmup_s + duration + 3
+    # Generous: TCG is slow and some schedulers take a minute to load under it.
+    timeout = 120 + int(steps * step_s * 2) + repeat * (len(run_scheds) - 1) * min(sc.start_timeout_s, 150) + 300
+    log(f"scenario {sc.name}: {len(run_scheds)} scheduler(s) x {len(sc.variants)} variant(s) x {repeat} repeat(s) "
+        f"of {duration} s = {steps} measurements, about {fmt_secs(steps * step_s)} plus boot and scheduler "
+        f"loading; results -> {out_dir}")
+
+    records, sched_events = [], []
+    raw = open(os.path.join(out_dir, "raw.jsonl"), "a")
+
+    def on_record(kind, obj):
+        raw.write(json.dumps({"kind": kind, **obj}) + "\n")
+        raw.flush()
+        (records if kind == "FDL-BENCH" else sched_events).append(obj)
+        if kind == "FDL-BENCH" and obj.get("error"):
+            log(f"{obj['sched']} {obj['variant']} repeat {obj['repeat']}: {obj['error'][:200]}")
+
+    t0 = time.monotonic()
+    rc, info = (0, {"complete": True}) if not steps else runner.run(
+        sc, plan_text, sc.fdl_config(), bins, runner_kind, out_dir, on_record,
+        runner.Progress(steps, step_s), timeout)
+    raw.close()
+    elapsed = time.monotonic() - t0
+    meta = dict(machine(runner_kind, sc, info), scenario_file=sc.path, schedulers=a.schedulers, repeat=repeat,
+                duration_s=duration, probe=probe, started=stamp, elapsed_s=round(elapsed),
+                complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
+                command="bench/run.sh " + " ".join(sys.argv[1:]))
+    if not info.get("complete"):
+        log(f"the run did not finish (exit {rc}): the report holds what was gathered; console: "
+            f"{info.get('console_log')}")
+    finish(sc, a.schedulers, statuses, records, sched_events, meta, out_dir)
+    log(f"scenario {sc.name} took {fmt_secs(elapsed)}")
+    return 0 if info.get("complete") else 1
+
+
+def report_only(a):
+    d = a.report_only
+    with open(os.path.join(d, "results.json")) as f:
+        old = json.load(f)
+    meta = old["meta"]
+    sc = scenario.load(meta["scenario_file"])
+    records, events = [], []
+    with open(os.path.join(d, "raw.jsonl")) as f:
+        for line in f:
+            o = json.loads(line)
+            (records if o.pop("kind") == "FDL-BENCH" else events).append(o)
+    statuses = {s: r["status"] if r["status"] == "ok" or r["measurements"] else r["status"]
+                for s, r in next(iter(old["results"]["variants"].values())).items()}
+    statuses = {s: ("ok" if any(x["sched"] == s for x in records) else st) for s, st in statuses.items()}
+    finish(sc, meta["schedulers"], statuses, records, events, meta, d)
+    return 0
+
+
+def main(argv=None):
+    a = parse_args(sys.argv[1:] if argv is None else argv)
+    if a.report_only:
+        return report_only(a)
+    # Every scenario is checked before anything runs: a typo should not cost an hour.
+    try:
+        scs = [scenario.load(scenario_path(s)) for s in a.scenarios]
+    except scenario.ScenarioError as e:
+        print(f"bench: error: {e}", file=sys.stderr)
+        return 2
+    if a.check:
+        for sc in scs:
+            print(f"{sc.path}: ok ({len(sc.cgroups)} cgroups, {len(sc.workloads)} workloads, "
+                  f"variants {', '.join(sc.variants)})")
+        return 0
+    kind = a.runner
+    if kind == "auto":
+        kind = "host" if runner.host_has_sched_ext() and os.geteuid() == 0 else "vm"
+    if kind == "host" and not runner.host_has_sched_ext():
+        print("bench: error: --runner host: this kernel has no sched_ext (/sys/kernel/sched_ext missing); "
+              "use --runner vm", file=sys.stderr)
+        return 2
+    if kind == "host" and os.geteuid() != 0:
+        print("bench: error: --runner host needs root (it loads schedulers and makes cgroups)", file=sys.stderr)
+        return 2
+    rc = 0
+    for sc in scs:
+        rc |= run_one(a, sc, kind)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""The guest's plan: the scenario turned into shell functions for bench/guest/bench.sh."""
+
+import shlex
+
+
+def probe_args(w, probe):
+    """Command-line options of the latency workload: fdl-probe, or schbench's own spelling."""
+    if probe == "schbench":
+        return f"-m {w.message_threads} -t {w.workers} -s {w.sleep_us} -c {w.spin_us}"
+    return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us} --spin-us {w.spin_us}"
+
+
+def write(sc, scheds, sched_cmds, probe, duration_s, repeat):
+    """Text of plan.sh. scheds: the schedulers to run, in order ("eevdf" = no sched_ext scheduler);
+    sched_cmds: the command line of each other scheduler."""
+    q = shlex.quote
+    out = [
+        f"# Plan for scenario {sc.name} ({sc.path}), written by bench/run.sh.",
+        f"BENCH_SCHEDS={q(' '.join(scheds))}",
+        f"BENCH_VARIANTS={q(' '.join(sc.variants))}",
+        f"BENCH_CGROUPS={q(' '.join(sc.cgroups))}",
+        f"BENCH_REPEAT={repeat}",
+        f"BENCH_DURATION={duration_s}",
+        f"BENCH_WARMUP={sc.warmup_s}",
+        f"BENCH_SETTLE={sc.settle_s}",
+        f"BENCH_START_TIMEOUT={sc.start_timeout_s}",
+        f"BENCH_PROBE={probe}",
+        "",
+        "sched_cmd() {",
+        "    case $1 in",
+    ]
+    for s in scheds:
+        if s != "eevdf":
+            out.append(f"        {s}) echo {q(sched_cmds[s])} ;;")
+    out += ["    esac", "}", ""]
+
+    # scx_fdl reads the FDL parameters; every other scheduler gets the stand-in weight.
+    out += ["set_weights() {", '    if [ "$1" = scx_fdl ]; then']
+    out += [f"        bench_weight {c.name} {c.cpu_weight}" for c in sc.cgroups.values()]
+    out += ["    else"]
+    out += [f"        bench_weight {c.name} {c.weight_without_fdl}" for c in sc.cgroups.values()]
+    out += ["    fi", "}", ""]
+
+    for v in sc.variants:
+        load = [w for w in sc.workloads_in(v) if w.kind != "probe"]
+        probes = [w for w in sc.workloads_in(v) if w.kind == "probe"]
+        out.append(f"load_{v}() {{")
+        out.append("    :")
+        for w in load:
+            if w.kind == "hackbench":
+                out.append(f"    bench_hackbench {w.cgroup} {w.name} {w.args}")
+            elif w.kind == "stress-ng":
+                out.append(f"    bench_stress {w.cgroup} {w.name} {w.args}")
+            else:
+                out.append(f"    bench_hogs {w.cgroup} {w.count}")
+        out += ["}", f"probes_{v}() {{", "    :"]
+        for w in probes:
+            out.append(f"    bench_probe {w.cgroup} {w.name} {probe_args(w, probe)}")
+        out += ["}", ""]
+    return "\n".join(out) + "\n"

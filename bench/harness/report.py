@@ -1,0 +1,217 @@
+"""The report: results per scenario variant and scheduler (median and spread over repeats), as a
+terminal table, JSON, CSV and PNG percentile curves."""
+
+import csv
+import json
+import os
+
+from . import stats
+
+LAT_KEYS = [stats.pkey(p) for p in stats.PERCENTILES] + ["min", "max"]
+
+
+def probe_result(kind_probe, raw):
+    """Percentiles (fdl-probe JSON keys) of one probe in one record, or raises ValueError."""
+    if raw is None:
+        raise ValueError("no result")
+    if "error" in raw:
+        raise ValueError(raw["error"])
+    if "schbench_text" in raw:
+        return stats.parse_schbench(raw["schbench_text"])
+    return raw
+
+
+def aggregate(sc, scheds, statuses, records):
+    """Everything the report says, from the guest's FDL-BENCH records."""
+    probes = [w for w in sc.workloads if w.kind == "probe"]
+    antagonists = [w for w in sc.workloads if w.kind in ("hackbench", "stress-ng")]
+    out = {"scenario": sc.name, "description": sc.description, "variants": {}}
+    for v in sc.variants:
+        per = {}
+        for s in scheds:
+            recs = [r for r in records if r["sched"] == s and r["variant"] == v]
+            errors = [f"repeat {r['repeat']}: {r['error']}" for r in recs if r.get("error")]
+            good = [r for r in recs if not r.get("error")]
+            row = {"status": statuses.get(s, "ok"), "measurements": len(good), "errors": errors,
+                   "latency": {}, "throughput": {}, "cpus": {}}
+            for w in (p for p in probes if v in p.variants):
+                vals = {k: [] for k in LAT_KEYS + ["samples"]}
+                for r in good:
+                    try:
+                        res = probe_result(w.kind, r["probes"].get(w.name))
+                    except ValueError as e:
+                        errors.append(f"repeat {r['repeat']}: probe {w.name}: {e}")
+                        continue
+                    for k in vals:
+                        vals[k].append(res.get(k))
+                row["latency"][w.name] = {k: stats.summarize(x) for k, x in vals.items()}
+            for w in (a for a in antagonists if v in a.variants):
+                key = "hackbench" if w.kind == "hackbench" else "stress"
+                tp = [stats.throughput(w.kind, w.args, r[key].get(w.name)) for r in good]
+                row["throughput"][w.name] = dict(stats.summarize(tp), unit=stats.THROUGHPUT_UNIT[w.kind],
+                                                 kind=w.kind)
+            for c in sc.cgroups:
+                cpus = [r["cpu_usec"].get(c) / 1e6 / r["window_s"] for r in good
+                        if r.get("cpu_usec", {}).get(c) is not None and r.get("window_s")]
+                row["cpus"][c] = stats.summarize(cpus)
+            if row["status"] == "ok" and not good:
+                row["status"] = errors[0] if errors else "not run (the run ended before it)"
+            per[s] = row
+        base = per.get("eevdf")
+        for s, row in per.items():
+            row["p99_ratio_to_eevdf"] = {
+                n: stats.ratio(lat["p99"]["median"], base and base["latency"].get(n, {}).get("p99", {}).get("median"))
+                for n, lat in row["latency"].items()}
+            for n, t in row["throughput"].items():
+                t["ratio_to_eevdf"] = stats.ratio(t["median"], base and base["throughput"].get(n, {}).get("median"))
+        out["variants"][v] = per
+    return out
+
+
+def _cell(s, fmt="{:.0f}"):
+    if not s or s.get("median") is None:
+        return "-"
+    if s["n"] > 1 and s["min"] != s["max"]:
+        return f"{fmt.format(s['median'])} [{fmt.format(s['min'])}-{fmt.format(s['max'])}]"
+    return fmt.format(s["median"])
+
+
+def _ratio(x):
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def _table(header, rows):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def text(agg, meta):
+    """The terminal report."""
+    out = [f"Scenario {agg['scenario']}: {agg['description']}",
+           f"{meta['runner_desc']}; {meta['repeat']} repeat(s) of {meta['duration_s']} s; "
+           "values: median [min-max] over repeats; ratios: median / EEVDF's median"]
+    for v, per in agg["variants"].items():
+        out.append(f"\n== {agg['scenario']} / {v} ==")
+        rows = []
+        for s, row in per.items():
+            if row["status"] != "ok":
+                rows.append([s, "-", row["status"][:100], "", "", ""])
+                continue
+            for n, lat in row["latency"].items():
+                rows.append([s, n, _cell(lat["p50"]), _cell(lat["p99"]), _cell(lat["p99.9"]),
+                             _ratio(row["p99_ratio_to_eevdf"].get(n))])
+        if rows:
+            out.append("Wake-up latency (us) per cgroup")
+            out.append(_table(["scheduler", "cgroup", "p50", "p99", "p99.9", "p99/EEVDF"], rows))
+        names = sorted({n for row in per.values() for n in row["throughput"]})
+        if names:
+            rows = []
+            for s, row in per.items():
+                r = [s]
+                for n in names:
+                    t = row["throughput"].get(n)
+                    r += ["-", "-"] if not t or row["status"] != "ok" else [_cell(t), _ratio(t["ratio_to_eevdf"])]
+                rows.append(r)
+            hdr = ["scheduler"]
+            for n in names:
+                unit = next(row["throughput"][n]["unit"] for row in per.values() if n in row["throughput"])
+                hdr += [f"{n} ({unit})", "vs EEVDF"]
+            out.append("\nAntagonist throughput")
+            out.append(_table(hdr, rows))
+        cgs = list(next(iter(per.values()))["cpus"]) if per else []
+        rows = [[s] + [_cell(row["cpus"].get(c), "{:.2f}") if row["status"] == "ok" else "-" for c in cgs]
+                for s, row in per.items()]
+        out.append("\nCPUs used per cgroup during the measurement")
+        out.append(_table(["scheduler"] + cgs, rows))
+        errs = [(s, e) for s, row in per.items() for e in row["errors"]]
+        if errs:
+            out.append("\nProblems")
+            out += [f"  {s}: {e[:300]}" for s, e in errs]
+    out.append("\n" + p99_summary(agg))
+    return "\n".join(out) + "\n"
+
+
+def p99_summary(agg):
+    """One table of p99 (median over repeats) for every scheduler, variant and cgroup."""
+    cols = [(v, n) for v, per in agg["variants"].items()
+            for n in next(iter(per.values()))["latency"]] if agg["variants"] else []
+    scheds = list(next(iter(agg["variants"].values())).keys()) if agg["variants"] else []
+    rows = []
+    for s in scheds:
+        r = [s]
+        for v, n in cols:
+            row = agg["variants"][v][s]
+            r.append(_cell(row["latency"].get(n, {}).get("p99")) if row["status"] == "ok" else "n/a")
+        rows.append(r)
+    return f"p99 wake-up latency (us), {agg['scenario']}\n" + _table(["scheduler"] + [f"{v}:{n}" for v, n in cols], rows)
+
+
+def write_csv(agg, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["scenario", "variant", "scheduler", "status", "what", "name", "metric", "median", "min",
+                    "max", "n", "ratio_to_eevdf"])
+        for v, per in agg["variants"].items():
+            for s, row in per.items():
+                st = row["status"]
+                for n, lat in row["latency"].items():
+                    for k, x in lat.items():
+                        w.writerow([agg["scenario"], v, s, st, "latency_us", n, k, x["median"], x["min"], x["max"],
+                                    x["n"], row["p99_ratio_to_eevdf"].get(n) if k == "p99" else ""])
+                for n, t in row["throughput"].items():
+                    w.writerow([agg["scenario"], v, s, st, "throughput", n, t["unit"], t["median"], t["min"],
+                                t["max"], t["n"], t["ratio_to_eevdf"]])
+                for c, x in row["cpus"].items():
+                    w.writerow([agg["scenario"], v, s, st, "cpus", c, "cpus", x["median"], x["min"], x["max"],
+                                x["n"], ""])
+                if not row["latency"] and not row["throughput"]:
+                    w.writerow([agg["scenario"], v, s, st, "", "", "", "", "", "", 0, ""])
+
+
+def write_json(agg, meta, path):
+    with open(path, "w") as f:
+        json.dump({"meta": meta, "results": agg}, f, indent=1)
+
+
+def plots(agg, out_dir):
+    """PNG per variant: one panel per cgroup, the percentile curve of each scheduler (median over
+    repeats, bars from min to max). Returns the files written, or a reason if none."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib missing: run bench/setup.sh (plots skipped)"
+    files = []
+    keys = [stats.pkey(p) for p in stats.PERCENTILES]
+    for v, per in agg["variants"].items():
+        names = sorted({n for row in per.values() for n in row["latency"]},
+                       key=lambda n: list(next(iter(per.values()))["latency"]).index(n)
+                       if n in next(iter(per.values()))["latency"] else 99)
+        if not names:
+            continue
+        fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 4), squeeze=False, sharey=True)
+        for ax, n in zip(axes[0], names):
+            for s, row in per.items():
+                lat = row["latency"].get(n)
+                if row["status"] != "ok" or not lat or lat["p50"]["median"] is None:
+                    continue
+                y = [lat[k]["median"] for k in keys]
+                err = [[lat[k]["median"] - lat[k]["min"] for k in keys], [lat[k]["max"] - lat[k]["median"] for k in keys]]
+                ax.errorbar(range(len(keys)), y, yerr=err, marker="o", ms=3, capsize=2, label=s)
+            ax.set_xticks(range(len(keys)))
+            ax.set_xticklabels([k[1:] for k in keys])
+            ax.set_xlabel("percentile")
+            ax.set_yscale("log")
+            ax.set_title(f"cgroup {n}")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0][0].set_ylabel("wake-up latency (us)")
+        axes[0][-1].legend(fontsize=8)
+        fig.suptitle(f"{agg['scenario']} / {v}")
+        fig.tight_layout()
+        f = os.path.join(out_dir, f"{agg['scenario']}-{v}.png")
+        fig.savefig(f, dpi=100)
+        plt.close(fig)
+        files.append(f)
+    return files

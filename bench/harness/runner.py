@@ -1,0 +1,158 @@
+"""Runners: boot the VM (vm/run.sh) or use this host's own sched_ext kernel, run the guest plan,
+and hand each result line to a callback as it arrives, so that an interrupted run keeps what it
+gathered."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GUEST_SCRIPT = os.path.join(ROOT, "bench", "guest", "bench.sh")
+CACHE = os.environ.get("FDL_CACHE", os.path.join(ROOT, ".cache"))
+PEERS_FILE = os.path.join(ROOT, "bench", "peers.txt")
+ALL_SCHEDULERS = ["eevdf", "scx_fdl", "scx_bpfland", "scx_lavd", "scx_flash", "scx_rusty"]
+
+
+def log(msg):
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def host_has_sched_ext():
+    return os.path.exists("/sys/kernel/sched_ext/state")
+
+
+def peers():
+    """{name: version} from bench/peers.txt."""
+    out = {}
+    with open(PEERS_FILE) as f:
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if len(words) == 2:
+                out[words[0]] = words[1]
+    return out
+
+
+def resolve_scheduler(name):
+    """(binary path or None, status): where the scheduler is, or why it cannot run."""
+    if name == "eevdf":
+        return None, "ok"
+    if name == "scx_fdl":
+        b = os.environ.get("FDL_SCHED_BIN", os.path.join(ROOT, "target", "release", "scx_fdl"))
+        return (b, "ok") if os.access(b, os.X_OK) else (None, f"not built: {b} missing (cargo build --release)")
+    versions = peers()
+    if name not in versions:
+        return None, f"unknown scheduler (known: {', '.join(ALL_SCHEDULERS)})"
+    d = os.path.join(CACHE, "peers", f"{name}-{versions[name]}")
+    b = os.path.join(d, "bin", name)
+    if os.access(b, os.X_OK):
+        return b, "ok"
+    failed = os.path.join(d, "FAILED")
+    if os.path.exists(failed):
+        with open(failed) as f:
+            return None, f"build failed: {f.read().strip()} (log {d}/build.log)"
+    return None, f"not built: run bench/setup.sh ({name} {versions[name]})"
+
+
+class Progress:
+    """Step counter with an estimate of the time left from the steps seen so far."""
+
+    def __init__(self, total, planned_step_s):
+        self.total, self.planned = total, planned_step_s
+        self.done, self.start = 0, time.monotonic()
+        self.first_step_at = None
+
+    def step(self, desc):
+        now = time.monotonic()
+        if self.first_step_at is None:
+            self.first_step_at = now
+        # Steps started so far have all ended but this one: their mean is the best guess.
+        per = (now - self.first_step_at) / self.done if self.done else self.planned
+        left = (self.total - self.done) * per
+        self.done += 1
+        log(f"step {self.done}/{self.total}: {desc} | {fmt_secs(now - self.start)} elapsed, "
+            f"about {fmt_secs(left)} left")
+
+
+def fmt_secs(s):
+    s = int(s)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def run(sc, plan_text, fdl_config, bins, runner, out_dir, on_record, progress, timeout):
+    """Run the plan; call on_record(kind, obj) for each FDL-BENCH* line. Returns (rc, info) where
+    info holds what the run learnt about the machine (guest kernel, console log path)."""
+    work = tempfile.mkdtemp(prefix="fdl-bench-")
+    try:
+        with open(os.path.join(work, "plan.sh"), "w") as f:
+            f.write(plan_text)
+        with open(os.path.join(work, "fdl.toml"), "w") as f:
+            f.write(fdl_config)
+        console = os.path.join(out_dir, "console.log")
+        env = dict(os.environ)
+        if runner == "vm":
+            env["FDL_GUEST_FILES"] = f"{work}/plan.sh {work}/fdl.toml"
+            env["FDL_EXTRA_BINS"] = " ".join(bins)
+            cmd = [os.path.join(ROOT, "vm", "run.sh"), "--cpus", str(sc.vcpus), "--mem", str(sc.mem_mb),
+                   "--timeout", str(timeout), "--log", console, GUEST_SCRIPT]
+            cwd = ROOT
+        else:
+            for src in (GUEST_SCRIPT, os.path.join(ROOT, "tests", "vm", "lib.sh")):
+                shutil.copy(src, work)
+            path_dirs = []
+            for b in bins:
+                d = os.path.dirname(os.path.abspath(b))
+                if d not in path_dirs:
+                    path_dirs.append(d)
+            env["PATH"] = ":".join(path_dirs + [env.get("PATH", "/usr/bin:/bin")])
+            cmd = ["timeout", "-k", "10", str(timeout), "sh", os.path.join(work, "bench.sh")]
+            cwd = work
+        info = {"console_log": console}
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=None, text=True,
+                                errors="replace", start_new_session=True)
+        try:
+            with open(console, "a") if runner == "host" else open(os.devnull, "w") as copy:
+                for line in proc.stdout:
+                    copy.write(line)
+                    line = line.rstrip("\n")
+                    handle_line(line, on_record, progress, info)
+            rc = proc.wait()
+        except KeyboardInterrupt:
+            log("interrupted: stopping the run; the report keeps the results gathered so far")
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+            info["interrupted"] = True
+            rc = 130
+        return rc, info
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def handle_line(line, on_record, progress, info):
+    if line.startswith("FDL-GUEST-BEGIN"):
+        info.update(dict(w.split("=", 1) for w in line.split()[1:] if "=" in w))
+        log(f"guest up: {line[len('FDL-GUEST-BEGIN '):]}")
+    elif line.startswith("FDL-BENCH-STEP "):
+        f = dict(w.split("=", 1) for w in line.split()[1:])
+        progress.step(f"{f['sched']} {f['variant']} repeat {f['repeat']}")
+    elif line.startswith("FDL-BENCH-END"):
+        info["complete"] = True
+    elif line.startswith("FDL-BENCH-SCHED ") or line.startswith("FDL-BENCH "):
+        kind, _, payload = line.partition(" ")
+        try:
+            obj = json.loads(payload)
+        except json.JSONDecodeError:
+            # A kernel message can land in the middle of a console line: say so, keep going.
+            log(f"a result line arrived garbled and is left out: {line[:160]}")
+            info["garbled"] = info.get("garbled", 0) + 1
+            return
+        on_record(kind, obj)
+    elif line.startswith("[guest]"):
+        log(line)
