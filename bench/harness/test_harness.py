@@ -1,0 +1,192 @@
+"""Tests of the harness's statistics, scenario checking and report (python3 -m unittest
+bench.harness.test_harness, from the repository root; bench/selftest.sh runs them)."""
+
+import os
+import tempfile
+import unittest
+
+from . import report, scenario, stats
+
+GOOD = """\
+description = "test"
+variants = ["antagonist", "quiet"]
+
+[cgroup.antagonist]
+cpu_weight = 100
+
+[cgroup.fdl]
+deadline_rr = "1ms"
+deadline_wakeup = "500us"
+guaranteed_shares = 7000
+weight_without_fdl = 700
+
+[[workload]]
+kind = "hackbench"
+cgroup = "antagonist"
+args = "-g 2 -f 10 -s 20000 -l 100"
+variants = ["antagonist"]
+
+[[workload]]
+kind = "probe"
+cgroup = "fdl"
+sleep = "20ms"
+spin = "3ms"
+"""
+
+
+class Stats(unittest.TestCase):
+    def test_median_and_spread(self):
+        self.assertEqual(stats.median([3, 1, 2]), 2)
+        self.assertEqual(stats.median([4, 1, 3, 2]), 2.5)
+        self.assertIsNone(stats.median([]))
+        self.assertEqual(stats.summarize([10, None, 30, 20]), {"median": 20, "min": 10, "max": 30, "n": 3})
+
+    def test_percentiles_of_known_samples(self):
+        # The same nearest-rank rule and values as fdl-probe's own test.
+        s = list(range(1000, 0, -1))
+        self.assertEqual([stats.nearest_rank(s, p) for p in stats.PERCENTILES], [500, 750, 900, 950, 990, 995, 999])
+        self.assertEqual(stats.nearest_rank([30, 10, 20], 50), 20)
+        self.assertEqual(stats.nearest_rank([7], 99.9), 7)
+
+    def test_ratio(self):
+        self.assertEqual(stats.ratio(50, 200), 0.25)
+        self.assertIsNone(stats.ratio(50, None))
+        self.assertIsNone(stats.ratio(None, 10))
+
+    def test_schbench_old_and_new_output(self):
+        old = ("Latency percentiles (usec)\n\t50.0000th: 12\n\t75.0000th: 15\n\t90.0000th: 20\n\t95.0000th: 22\n"
+               "\t*99.0000th: 123\n\t99.5000th: 200\n\t99.9000th: 900\n\tmin=0, max=1500\n")
+        r = stats.parse_schbench(old)
+        self.assertEqual((r["p50"], r["p99"], r["p99.9"], r["min"], r["max"]), (12, 123, 900, 0, 1500))
+        new = ("Wakeup Latencies percentiles (usec) runtime 30 (s) (4000 total samples)|\t  50.0th: 5 (1 samples)|"
+               "\t  99.0th: 77 (40 samples)|\t  min=1, max=99|"
+               "Request Latencies percentiles (usec) runtime 30 (s) (4000 total samples)|\t  50.0th: 9999 (1 samples)|"
+               "\t  99.0th: 8888 (1 samples)|\t  min=2, max=9999")
+        r = stats.parse_schbench(new)
+        self.assertEqual((r["p50"], r["p99"], r["samples"], r["max"]), (5, 77, 4000, 99))
+        with self.assertRaises(ValueError):
+            stats.parse_schbench("schbench: bad option")
+
+    def test_hackbench_throughput(self):
+        self.assertEqual(stats.hackbench_messages_per_run("-g 2 -f 10 -s 20000 -l 100"), 2 * 10 * 10 * 100)
+        self.assertEqual(stats.hackbench_messages_per_run("-s 100"), 10 * 20 * 20 * 100)
+        self.assertEqual(stats.throughput("hackbench", "-g 1 -f 2 -l 10", {"runs": 4, "secs": 2.0}), 80.0)
+        self.assertIsNone(stats.throughput("hackbench", "-g 1", {"runs": 0, "secs": 0}))
+        self.assertEqual(stats.throughput("stress-ng", "", {"bogo_ops": 100, "secs": 4.0}), 25.0)
+
+
+class Scenarios(unittest.TestCase):
+    def load(self, text):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(text)
+        self.addCleanup(os.unlink, f.name)
+        return f.name, scenario.load
+
+    def error(self, text):
+        path, load = self.load(text)
+        with self.assertRaises(scenario.ScenarioError) as cm:
+            load(path)
+        msg = str(cm.exception)
+        self.assertTrue(msg.startswith(path), msg)
+        return msg.replace(path, "F")
+
+    def test_good(self):
+        path, load = self.load(GOOD)
+        sc = load(path)
+        self.assertEqual(sc.variants, ["antagonist", "quiet"])
+        self.assertEqual([w.name for w in sc.workloads_in("quiet")], ["fdl"])
+        self.assertEqual(sc.workloads[1].sleep_us, 20000)
+        self.assertIn('deadline_wakeup = "500us"', sc.fdl_config())
+        self.assertIn("guaranteed_shares = 7000", sc.fdl_config())
+        self.assertNotIn("antagonist", sc.fdl_config())
+
+    def test_shipped_scenarios_are_valid(self):
+        d = os.path.join(os.path.dirname(__file__), "..", "scenarios")
+        for f in os.listdir(d):
+            if f.endswith(".toml"):
+                scenario.load(os.path.join(d, f))
+
+    def test_precise_errors(self):
+        cases = [
+            (GOOD.replace('deadline_wakeup = "500us"', 'deadline_wakeup = "5 minutes"'),
+             'F:9: [cgroup.fdl] deadline_wakeup: \'5 minutes\' is not a duration'),
+            (GOOD.replace('deadline_rr = "1ms"\n', ""),
+             "F:8: [cgroup.fdl] deadline_wakeup: set but deadline_rr is not"),
+            (GOOD.replace('deadline_rr = "1ms"', 'deadline_rr = "100us"'),
+             "F:9: [cgroup.fdl] deadline_wakeup: 500us is longer than deadline_rr 100us"),
+            (GOOD.replace("cpu_weight = 100", "cpu_wieght = 100"),
+             "F:5: [cgroup.antagonist] cpu_wieght: unknown key (known: cpu_weight,"),
+            (GOOD.replace("cpu_weight = 100", "cpu_weight = 0"),
+             "F:5: [cgroup.antagonist] cpu_weight: 0 is not a whole number in 1..10000"),
+            (GOOD.replace('cgroup = "fdl"', 'cgroup = "fld"'),
+             "F:21: [[workload]] #2 cgroup: 'fld' is not one of the scenario's [cgroup.*] (antagonist, fdl)"),
+            (GOOD.replace('kind = "probe"', 'kind = "schbench"'),
+             "F:20: [[workload]] #2 kind: 'schbench': want one of probe, hackbench, stress-ng, hogs"),
+            (GOOD.replace('variants = ["antagonist"]', 'variants = ["antagnist"]'),
+             "F:17: [[workload]] #1 variants: ['antagnist']: every name must be one of"),
+            (GOOD.replace('args = "-g 2 -f 10 -s 20000 -l 100"', 'args = "-g 2; reboot"'),
+             "F:16: [[workload]] #1 args: '-g 2; reboot': only letters"),
+            (GOOD.replace('spin = "3ms"', 'spin = "3ms"\nvariants = ["antagonist"]'),
+             "F:2: variants: variant 'quiet' has no workload"),
+            (GOOD.replace("[cgroup.fdl]", "[cgroup.fdl"), "F: not valid TOML: "),
+            ("repeats = 3\n" + GOOD, "F:1: repeats: unknown key"),
+            (GOOD + "repeats = 3\n", "F:24: [[workload]] #2 repeats: unknown key"),
+        ]
+        for text, want in cases:
+            with self.subTest(want=want):
+                msg = self.error(text)
+                self.assertTrue(msg.startswith(want), f"got: {msg}\nwant: {want}...")
+
+    def test_missing_file(self):
+        with self.assertRaises(scenario.ScenarioError) as cm:
+            scenario.load("/nonexistent/x.toml")
+        self.assertIn("/nonexistent/x.toml: cannot read", str(cm.exception))
+
+
+class Report(unittest.TestCase):
+    def scenario(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(GOOD)
+        self.addCleanup(os.unlink, f.name)
+        return scenario.load(f.name)
+
+    def rec(self, sched, variant, repeat, p99, runs=None):
+        lat = {stats.pkey(p): p99 // 2 for p in stats.PERCENTILES}
+        lat.update({"p99": p99, "p99.9": p99 * 2, "min": 1, "max": p99 * 3, "samples": 100})
+        return {"sched": sched, "variant": variant, "repeat": repeat, "error": None, "window_s": 10.0,
+                "probes": {"fdl": lat}, "hackbench": {"antagonist-hackbench": {"runs": runs, "secs": 10.0}}
+                if runs else {}, "stress": {}, "cpu_usec": {"antagonist": 5_000_000, "fdl": 2_000_000}}
+
+    def test_aggregate_ratios_and_failed_rows(self):
+        sc = self.scenario()
+        recs = [self.rec("eevdf", "antagonist", r, p, runs=10) for r, p in ((1, 1000), (2, 3000), (3, 2000))]
+        recs += [self.rec("scx_fdl", "antagonist", r, p, runs=5) for r, p in ((1, 500), (2, 400), (3, 600))]
+        recs += [dict(self.rec("scx_bpfland", "antagonist", 1, 0), error="scx_bpfland exited 1 before enabled")]
+        scheds = ["eevdf", "scx_fdl", "scx_bpfland", "scx_lavd"]
+        statuses = {"eevdf": "ok", "scx_fdl": "ok", "scx_bpfland": "ok", "scx_lavd": "build failed: E0425"}
+        agg = report.aggregate(sc, scheds, statuses, recs)
+        a = agg["variants"]["antagonist"]
+        self.assertEqual(a["eevdf"]["latency"]["fdl"]["p99"], {"median": 2000, "min": 1000, "max": 3000, "n": 3})
+        self.assertEqual(a["scx_fdl"]["p99_ratio_to_eevdf"]["fdl"], 0.25)
+        self.assertEqual(a["scx_fdl"]["throughput"]["antagonist-hackbench"]["ratio_to_eevdf"], 0.5)
+        self.assertAlmostEqual(a["eevdf"]["cpus"]["antagonist"]["median"], 0.5)
+        self.assertTrue(a["scx_bpfland"]["status"].startswith("repeat 1: scx_bpfland exited 1"))
+        self.assertEqual(a["scx_lavd"]["status"], "build failed: E0425")
+        txt = report.text(agg, {"runner_desc": "test", "repeat": 3, "duration_s": 10})
+        self.assertIn("build failed: E0425", txt)
+        self.assertIn("2000 [1000-3000]", txt)
+        self.assertIn("0.25x", txt)
+        summary = report.p99_summary(agg)
+        self.assertIn("scx_lavd", summary)
+        # Every scheduler keeps its row in every variant, measured or not.
+        self.assertEqual(list(agg["variants"]["quiet"]), scheds)
+        self.assertTrue(agg["variants"]["quiet"]["eevdf"]["status"].startswith("not run"))
+        with tempfile.TemporaryDirectory() as d:
+            report.write_csv(agg, os.path.join(d, "r.csv"))
+            with open(os.path.join(d, "r.csv")) as f:
+                csv_text = f.read()
+            self.assertIn("build failed: E0425", csv_text)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The benchmark harness checks itself (exit 0 = pass); a test of the instrument, not a benchmark:
+#   1. statistics on known samples (harness: medians, spread, ratios, schbench parsing; fdl-probe:
+#      its percentiles), scenario errors that name file, line and field, the report's rows;
+#   2. a bad scenario file is refused by bench/run.sh before anything runs, with a precise error;
+#   3. the tiny scenario end to end in the VM under EEVDF and scx_fdl (about 1-2 minutes), and the
+#      report, JSON, CSV and plots it must produce.
+# Usage: bench/selftest.sh [--no-vm]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+py=${FDL_CACHE:-$root/.cache}/bench/venv/bin/python
+[[ -x $py ]] || py=python3
+failed=0
+ok() { echo "bench-selftest: PASS $*"; }
+bad() { echo "bench-selftest: FAIL $*"; failed=1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if PYTHONPATH=$root "$py" -m unittest -q bench.harness.test_harness; then ok "harness unit tests"
+else bad "harness unit tests"; fi
+if BPF_CLANG=${BPF_CLANG:-clang-19} cargo test -q --release --locked -p fdl-probe > "$tmp/cargo.log" 2>&1; then
+    ok "fdl-probe percentiles of known samples (cargo test -p fdl-probe)"
+else
+    bad "cargo test -p fdl-probe:"; tail -20 "$tmp/cargo.log"
+fi
+
+cat > "$tmp/bad.toml" <<'TOML'
+[cgroup.fdl]
+deadline_wakeup = "500us"
+
+[[workload]]
+kind = "probe"
+cgroup = "fdl"
+TOML
+out=$(bench/run.sh "$tmp/bad.toml" 2>&1)
+rc=$?
+want="$tmp/bad.toml:2: [cgroup.fdl] deadline_wakeup: set but deadline_rr is not"
+if [[ $rc == 2 && $out == *"$want"* ]]; then ok "bad scenario refused: $out"
+else bad "bad scenario: want exit 2 and '$want', got exit $rc: $out"; fi
+
+if [[ ${1:-} != --no-vm ]]; then
+    start=$(date +%s)
+    timeout -k 10 400 bench/run.sh tiny --schedulers eevdf,scx_fdl --out "$tmp/tiny" > "$tmp/run.log" 2>&1
+    rc=$?
+    secs=$(($(date +%s) - start))
+    if [[ $rc == 0 ]]; then ok "tiny scenario ran in the VM in $secs s"
+    else bad "tiny scenario exited $rc after $secs s:"; tail -30 "$tmp/run.log"; fi
+    for f in report.txt results.json results.csv raw.jsonl tiny-antagonist.png tiny-quiet.png; do
+        [[ -s $tmp/tiny/$f ]] && ok "produced $f" || bad "no $f in the results"
+    done
+    # Every scheduler measured in every variant, with real numbers.
+    if PYTHONPATH=$root "$py" - "$tmp/tiny/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]["variants"]
+for v in ("antagonist", "quiet"):
+    for s in ("eevdf", "scx_fdl"):
+        row = r[v][s]
+        assert row["status"] == "ok" and row["measurements"] == 1, (v, s, row["status"], row["errors"])
+        p99 = row["latency"]["fdl"]["p99"]["median"]
+        assert p99 and p99 > 0, (v, s, p99)
+        if v == "antagonist":
+            t = row["throughput"]["antagonist-hackbench"]["median"]
+            assert t and t > 0, (v, s, "hackbench throughput", t)
+print("results.json: both schedulers, both variants, p99 and hackbench throughput present")
+PY
+    then ok "results.json complete"; else bad "results.json incomplete (see above)"; cat "$tmp/tiny/report.txt"; fi
+fi
+exit $failed
