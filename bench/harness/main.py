@@ -17,7 +17,12 @@ SCENARIO_DIR = os.path.join(ROOT, "bench", "scenarios")
 def scenario_path(arg):
     if os.sep in arg or arg.endswith(".toml"):
         return arg
-    return os.path.join(SCENARIO_DIR, arg + ".toml")
+    path = os.path.join(SCENARIO_DIR, arg + ".toml")
+    if not os.path.exists(path):
+        have = sorted(f[:-5] for f in os.listdir(SCENARIO_DIR) if f.endswith(".toml"))
+        raise scenario.ScenarioError(f"no scenario {arg!r} in bench/scenarios/ (have: {', '.join(have)}; "
+                                     "or give the path of a .toml file)")
+    return path
 
 
 def parse_args(argv):
@@ -26,7 +31,7 @@ def parse_args(argv):
         description="Run a benchmark scenario under EEVDF, scx_fdl and the published sched_ext schedulers "
                     "(each in turn, same boot, same workload) and report the comparison.",
         epilog=f"Scenarios: {', '.join(sorted(f[:-5] for f in os.listdir(SCENARIO_DIR) if f.endswith('.toml')))}")
-    ap.add_argument("scenarios", nargs="+", metavar="SCENARIO",
+    ap.add_argument("scenarios", nargs="*", metavar="SCENARIO",
                     help="a name from bench/scenarios/ or the path of a scenario file")
     ap.add_argument("--schedulers", default=",".join(ALL_SCHEDULERS),
                     help="comma-separated, in the order run (default: %(default)s)")
@@ -42,6 +47,8 @@ def parse_args(argv):
     ap.add_argument("--check", action="store_true", help="only check the scenario files")
     ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run from DIR/raw.jsonl")
     a = ap.parse_args(argv)
+    if not a.scenarios and not a.report_only:
+        ap.error("name at least one scenario (or --report-only DIR)")
     a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
     for s in a.schedulers:
         if s not in ALL_SCHEDULERS:
@@ -141,7 +148,7 @@ def run_one(a, sc, runner_kind):
     raw.close()
     elapsed = time.monotonic() - t0
     meta = dict(machine(runner_kind, sc, info), scenario_file=sc.path, schedulers=a.schedulers, repeat=repeat,
-                duration_s=duration, probe=probe, started=stamp, elapsed_s=round(elapsed),
+                duration_s=duration, probe=probe, statuses=statuses, started=stamp, elapsed_s=round(elapsed),
                 complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
                 command="bench/run.sh " + " ".join(sys.argv[1:]))
     if not info.get("complete"):
@@ -163,10 +170,7 @@ def report_only(a):
         for line in f:
             o = json.loads(line)
             (records if o.pop("kind") == "FDL-BENCH" else events).append(o)
-    statuses = {s: r["status"] if r["status"] == "ok" or r["measurements"] else r["status"]
-                for s, r in next(iter(old["results"]["variants"].values())).items()}
-    statuses = {s: ("ok" if any(x["sched"] == s for x in records) else st) for s, st in statuses.items()}
-    finish(sc, meta["schedulers"], statuses, records, events, meta, d)
+    finish(sc, meta["schedulers"], meta.get("statuses", {}), records, events, meta, d)
     return 0
 
 

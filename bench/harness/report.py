@@ -96,14 +96,14 @@ def text(agg, meta):
         rows = []
         for s, row in per.items():
             if row["status"] != "ok":
-                rows.append([s, "-", row["status"][:100], "", "", ""])
+                rows.append([s, "all", "-", "-", "-", "-", row["status"][:120]])
                 continue
             for n, lat in row["latency"].items():
                 rows.append([s, n, _cell(lat["p50"]), _cell(lat["p99"]), _cell(lat["p99.9"]),
-                             _ratio(row["p99_ratio_to_eevdf"].get(n))])
+                             _ratio(row["p99_ratio_to_eevdf"].get(n)), ""])
         if rows:
             out.append("Wake-up latency (us) per cgroup")
-            out.append(_table(["scheduler", "cgroup", "p50", "p99", "p99.9", "p99/EEVDF"], rows))
+            out.append(_table(["scheduler", "cgroup", "p50", "p99", "p99.9", "p99/EEVDF", "note"], rows))
         names = sorted({n for row in per.values() for n in row["throughput"]})
         if names:
             rows = []
