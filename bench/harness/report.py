@@ -192,6 +192,7 @@ def plots(agg, out_dir):
         if not names:
             continue
         fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 4), squeeze=False, sharey=True)
+        lowest = None
         for ax, n in zip(axes[0], names):
             for s, row in per.items():
                 lat = row["latency"].get(n)
@@ -200,12 +201,16 @@ def plots(agg, out_dir):
                 y = [lat[k]["median"] for k in keys]
                 err = [[lat[k]["median"] - lat[k]["min"] for k in keys], [lat[k]["max"] - lat[k]["median"] for k in keys]]
                 ax.errorbar(range(len(keys)), y, yerr=err, marker="o", ms=3, capsize=2, label=s)
+                low = min(lat[k]["min"] for k in keys)
+                lowest = low if lowest is None else min(lowest, low)
             ax.set_xticks(range(len(keys)))
             ax.set_xticklabels([k[1:] for k in keys])
             ax.set_xlabel("percentile")
             ax.set_yscale("log")
             ax.set_title(f"cgroup {n}")
             ax.grid(True, which="both", alpha=0.3)
+        if lowest:
+            axes[0][0].set_ylim(bottom=lowest / 2)
         axes[0][0].set_ylabel("wake-up latency (us)")
         axes[0][-1].legend(fontsize=8)
         fig.suptitle(f"{agg['scenario']} / {v}")
