@@ -128,6 +128,13 @@ def text(agg, meta):
         if errs:
             out.append("\nProblems")
             out += [f"  {s}: {e[:300]}" for s, e in errs]
+    events = meta.get("sched_events") or []
+    if events:
+        out.append("\nSchedulers: time to reach enabled (s), exit status on SIGTERM, per repeat")
+        for s in sorted({e["sched"] for e in events}, key=[e["sched"] for e in events].index):
+            mine = [e for e in events if e["sched"] == s]
+            out.append(f"  {s}: " + ", ".join(
+                f"{e['start_s']} s exit {e['exit'] or '-'}" if not e.get("error") else "failed to load" for e in mine))
     out.append("\n" + p99_summary(agg))
     return "\n".join(out) + "\n"
 
