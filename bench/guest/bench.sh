@@ -14,8 +14,13 @@ OUT=/tmp/fdl-bench
 SLOG=/tmp/fdl-bench-sched
 
 now() { cut -d' ' -f1 /proc/uptime; }
-# A JSON string with what could break the framing removed (quotes, backslashes, line breaks).
-jstr() { printf '"%s"' "$(printf '%s' "$*" | tr -d '"\\\r' | tr '\n\t' '| ' | cut -c1-400)"; }
+# A JSON string with what could break the framing removed (quotes, backslashes, line breaks,
+# terminal colour codes and other control characters).
+jstr() {
+    printf '"%s"' "$(printf '%s' "$*" | sed 's/\[[0-9;]*m//g' | tr '\n\t' '| ' | tr -d '"\\\000-\037' | cut -c1-800)"
+}
+# The end of a scheduler's log, for an error: its last lines, the panic or error among them.
+log_tail() { grep -v '^ *$' "$1" | tail -"${2:-4}" | cut -c1-240; }
 
 # The workload primitives the plan's functions call. Each starts its work in the background inside
 # cgroup $1; results go to $OUT/<name>.*.
@@ -85,11 +90,11 @@ start_bench_sched() {
         fi
         if ! kill -0 "$SPID" 2>/dev/null; then
             wait "$SPID"
-            SCHED_ERR="$1 exited $? before reaching enabled: $(tail -5 "$SLOG/$1.log")"
+            SCHED_ERR="$1 exited $? before reaching enabled: $(log_tail "$SLOG/$1.log")"
             return 1
         fi
         if awk -v a="$(now)" -v b="$t0" -v t="$BENCH_START_TIMEOUT" 'BEGIN { exit !(a - b > t) }'; then
-            SCHED_ERR="$1 did not reach enabled within $BENCH_START_TIMEOUT s (state $(scx_state)): $(tail -3 "$SLOG/$1.log")"
+            SCHED_ERR="$1 did not reach enabled within $BENCH_START_TIMEOUT s (state $(scx_state)): $(log_tail "$SLOG/$1.log")"
             kill -9 "$SPID" 2>/dev/null
             wait "$SPID" 2>/dev/null
             return 1
@@ -184,7 +189,7 @@ measure() {
     for s in $STRESS; do wait "${s#*:}" 2>/dev/null; done
     if [ "$1" != eevdf ]; then
         if ! kill -0 "$SPID" 2>/dev/null || [ "$(scx_state)" != enabled ]; then
-            err="${err}$1 was ejected or exited during the run (state $(scx_state)): $(tail -3 "$SLOG/$1.log") $(dmesg | grep -i sched_ext | tail -2)"
+            err="${err}$1 was ejected or exited during the run (state $(scx_state)): $(log_tail "$SLOG/$1.log") $(dmesg | grep -i sched_ext | tail -2)"
         fi
     fi
     kill_cgroups
@@ -192,6 +197,8 @@ measure() {
 }
 
 mkdir -p "$SLOG"
+# scx_utils (the peers) reads tracefs at start and panics without it; the VM's init does not mount it.
+[ -e /sys/kernel/tracing/available_tracers ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 for c in $BENCH_CGROUPS; do mkcg "$c" 100; done
 [ "$(scx_state)" = disabled ] || { say "sched_ext is $(scx_state) before the run: stop the scheduler running now"; exit 2; }
 repeat=1

@@ -147,7 +147,7 @@ def handle_line(line, on_record, progress, info):
     elif line.startswith("FDL-BENCH-SCHED ") or line.startswith("FDL-BENCH "):
         kind, _, payload = line.partition(" ")
         try:
-            obj = json.loads(payload)
+            obj = json.loads(payload, strict=False)
         except json.JSONDecodeError:
             # A kernel message can land in the middle of a console line: say so, keep going.
             log(f"a result line arrived garbled and is left out: {line[:160]}")
