@@ -11,9 +11,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 py=${FDL_CACHE:-$root/.cache}/bench/venv/bin/python
 [[ -x $py ]] || py=python3
-failed=0
-ok() { echo "bench-selftest: PASS $*"; }
-bad() { echo "bench-selftest: FAIL $*"; failed=1; }
+failed=0 npass=0 nfail=0
+ok() { echo "bench-selftest: PASS $*"; npass=$((npass + 1)); }
+bad() { echo "bench-selftest: FAIL $*"; failed=1; nfail=$((nfail + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -66,4 +66,5 @@ print("results.json: both schedulers, both variants, p99 and hackbench throughpu
 PY
     then ok "results.json complete"; else bad "results.json incomplete (see above)"; cat "$tmp/tiny/report.txt"; fi
 fi
+echo "bench-selftest: $npass passed, $nfail failed"
 exit $failed

@@ -99,6 +99,7 @@ def run_one(a, sc, runner_kind):
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out_dir = a.out if a.out and len(a.scenarios) == 1 else os.path.join(
         a.out or os.path.join(CACHE, "bench", "results"), f"{sc.name}-{stamp}")
+    out_dir = os.path.abspath(out_dir)  # vm/run.sh runs from the repository root
     os.makedirs(out_dir, exist_ok=True)
 
     statuses, bins, cmds = {}, [], {}
