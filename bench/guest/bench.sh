@@ -6,6 +6,7 @@
 #   FDL-BENCH {json}                                 one measurement's results, or why it has none
 #   FDL-BENCH-SCHED {json}                           a scheduler's start/stop on one repeat
 #   FDL-BENCH-END                                    every step was run
+# BENCH_SKIP (plan.sh) lists sched:repeat pairs already measured, which are left out.
 # Helpers mkcg, say, scx_state, scx_ops, dmesg_problems come from the VM tests' lib.sh.
 . ./lib.sh
 . ./plan.sh
@@ -204,6 +205,8 @@ for c in $BENCH_CGROUPS; do mkcg "$c" 100; done
 repeat=1
 while [ $repeat -le "$BENCH_REPEAT" ]; do
     for sched in $BENCH_SCHEDS; do
+        # Measured on an earlier boot of this run (the host restarts a guest lost to an emulator fault).
+        case " $BENCH_SKIP " in *" $sched:$repeat "*) continue ;; esac
         set_weights "$sched"
         SCHED_ERR="" START_S=0
         if [ "$sched" != eevdf ]; then

@@ -12,6 +12,8 @@ from . import plan, report, runner, scenario
 from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, log
 
 SCENARIO_DIR = os.path.join(ROOT, "bench", "scenarios")
+# Boots of one run that may be lost to the emulator's int3 fault before the run gives up.
+MAX_RESTARTS = 3
 
 
 def scenario_path(arg):
@@ -121,13 +123,8 @@ def run_one(a, sc, runner_kind):
         bins.append(os.path.abspath(a.probe))
         probe = "schbench"
 
-    plan_text = plan.write(sc, run_scheds, cmds, probe, duration, repeat)
-    with open(os.path.join(out_dir, "plan.sh"), "w") as f:
-        f.write(plan_text)
     steps = repeat * len(run_scheds) * len(sc.variants)
     step_s = sc.settle_s + sc.warmup_s + duration + 3
-    # Generous: TCG is slow and some schedulers take a minute to load under it.
-    timeout = 120 + int(steps * step_s * 2) + repeat * (len(run_scheds) - 1) * min(sc.start_timeout_s, 150) + 300
     log(f"scenario {sc.name}: {len(run_scheds)} scheduler(s) x {len(sc.variants)} variant(s) x {repeat} repeat(s) "
         f"of {duration} s = {steps} measurements, about {fmt_secs(steps * step_s)} plus boot and scheduler "
         f"loading; results -> {out_dir}")
@@ -143,21 +140,58 @@ def run_one(a, sc, runner_kind):
             log(f"{obj['sched']} {obj['variant']} repeat {obj['repeat']}: {obj['error'][:200]}")
 
     t0 = time.monotonic()
-    rc, info = (0, {"complete": True}) if not steps else runner.run(
-        sc, plan_text, sc.fdl_config(), bins, runner_kind, out_dir, on_record,
-        runner.Progress(steps, step_s), timeout)
+    restarts, boot = [], 1
+    rc, info = 0, {"complete": True}
+    while steps:
+        done = measured_pairs(records, sched_events, sc.variants)
+        # Results of a scheduler and repeat cut short by a lost guest are measured again whole.
+        records[:] = [r for r in records if (r["sched"], r["repeat"]) in done]
+        sched_events[:] = [e for e in sched_events if (e["sched"], e["repeat"]) in done]
+        plan_text = plan.write(sc, run_scheds, cmds, probe, duration, repeat, skip=done)
+        with open(os.path.join(out_dir, "plan.sh" if boot == 1 else f"plan-{boot}.sh"), "w") as f:
+            f.write(plan_text)
+        left = steps - len(done) * len(sc.variants)
+        # Generous: TCG is slow and some schedulers take a minute to load under it.
+        timeout = 420 + int(left * step_s * 2) + repeat * len(run_scheds) * min(sc.start_timeout_s, 150)
+        console = "console.log" if boot == 1 else f"console-{boot}.log"
+        rc, info = runner.run(sc, plan_text, sc.fdl_config(), bins, runner_kind, out_dir, on_record,
+                              runner.Progress(left, step_s), timeout, console)
+        if info.get("complete") or info.get("interrupted") or runner_kind != "vm":
+            break
+        crash = runner.kernel_crash(info["console_log"])
+        if rc == 125 and runner.emulator_fault(info["console_log"]) and len(restarts) < MAX_RESTARTS:
+            restarts.append(f"boot {boot} lost to the emulator's int3 text-patching fault ({crash}); "
+                            f"{console} kept; the rest ran on boot {boot + 1}")
+            log(f"the guest kernel hit the TCG int3 text-patching fault: booting again to measure what is left "
+                f"({len(restarts)}/{MAX_RESTARTS})")
+            boot += 1
+            continue
+        if crash:
+            info["crash"] = crash
+        break
     raw.close()
     elapsed = time.monotonic() - t0
     meta = dict(machine(runner_kind, sc, info), scenario_file=sc.path, schedulers=a.schedulers, repeat=repeat,
                 duration_s=duration, probe=probe, statuses=statuses, started=stamp, elapsed_s=round(elapsed),
                 complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
+                boots=boot, restarts=restarts, crash=info.get("crash"),
                 command="bench/run.sh " + " ".join(sys.argv[1:]))
     if not info.get("complete"):
-        log(f"the run did not finish (exit {rc}): the report holds what was gathered; console: "
-            f"{info.get('console_log')}")
+        log(f"the run did not finish (exit {rc}{'; guest kernel: ' + info['crash'] if info.get('crash') else ''}): "
+            f"the report holds what was gathered; console: {info.get('console_log')}")
     finish(sc, a.schedulers, statuses, records, sched_events, meta, out_dir)
     log(f"scenario {sc.name} took {fmt_secs(elapsed)}")
     return 0 if info.get("complete") else 1
+
+
+def measured_pairs(records, sched_events, variants):
+    """(scheduler, repeat) pairs measured to the end: every variant recorded and, for a sched_ext
+    scheduler, stopped cleanly afterwards."""
+    stopped = {(e["sched"], e["repeat"]) for e in sched_events}
+    pairs = {(r["sched"], r["repeat"]) for r in records}
+    return {p for p in pairs
+            if all(any((r["sched"], r["repeat"], r["variant"]) == (*p, v) for r in records) for v in variants)
+            and (p[0] == "eevdf" or p in stopped)}
 
 
 def report_only(a):

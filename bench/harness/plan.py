@@ -10,9 +10,10 @@ def probe_args(w, probe):
     return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us} --spin-us {w.spin_us}"
 
 
-def write(sc, scheds, sched_cmds, probe, duration_s, repeat):
+def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=()):
     """Text of plan.sh. scheds: the schedulers to run, in order ("eevdf" = no sched_ext scheduler);
-    sched_cmds: the command line of each other scheduler."""
+    sched_cmds: the command line of each other scheduler; skip: (sched, repeat) pairs measured
+    already."""
     q = shlex.quote
     out = [
         f"# Plan for scenario {sc.name} ({sc.path}), written by bench/run.sh.",
@@ -25,6 +26,7 @@ def write(sc, scheds, sched_cmds, probe, duration_s, repeat):
         f"BENCH_SETTLE={sc.settle_s}",
         f"BENCH_START_TIMEOUT={sc.start_timeout_s}",
         f"BENCH_PROBE={probe}",
+        f"BENCH_SKIP={q(' '.join(f'{s}:{r}' for s, r in sorted(skip)))}",
         "",
         "sched_cmd() {",
         "    case $1 in",

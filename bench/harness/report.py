@@ -135,6 +135,10 @@ def text(agg, meta):
             mine = [e for e in events if e["sched"] == s]
             out.append(f"  {s}: " + ", ".join(
                 f"{e['start_s']} s exit {e['exit'] or '-'}" if not e.get("error") else "failed to load" for e in mine))
+    for r in meta.get("restarts") or []:
+        out.append(f"Restart: {r}")
+    if meta.get("crash"):
+        out.append(f"The run ended with a guest kernel crash: {meta['crash']}")
     out.append("\n" + p99_summary(agg))
     return "\n".join(out) + "\n"
 

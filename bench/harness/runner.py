@@ -83,7 +83,29 @@ def fmt_secs(s):
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
-def run(sc, plan_text, fdl_config, bins, runner, out_dir, on_record, progress, timeout):
+def emulator_fault(console):
+    """The guest kernel died with an int3 Oops while patching its own text: a known fault of TCG's
+    live code patching as sched_ext switches on or off (see README), not a verdict on a scheduler."""
+    try:
+        with open(console, errors="replace") as f:
+            return "Oops: int3" in f.read()
+    except OSError:
+        return False
+
+
+def kernel_crash(console):
+    """The first line of a guest kernel crash in the console, or None."""
+    try:
+        with open(console, errors="replace") as f:
+            for line in f:
+                if "Oops:" in line or "BUG:" in line or "Kernel panic" in line:
+                    return line.strip()
+    except OSError:
+        pass
+    return None
+
+
+def run(sc, plan_text, fdl_config, bins, runner, out_dir, on_record, progress, timeout, console_name="console.log"):
     """Run the plan; call on_record(kind, obj) for each FDL-BENCH* line. Returns (rc, info) where
     info holds what the run learnt about the machine (guest kernel, console log path)."""
     work = tempfile.mkdtemp(prefix="fdl-bench-")
@@ -92,7 +114,7 @@ def run(sc, plan_text, fdl_config, bins, runner, out_dir, on_record, progress, t
             f.write(plan_text)
         with open(os.path.join(work, "fdl.toml"), "w") as f:
             f.write(fdl_config)
-        console = os.path.join(out_dir, "console.log")
+        console = os.path.join(out_dir, console_name)
         env = dict(os.environ)
         if runner == "vm":
             env["FDL_GUEST_FILES"] = f"{work}/plan.sh {work}/fdl.toml"

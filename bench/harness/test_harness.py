@@ -188,5 +188,17 @@ class Report(unittest.TestCase):
             self.assertIn("build failed: E0425", csv_text)
 
 
+class Restart(unittest.TestCase):
+    def test_measured_pairs(self):
+        from .main import measured_pairs
+        recs = [{"sched": "eevdf", "repeat": 1, "variant": "a"}, {"sched": "eevdf", "repeat": 1, "variant": "q"},
+                {"sched": "scx_fdl", "repeat": 1, "variant": "a"}, {"sched": "scx_fdl", "repeat": 1, "variant": "q"},
+                {"sched": "scx_lavd", "repeat": 1, "variant": "a"}]
+        events = [{"sched": "scx_fdl", "repeat": 1}]
+        # scx_lavd lacks a variant; a scheduler not seen to stop cleanly is measured again.
+        self.assertEqual(measured_pairs(recs, events, ["a", "q"]), {("eevdf", 1), ("scx_fdl", 1)})
+        self.assertEqual(measured_pairs(recs, [], ["a", "q"]), {("eevdf", 1)})
+
+
 if __name__ == "__main__":
     unittest.main()
