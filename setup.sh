@@ -6,7 +6,7 @@ root=$(cd "$(dirname "$0")" && pwd)
 cd "$root"
 
 packages=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config gcc qemu-system-x86
-          busybox-static cpio rt-tests stress-ng)
+          busybox-static cpio rt-tests stress-ng python3-venv)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -33,3 +33,6 @@ fi
 vm/kernel.sh > /dev/null
 echo "setup: building scx_fdl (release)"
 BPF_CLANG=clang-19 cargo build --release --locked
+# The benchmark harness's Python venv (plots). The peer schedulers are built on demand by
+# bench/setup.sh: they take long, and only benchmarks need them.
+bench/setup.sh --python-only

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set everything up (./setup.sh), then run every test: the Rust unit tests, the native tests of
-# the policy arithmetic, and the VM integration tests (each boots the sched_ext kernel in QEMU).
+# the policy arithmetic, the benchmark harness's self-test, and the VM integration tests (each
+# boots the sched_ext kernel in QEMU).
 set -uo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 cd "$root"
@@ -13,6 +14,8 @@ echo "== Rust unit tests (cargo test)"
 BPF_CLANG=clang-19 cargo test --release --locked 2>&1 | tee -a "$out" || status=1
 echo "== native tests of scheduler/bpf/fdl_math.h"
 tests/native/run.sh 2>&1 | tee -a "$out" || status=1
+echo "== benchmark harness self-test (statistics, scenario errors, a tiny scenario in the VM)"
+bench/selftest.sh 2>&1 | tee -a "$out" || status=1
 echo "== VM integration tests"
 tests/run-vm-tests.sh 2>&1 | tee -a "$out" || status=1
 
