@@ -147,4 +147,37 @@ static inline u64 fdl_miss_lag_step(u64 vdt, u64 min_dl, u64 min_rr_ns)
 	return vdt - min_dl + margin;
 }
 
+/* floor(log2(v)) for v > 0, in five steps without loops (0 for v == 0). */
+static inline u32 fdl_ilog2(u64 v)
+{
+	u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+/*
+ * Run-queue latency histogram bucket of a wait of wait_ns (log2 of microseconds):
+ *
+ *	bucket = 0                          if wait < 1 us
+ *	         floor(log2(wait in us)) + 1  capped at FDL_LAT_BUCKETS - 1
+ *
+ * so bucket i < FDL_LAT_BUCKETS - 1 holds waits below 2^i us.
+ */
+static inline u32 fdl_lat_bucket(u64 wait_ns)
+{
+	u64 us = wait_ns / 1000;
+	u32 b;
+
+	if (!us)
+		return 0;
+	b = fdl_ilog2(us) + 1;
+	return b < FDL_LAT_BUCKETS - 1 ? b : FDL_LAT_BUCKETS - 1;
+}
+
 #endif /* __FDL_MATH_H */

@@ -22,6 +22,20 @@ enum fdl_consts {
 	FDL_MAX_DEPTH		= 16,
 	/* cpu.weight of a cgroup by default, and p->scx.weight of a nice-0 task. */
 	FDL_WEIGHT_DFL		= 100,
+	/*
+	 * Run-queue latency histogram (wake-up or queueing to running): bucket 0 counts waits
+	 * under 1 us, bucket i waits in [2^(i-1), 2^i) us, the last bucket everything longer.
+	 */
+	FDL_LAT_BUCKETS		= 24,
+};
+
+/* How a task reached a CPU: the dispatch paths, counted per CPU in fdl_cpu_stats. */
+enum fdl_dispatch_path {
+	FDL_DISPATCH_IDLE	= 0,	/* select_cpu: straight to an idle CPU's local queue */
+	FDL_DISPATCH_PREV	= 1,	/* dispatch: the previous task keeps its CPU */
+	FDL_DISPATCH_DEADLINE	= 2,	/* dispatch: from the deadline queue */
+	FDL_DISPATCH_FAIR	= 3,	/* dispatch: from the fair queue */
+	FDL_NR_DISPATCH		= 4,
 };
 
 /* Dispatch queues (user DSQ ids). */
@@ -65,6 +79,7 @@ struct fdl_cgroup {
 	u64 dl_gen;		/* deadline container: the fdl_params.generation dl was started under */
 	u64 nr_misses;		/* deadline container: dispatches past the deadline */
 	u64 max_lateness_ns;	/* deadline container: worst lateness seen */
+	u64 runq_lat[FDL_LAT_BUCKETS];	/* own tasks' run-queue latencies, by fdl_lat_bucket() */
 };
 
 /*
@@ -77,15 +92,25 @@ struct fdl_boost_args {
 	s32 ret;		/* out: 0, or -ENOENT if the cgroup is not tracked */
 };
 
-/* Scheduler-wide event counters (bss), read by the loader. */
-struct fdl_counters {
-	u64 nr_direct_idle;	/* woken tasks handed straight to an idle CPU */
+/*
+ * Scheduler-wide event counters of one CPU (the `cpu_stats` per-CPU array): each CPU counts its
+ * own events without atomics; the loader sums them. Monotonic, never reset.
+ */
+struct fdl_cpu_stats {
+	u64 nr_dispatched[FDL_NR_DISPATCH];	/* by enum fdl_dispatch_path */
+	u64 nr_deadline_enqueued;	/* tasks queued on FDL_DSQ_DEADLINE */
 	u64 nr_fair_enqueued;	/* tasks queued on FDL_DSQ_FAIR */
 	u64 nr_idle_kicks;	/* idle CPUs kicked to pick up queued work */
-	u64 nr_starvation_clamps;	/* enqueues whose vtime the starvation bound pulled in */
-	u64 nr_cgroups_untracked;	/* cgroups that did not fit in the cgroups map */
-	u64 nr_deadline_enqueued;	/* tasks queued on FDL_DSQ_DEADLINE */
 	u64 nr_preempt_kicks;	/* CPUs kicked so that an earlier deadline runs */
+	u64 nr_starvation_clamps;	/* enqueues whose vtime the starvation bound pulled in */
+	u64 nr_migrations;	/* tasks that started running on another CPU than last time */
+	u64 nr_became_runnable;	/* runnable tasks: became_runnable - stopped_runnable, summed */
+	u64 nr_stopped_runnable;	/* over all CPUs (a task may start and stop on different ones) */
+};
+
+/* Rare scheduler-wide events (bss), read by the loader. */
+struct fdl_counters {
+	u64 nr_cgroups_untracked;	/* cgroups that did not fit in the cgroups map */
 	u64 nr_fair_misses;	/* the fair container's deadline passed before it ran */
 	u64 fair_max_lateness_ns;	/* its worst lateness */
 };

@@ -42,8 +42,40 @@ const volatile u64 fair_deadline_ns = 5000000;	/* deadline_rr of the fair contai
 
 UEI_DEFINE(uei);
 
-/* Counters read by the loader. */
+/* Rare events, read by the loader. */
 struct fdl_counters counters;
+
+/* Frequent events, counted per CPU (see struct fdl_cpu_stats) and summed by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct fdl_cpu_stats);
+} cpu_stats SEC(".maps");
+
+/* This CPU's event counters; NULL never happens for index 0 of a per-CPU array. */
+static struct fdl_cpu_stats *this_cpu_stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpu_stats, &zero);
+}
+
+/* Count one event of this CPU: no atomics, the CPU is the only writer of its copy. */
+#define stat_inc(field)						\
+	do {							\
+		struct fdl_cpu_stats *__s = this_cpu_stats();	\
+		if (__s)					\
+			__s->field++;				\
+	} while (0)
+
+static void count_dispatch(enum fdl_dispatch_path path)
+{
+	struct fdl_cpu_stats *s = this_cpu_stats();
+
+	if (s && path < FDL_NR_DISPATCH)
+		s->nr_dispatched[path]++;
+}
 
 /* The latest vtime a task started running with: the queue's notion of "now". */
 static u64 vtime_now;
@@ -104,6 +136,7 @@ struct task_ctx {
 	u64 enqueued_at;	/* when it was last queued (0: not waiting) */
 	u64 deadline;		/* deadline it was queued with (deadline containers) */
 	u64 rr_ns;		/* its container's deadline_rr when queued; 0: fair work */
+	s32 last_cpu;		/* CPU it last ran on, plus one (0: never ran) */
 };
 
 struct {
@@ -336,7 +369,7 @@ static void preempt_for(struct task_struct *p, u64 deadline)
 		target_cc->deadline = deadline;
 		target_cc->since = now;
 		scx_bpf_kick_cpu(target, SCX_KICK_PREEMPT);
-		__sync_fetch_and_add(&counters.nr_preempt_kicks, 1);
+		stat_inc(nr_preempt_kicks);
 	}
 }
 
@@ -355,7 +388,7 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		if (tctx)
 			tctx->enqueued_at = scx_bpf_now();
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-		__sync_fetch_and_add(&counters.nr_direct_idle, 1);
+		count_dispatch(FDL_DISPATCH_IDLE);
 	}
 	return cpu;
 }
@@ -396,7 +429,7 @@ void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)
 							 prm->deadline_rr_ns) : c->dl;
 		tctx->rr_ns = prm->deadline_rr_ns;
 		scx_bpf_dsq_insert_vtime(p, FDL_DSQ_DEADLINE, slice_ns, tctx->deadline, enq_flags);
-		__sync_fetch_and_add(&counters.nr_deadline_enqueued, 1);
+		stat_inc(nr_deadline_enqueued);
 	} else {
 		if (!scx_bpf_dsq_nr_queued(FDL_DSQ_FAIR))
 			fair_dl = fdl_dl_wakeup(fair_dl, vdt, fair_deadline_ns, fair_deadline_ns);
@@ -405,16 +438,16 @@ void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->rr_ns = 0;
 		vtime = fdl_vtime_cap(p->scx.dsq_vtime, vtime_now, starvation_window());
 		if (vtime != p->scx.dsq_vtime)
-			__sync_fetch_and_add(&counters.nr_starvation_clamps, 1);
+			stat_inc(nr_starvation_clamps);
 		scx_bpf_dsq_insert_vtime(p, FDL_DSQ_FAIR, slice_ns, vtime, enq_flags);
-		__sync_fetch_and_add(&counters.nr_fair_enqueued, 1);
+		stat_inc(nr_fair_enqueued);
 	}
 
 	/* Queued without passing through select_cpu (preempted, migrated): wake an idle CPU for it. */
 	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (cpu >= 0) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		__sync_fetch_and_add(&counters.nr_idle_kicks, 1);
+		stat_inc(nr_idle_kicks);
 	} else if (c) {
 		preempt_for(p, tctx->deadline);
 	}
@@ -456,16 +489,21 @@ void BPF_STRUCT_OPS(fdl_dispatch, s32 cpu, struct task_struct *prev)
 		    (!fhead || (tctx->rr_ns ? !fdl_time_before(fair_dl, pdl) :
 			       !fdl_time_before(fhead->scx.dsq_vtime, prev->scx.dsq_vtime)))) {
 			scx_bpf_task_set_slice(prev, slice_ns);
+			count_dispatch(FDL_DISPATCH_PREV);
 			return;
 		}
 	}
 
 	deadline_first = dhead && (!fhead || !fdl_time_before(fair_dl, dhead->scx.dsq_vtime));
 	if (deadline_first) {
-		if (!scx_bpf_dsq_move_to_local(FDL_DSQ_DEADLINE, 0))
-			scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0);
-	} else if (!scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0)) {
-		scx_bpf_dsq_move_to_local(FDL_DSQ_DEADLINE, 0);
+		if (scx_bpf_dsq_move_to_local(FDL_DSQ_DEADLINE, 0))
+			count_dispatch(FDL_DISPATCH_DEADLINE);
+		else if (scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0))
+			count_dispatch(FDL_DISPATCH_FAIR);
+	} else if (scx_bpf_dsq_move_to_local(FDL_DSQ_FAIR, 0)) {
+		count_dispatch(FDL_DISPATCH_FAIR);
+	} else if (scx_bpf_dsq_move_to_local(FDL_DSQ_DEADLINE, 0)) {
+		count_dispatch(FDL_DISPATCH_DEADLINE);
 	}
 }
 
@@ -482,6 +520,7 @@ void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->acct_cgid = cgid;
 		tctx->acct_weight = p->scx.weight;
 		cgroup_propagate(cgid, tctx->acct_weight, 1);
+		stat_inc(nr_became_runnable);
 	}
 	/* Wake-up placement: bounded credit for the sleep, counted at the task's new share. */
 	lag = fdl_vtime_delta(wakeup_lag_ns, task_share(p, tctx));
@@ -496,6 +535,7 @@ void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)
 		return;
 	cgroup_propagate(tctx->acct_cgid, -(s64)tctx->acct_weight, -1);
 	tctx->acct_cgid = 0;
+	stat_inc(nr_stopped_runnable);
 }
 
 /*
@@ -524,17 +564,28 @@ void BPF_STRUCT_OPS(fdl_running, struct task_struct *p)
 	u64 now = scx_bpf_now(), vdt = now - vdt_lag, deadline;
 	struct fdl_cgroup *cg, *c;
 	struct fdl_params *prm;
+	s32 cpu = scx_bpf_task_cpu(p);
+	u64 wait;
+	u32 b;
 
 	if (!tctx)
 		return;
 	tctx->started_at = now;
 	if (fdl_time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
+	if (tctx->last_cpu && tctx->last_cpu != cpu + 1)
+		stat_inc(nr_migrations);
+	tctx->last_cpu = cpu + 1;
 
 	if (tctx->enqueued_at) {
+		wait = now - tctx->enqueued_at;
 		cg = lookup_cgroup(task_cgroup_id(tctx));
-		if (cg)
-			__sync_fetch_and_add(&cg->wait_ns, now - tctx->enqueued_at);
+		if (cg) {
+			__sync_fetch_and_add(&cg->wait_ns, wait);
+			b = fdl_lat_bucket(wait);
+			if (b < FDL_LAT_BUCKETS)
+				__sync_fetch_and_add(&cg->runq_lat[b], 1);
+		}
 		tctx->enqueued_at = 0;
 	}
 
@@ -598,6 +649,7 @@ void BPF_STRUCT_OPS(fdl_exit_task, struct task_struct *p, struct scx_exit_task_a
 	if (tctx && tctx->acct_cgid) {
 		cgroup_propagate(tctx->acct_cgid, -(s64)tctx->acct_weight, -1);
 		tctx->acct_cgid = 0;
+		stat_inc(nr_stopped_runnable);
 	}
 }
 

@@ -29,6 +29,8 @@ pub enum Request {
     Get { cgroup: String },
     /// Every configured cgroup and every first-level cgroup.
     List,
+    /// Everything: scheduler-wide figures and every cgroup (up to stats::MAX_EXPORTED_CGROUPS).
+    Dump,
 }
 
 /// A cgroup's parameters and what it got.
@@ -54,6 +56,9 @@ pub struct CgroupReport {
     /// Guaranteed cgroups: averaged use (CPUs) and its ratio to the guarantee.
     pub usage_cpus_avg: f64,
     pub attainment: f64,
+    /// Run-queue latency histogram over the subtree: counts per bucket (stats::lat_bucket_bound_us).
+    #[serde(default)]
+    pub runq_latency: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -65,6 +70,9 @@ pub struct Response {
     pub message: Option<String>,
     #[serde(default)]
     pub cgroups: Vec<CgroupReport>,
+    /// Scheduler-wide figures (list and dump).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<crate::stats::SchedulerStats>,
 }
 
 impl Response {

@@ -18,8 +18,9 @@ mod guarantee;
 mod monitor;
 mod options;
 mod preflight;
+mod stats;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ use config::Params;
 use control::{CgroupReport, Pending, Request, Response};
 use guarantee::Controller;
 use options::{Command, Opts, EXIT_EJECTED, EXIT_START_FAILED};
+use stats::{CgroupTree, Publisher, SchedulerStats};
 
 /// Where cgroup v2 is mounted.
 const CGROUP_ROOT: &str = "/sys/fs/cgroup";
@@ -88,12 +90,15 @@ struct Scheduler<'obj> {
     subtrees: HashMap<PathBuf, Vec<u64>>,
     /// Counts parameter writes, so that the BPF side sees each as new (fdl_params.generation).
     params_gen: u64,
+    /// Exits of the BPF scheduler so far (restarts), by reason; carried over restarts.
+    exits: BTreeMap<String, u64>,
 }
 
 impl<'obj> Scheduler<'obj> {
     fn init(
         opts: &Opts,
         config: Vec<config::Entry>,
+        exits: BTreeMap<String, u64>,
         open_object: &'obj mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
         let mut builder = BpfSkelBuilder::default();
@@ -131,6 +136,7 @@ impl<'obj> Scheduler<'obj> {
             controllers: HashMap::new(),
             subtrees: HashMap::new(),
             params_gen: 0,
+            exits,
         };
         sched.apply_config(config);
         Ok(sched)
@@ -276,24 +282,33 @@ impl<'obj> Scheduler<'obj> {
         self.skel.maps.bss_data.as_mut().unwrap().dl_wsum = sum;
     }
 
-    fn report(&self, path: &Path) -> CgroupReport {
+    /// Every cgroup with its figures, read now.
+    fn cgroup_tree(&self) -> CgroupTree {
+        CgroupTree::walk(&self.cgroup_root, |cgid| self.read_cgroup(cgid))
+    }
+
+    /// A cgroup's parameters and figures, from a tree read by cgroup_tree().
+    fn report(&self, path: &Path, tree: &CgroupTree) -> CgroupReport {
         let params = self.config.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
-        let meta = std::fs::metadata(path).ok();
+        let node = tree.get(path);
         let mut r = CgroupReport {
             path: path.display().to_string(),
-            present: meta.is_some(),
+            present: node.is_some(),
             deadline_rr_ns: params.deadline_rr_ns,
             deadline_wakeup_ns: params.deadline_wakeup_ns,
             guaranteed_shares: params.guaranteed_shares,
             guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
             ..Default::default()
         };
-        if let Some(cg) = meta.and_then(|m| self.read_cgroup(m.ino())) {
-            r.cpu_weight = cg.cpu_weight;
-            r.effective_weight = cg.weight;
-            r.nr_misses = cg.nr_misses;
-            r.max_lateness_ns = cg.max_lateness_ns;
-            (r.usage_ns, r.wait_ns) = self.usage_and_wait(&subtree_cgids(path));
+        if let Some(node) = node {
+            if let Some(cg) = node.own {
+                r.cpu_weight = cg.cpu_weight;
+                r.effective_weight = cg.weight;
+                r.nr_misses = cg.nr_misses;
+                r.max_lateness_ns = cg.max_lateness_ns;
+            }
+            (r.usage_ns, r.wait_ns) = (node.usage_ns, node.wait_ns);
+            r.runq_latency = node.runq_lat.to_vec();
         }
         if let Some(ctl) = self.controllers.get(path) {
             r.usage_cpus_avg = ctl.usage_cpus;
@@ -312,6 +327,7 @@ impl<'obj> Scheduler<'obj> {
     }
 
     fn handle(&mut self, req: Request) -> Result<Response> {
+        let list = matches!(req, Request::List);
         let (paths, message) = match req {
             Request::Set { cgroup, assign } => {
                 let new = config::apply_set(&self.config, &self.cgroup_root, &cgroup, &assign)?;
@@ -329,9 +345,41 @@ impl<'obj> Scheduler<'obj> {
                 (vec![path], None)
             }
             Request::List => (self.listed_paths().into_iter().collect(), None),
+            Request::Dump => {
+                let (scheduler, cgroups) = self.snapshot();
+                let cgroups = cgroups.into_iter().map(|(_, r)| r).collect();
+                return Ok(Response { ok: true, cgroups, scheduler: Some(scheduler), ..Default::default() });
+            }
         };
-        let cgroups = paths.iter().map(|p| self.report(p)).collect();
-        Ok(Response { ok: true, message, cgroups, ..Default::default() })
+        let tree = self.cgroup_tree();
+        let cgroups = paths.iter().map(|p| self.report(p, &tree)).collect();
+        let scheduler = list.then(|| self.scheduler_stats());
+        Ok(Response { ok: true, message, cgroups, scheduler, ..Default::default() })
+    }
+
+    /// Scheduler-wide figures, with the exits so far.
+    fn scheduler_stats(&self) -> SchedulerStats {
+        SchedulerStats { exits: self.exits.clone(), ..stats::read_scheduler(&self.skel) }
+    }
+
+    /// Everything at once, for `dump` and the metrics: scheduler-wide figures, and the reports of
+    /// the cgroups exported (configured first, then by depth; at most MAX_EXPORTED_CGROUPS), each
+    /// with its label.
+    fn snapshot(&self) -> (SchedulerStats, Vec<(String, CgroupReport)>) {
+        let tree = self.cgroup_tree();
+        let configured: HashSet<&Path> = self.config.iter().map(|e| e.path.as_path()).collect();
+        let (nodes, dropped) = tree.exported(&configured, stats::MAX_EXPORTED_CGROUPS);
+        let cgroups: Vec<(String, CgroupReport)> = nodes
+            .iter()
+            .map(|n| (stats::cgroup_label(&self.cgroup_root, &n.path), self.report(&n.path, &tree)))
+            .collect();
+        let scheduler = SchedulerStats { cgroups_exported: cgroups.len(), cgroups_dropped: dropped, ..self.scheduler_stats() };
+        (scheduler, cgroups)
+    }
+
+    fn publish(&self, publisher: &mut Publisher) {
+        let (scheduler, cgroups) = self.snapshot();
+        publisher.publish(&scheduler, &cgroups);
     }
 
     /// SIGHUP: the file again, all or nothing. Runtime `set` changes are replaced by the file.
@@ -351,9 +399,16 @@ impl<'obj> Scheduler<'obj> {
 
     /// Runs until shutdown is requested or the kernel ejects the scheduler, then detaches and
     /// returns why it exited.
-    fn run(&mut self, opts: &Opts, shutdown: &AtomicBool, requests: &Receiver<Pending>) -> UserExitInfo {
+    fn run(
+        &mut self,
+        opts: &Opts,
+        shutdown: &AtomicBool,
+        requests: &Receiver<Pending>,
+        mut publisher: Option<&mut Publisher>,
+    ) -> UserExitInfo {
         let start = Instant::now();
         let (mut last_control, mut last_wsum, mut last_sync, mut last_stats) = (start, start, start, start);
+        let mut last_publish = start;
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             match requests.recv_timeout(guarantee::PERIOD.saturating_sub(last_control.elapsed())) {
                 Ok((req, reply)) => {
@@ -381,6 +436,10 @@ impl<'obj> Scheduler<'obj> {
                 self.log_counters();
                 last_stats = Instant::now();
             }
+            if let Some(p) = publisher.as_deref_mut().filter(|_| last_publish.elapsed() >= stats::PUBLISH_PERIOD) {
+                self.publish(p);
+                last_publish = Instant::now();
+            }
         }
         self.log_counters();
         self.struct_ops.take(); // detach: the kernel records the exit reason synchronously
@@ -388,24 +447,28 @@ impl<'obj> Scheduler<'obj> {
     }
 
     fn log_counters(&self) {
-        let c = &self.skel.maps.bss_data.as_ref().unwrap().counters;
+        let s = stats::read_scheduler(&self.skel);
+        let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
         info!(
-            "direct-to-idle {} queued {} idle-kicks {} starvation-clamps {} untracked-cgroups {}",
-            c.nr_direct_idle,
-            c.nr_fair_enqueued,
-            c.nr_idle_kicks,
-            c.nr_starvation_clamps,
-            c.nr_cgroups_untracked
+            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} preempt-kicks {} migrations {}",
+            dispatched.join(", "),
+            s.deadline_enqueued,
+            s.fair_enqueued,
+            s.runnable_tasks,
+            s.idle_kicks,
+            s.preempt_kicks,
+            s.migrations
         );
         info!(
-            "deadline-queued {} preempt-kicks {} fair-misses {} fair-max-lateness {} us",
-            c.nr_deadline_enqueued,
-            c.nr_preempt_kicks,
-            c.nr_fair_misses,
-            c.fair_max_lateness_ns / 1000
+            "starvation-clamps {} untracked-cgroups {} fair-misses {} fair-max-lateness {} us",
+            s.starvation_clamps,
+            s.cgroups_untracked,
+            s.fair_misses,
+            s.fair_max_lateness_ns / 1000
         );
+        let tree = self.cgroup_tree();
         for path in self.applied.keys() {
-            let r = self.report(path);
+            let r = self.report(path, &tree);
             info!(
                 "{}: used {} ms, waited {} ms, deadline misses {}, worst lateness {} us, weight {} (cpu.weight {}){}",
                 r.path,
@@ -456,18 +519,27 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     if let Some(dir) = opts.socket.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
+    let mut publisher = None;
+    if opts.enable_prometheus {
+        stats::serve_prometheus(opts.prometheus_addr)?;
+        info!("serving Prometheus metrics on http://{}/metrics", opts.prometheus_addr);
+        publisher = Some(Publisher::default());
+    }
     let requests = control::serve(&opts.socket)?;
     let _socket = RemoveOnDrop(opts.socket.clone());
 
+    let mut exits = BTreeMap::new();
     loop {
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(opts, config, &mut open_object)?;
-        let uei = sched.run(opts, &shutdown, &requests);
+        let mut sched = Scheduler::init(opts, config, exits, &mut open_object)?;
+        let uei = sched.run(opts, &shutdown, &requests, publisher.as_mut());
         config = std::mem::take(&mut sched.config);
+        exits = std::mem::take(&mut sched.exits);
         drop(sched);
 
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             info!("the kernel asked for a restart (CPU hotplug): reloading");
+            *exits.entry("restart".to_string()).or_default() += 1;
             continue;
         }
         return Ok(match uei.report() {
@@ -497,6 +569,12 @@ fn client(cmd: &Command, socket: &Path) -> Result<()> {
         }
         Command::Get { cgroup, json } => (Request::Get { cgroup: cgroup.clone() }, *json),
         Command::List { json } => (Request::List, *json),
+        Command::Dump => {
+            let resp = control::request(socket, &Request::Dump)?;
+            let dump = serde_json::json!({ "scheduler": resp.scheduler, "cgroups": resp.cgroups });
+            println!("{}", serde_json::to_string_pretty(&dump)?);
+            return Ok(());
+        }
     };
     let resp = control::request(socket, &req)?;
     if json {

@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use crate::config::format_duration;
 use crate::control::{request, CgroupReport, Request};
+use crate::stats::{quantile_bound_us, SchedulerStats};
 
 fn duration_or_dash(ns: u64) -> String {
     if ns == 0 { "-".into() } else { format_duration(ns) }
@@ -24,31 +25,47 @@ fn measured(ns: u64) -> String {
     }
 }
 
+/// The 99th percentile of run-queue latency as its bucket's bound ("<=64us"), from bucket counts.
+fn p99(buckets: &[u64]) -> String {
+    match quantile_bound_us(buckets, 0.99) {
+        None if buckets.iter().sum::<u64>() == 0 => "-".into(),
+        None => "long".into(),
+        Some(us) => format!("<={}", measured(us * 1000)),
+    }
+}
+
 /// One table row per cgroup. With `previous` (reports from `elapsed` ago), CPU and waiting are
-/// shown as rates over that interval (in CPUs); otherwise as totals since scx_fdl started.
+/// shown as rates over that interval (in CPUs), and the run-queue latency p99 is that of the
+/// interval; otherwise totals since scx_fdl started.
 pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Duration)>) -> String {
     let before: HashMap<&str, &CgroupReport> =
         previous.map(|(p, _)| p.iter().map(|r| (r.path.as_str(), r)).collect()).unwrap_or_default();
     let (cpu_head, wait_head) = if previous.is_some() { ("cpu", "waiting") } else { ("cpu-total", "waited-total") };
     let mut out = format!(
-        "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6}\n",
-        "cgroup", "dl_rr", "dl_wake", "shares", "weight", "eff-w", cpu_head, wait_head, "misses", "worst-late", "attain"
+        "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9}\n",
+        "cgroup", "dl_rr", "dl_wake", "shares", "weight", "eff-w", cpu_head, wait_head, "misses", "worst-late", "attain",
+        "rq-p99"
     );
     for r in reports {
-        let (cpu, wait) = match (previous, before.get(r.path.as_str())) {
+        let (cpu, wait, lat) = match (previous, before.get(r.path.as_str())) {
             (Some((_, elapsed)), Some(b)) => {
                 let secs = elapsed.as_secs_f64().max(1e-3);
+                let lat: Vec<u64> =
+                    r.runq_latency.iter().enumerate().map(|(i, n)| n.saturating_sub(*b.runq_latency.get(i).unwrap_or(&0))).collect();
                 (
                     format!("{:.2}", r.usage_ns.saturating_sub(b.usage_ns) as f64 / 1e9 / secs),
                     format!("{:.2}", r.wait_ns.saturating_sub(b.wait_ns) as f64 / 1e9 / secs),
+                    p99(&lat),
                 )
             }
-            (Some(_), None) => ("-".into(), "-".into()),
-            (None, _) => (format!("{:.2}s", r.usage_ns as f64 / 1e9), format!("{:.2}s", r.wait_ns as f64 / 1e9)),
+            (Some(_), None) => ("-".into(), "-".into(), "-".into()),
+            (None, _) => {
+                (format!("{:.2}s", r.usage_ns as f64 / 1e9), format!("{:.2}s", r.wait_ns as f64 / 1e9), p99(&r.runq_latency))
+            }
         };
         let name = if r.present { r.path.clone() } else { format!("{} (absent)", r.path) };
         out += &format!(
-            "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6}\n",
+            "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9}\n",
             name,
             duration_or_dash(r.deadline_rr_ns),
             duration_or_dash(r.deadline_wakeup_ns),
@@ -60,30 +77,55 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
             r.nr_misses,
             measured(r.max_lateness_ns),
             if r.guaranteed_shares > 0 { format!("{:.2}", r.attainment) } else { "-".into() },
+            lat,
         );
     }
     out
 }
 
+/// The scheduler-wide line of --monitor: dispatches per second by path, runnable tasks, kicks
+/// and migrations per second over the last `elapsed`.
+pub fn scheduler_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs_f64().max(1e-3);
+    let rate = |a: u64, b: u64| a.saturating_sub(b) as f64 / secs;
+    let paths: Vec<String> = now
+        .dispatched
+        .iter()
+        .map(|(p, n)| format!("{p} {:.0}", rate(*n, before.dispatched.get(p).copied().unwrap_or(0))))
+        .collect();
+    format!(
+        "dispatched/s: {}; runnable {}; preempt-kicks/s {:.0}; idle-kicks/s {:.0}; migrations/s {:.0}",
+        paths.join(", "),
+        now.runnable_tasks,
+        rate(now.preempt_kicks, before.preempt_kicks),
+        rate(now.idle_kicks, before.idle_kicks),
+        rate(now.migrations, before.migrations)
+    )
+}
+
 /// Prints a fresh table every `every` until interrupted or the scheduler goes away.
 pub fn monitor(socket: &Path, every: Duration) -> Result<()> {
     let tty = std::io::stdout().is_terminal();
-    let mut previous: Option<(Vec<CgroupReport>, Instant)> = None;
+    let mut previous: Option<(Vec<CgroupReport>, SchedulerStats, Instant)> = None;
     loop {
         let now = Instant::now();
-        let reports = request(socket, &Request::List)?.cgroups;
-        let text = table(&reports, previous.as_ref().map(|(p, t)| (p.as_slice(), now - *t)));
+        let resp = request(socket, &Request::List)?;
+        let (reports, sched) = (resp.cgroups, resp.scheduler.unwrap_or_default());
+        let text = table(&reports, previous.as_ref().map(|(p, _, t)| (p.as_slice(), now - *t)));
         let mut out = std::io::stdout().lock();
         if tty {
             write!(out, "\x1b[H\x1b[2J")?;
         }
         writeln!(out, "scx_fdl: {} cgroups; cpu and waiting in CPUs over the last {} s", reports.len(), every.as_secs())?;
+        if let Some((_, before, t)) = &previous {
+            writeln!(out, "{}", scheduler_line(&sched, before, now - *t))?;
+        }
         write!(out, "{text}")?;
         if !tty {
             writeln!(out)?;
         }
         out.flush()?;
-        previous = Some((reports, now));
+        previous = Some((reports, sched, now));
         std::thread::sleep(every);
     }
 }
@@ -102,5 +144,25 @@ mod tests {
         let t = table(&[new], None);
         assert!(t.lines().nth(1).unwrap().contains("2.50s"), "{t}");
         assert_eq!((measured(850_000), measured(8_331_071), measured(14_768_290_323)), ("850us".into(), "8.33ms".into(), "14.8s".into()));
+    }
+
+    #[test]
+    fn the_p99_column_is_that_of_the_interval() {
+        let mut lat = vec![0u64; crate::stats::LAT_BUCKETS];
+        lat[12] = 100; // long waits before the interval: below 4096 us
+        let old = CgroupReport { path: "/sys/fs/cgroup/web".into(), present: true, runq_latency: lat.clone(), ..Default::default() };
+        lat[3] += 1000; // in the interval: below 8 us
+        let new = CgroupReport { runq_latency: lat, ..old.clone() };
+        let t = table(&[new.clone()], Some((&[old], Duration::from_secs(1))));
+        assert!(t.lines().nth(1).unwrap().ends_with(" <=8us"), "{t}");
+        assert!(table(&[new], None).lines().nth(1).unwrap().ends_with(" <=4.10ms"), "{t}");
+    }
+
+    #[test]
+    fn the_scheduler_line_shows_rates() {
+        let before = SchedulerStats { dispatched: [("fair".to_string(), 100)].into(), migrations: 5, ..Default::default() };
+        let now = SchedulerStats { dispatched: [("fair".to_string(), 300)].into(), migrations: 25, runnable_tasks: 3, ..Default::default() };
+        let line = scheduler_line(&now, &before, Duration::from_secs(2));
+        assert_eq!(line, "dispatched/s: fair 100; runnable 3; preempt-kicks/s 0; idle-kicks/s 0; migrations/s 10");
     }
 }

@@ -35,8 +35,9 @@ pub struct Opts {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Attach to the running scx_fdl and print a refreshing per-cgroup summary (parameters, CPU
-    /// used, time waited, deadline misses, worst lateness) every --interval-secs.
+    /// Attach to the running scx_fdl and print a refreshing summary every --interval-secs:
+    /// dispatches by path, runnable tasks, kicks and migrations, and per cgroup its parameters,
+    /// CPU used, time waited, deadline misses, worst lateness and run-queue latency p99.
     #[arg(long)]
     pub monitor: bool,
 
@@ -83,6 +84,17 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     pub fair_deadline_us: u64,
 
+    /// Serve Prometheus metrics (text format) on http://ADDR/metrics, ADDR from
+    /// --prometheus-addr: dispatch paths, per-cgroup CPU time, waiting, run-queue latency
+    /// histograms, deadline misses and guarantees. Published every second.
+    #[arg(long)]
+    pub enable_prometheus: bool,
+
+    /// Where --enable-prometheus listens (IP:PORT). The default is reachable only from this
+    /// machine; 0.0.0.0:9000 exposes it to the network.
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:9000")]
+    pub prometheus_addr: std::net::SocketAddr,
+
     /// Log the scheduler's event counters every this many seconds (0: only at exit).
     #[arg(long, default_value_t = 0, value_name = "SECS")]
     pub stats_interval_secs: u64,
@@ -124,6 +136,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print everything once as JSON: scheduler-wide counters (dispatch paths, kicks,
+    /// migrations, the kernel's sched_ext events) and every cgroup's figures with its run-queue
+    /// latency histogram (at most 1024 cgroups, as exported to Prometheus).
+    Dump,
 }
 
 impl Opts {
@@ -181,6 +197,17 @@ mod tests {
                 continue;
             }
             assert!(arg.get_help().is_some(), "--{id} has no help text");
+        }
+    }
+
+    #[test]
+    fn prometheus_address() {
+        let opts = parse(&["--enable-prometheus"]).unwrap();
+        assert_eq!(opts.prometheus_addr, "127.0.0.1:9000".parse().unwrap());
+        assert_eq!(parse(&["--prometheus-addr", "[::1]:9100"]).unwrap().prometheus_addr.port(), 9100);
+        for bad in ["localhost:9000", "127.0.0.1", "127.0.0.1:99999", "nonsense"] {
+            let e = parse(&["--enable-prometheus", "--prometheus-addr", bad]).unwrap_err();
+            assert!(e.to_string().contains("invalid value"), "{bad}: {e}");
         }
     }
 
