@@ -1,0 +1,148 @@
+# Scenario (observability): scx_fdl --enable-prometheus serves /metrics. Bad addresses and a busy
+# port stop it before it attaches; scraped twice under load, the documented metrics are there, the
+# output is Prometheus text, the busy cgroup's counters grow and the idle one's do not, and a
+# removed cgroup leaves the output. `scx_fdl dump` gives the same figures as JSON.
+. ./lib.sh
+
+PORT=9000
+URL=http://127.0.0.1:$PORT/metrics
+ifconfig lo 127.0.0.1 up
+
+say "1. bad input stops scx_fdl before it attaches"
+# refused CODE WANT ARGS...: scx_fdl ARGS must exit CODE and say WANT, and leave sched_ext off.
+refused() {
+    code=$1 want=$2
+    shift 2
+    out=$(scx_fdl "$@" 2>&1)
+    rc=$?
+    if [ "$rc" = "$code" ] && echo "$out" | grep -q "$want" && [ "$(scx_state)" = disabled ]; then
+        pass "refused (exit $rc): scx_fdl $* -> $(echo "$out" | head -1)"
+    else
+        fail "refused with exit $code and '$want': scx_fdl $* (exit $rc, state $(scx_state)): $out"
+    fi
+}
+refused 2 "invalid value 'nonsense' for '--prometheus-addr" --enable-prometheus --prometheus-addr nonsense
+refused 1 "cannot serve Prometheus metrics on 10.9.9.9:9000" --enable-prometheus --prometheus-addr 10.9.9.9:9000
+nc -l -p 9100 > /dev/null 2>&1 &
+NC=$!
+sleep 0.5
+refused 1 "cannot serve Prometheus metrics on 127.0.0.1:9100: .*Address already in use" \
+    --enable-prometheus --prometheus-addr 127.0.0.1:9100
+kill $NC 2>/dev/null
+
+say "2. two cgroups: busy (a deadline container with a guarantee, 2 busy loops) and idle (asleep)"
+cat > /tmp/fdl.toml <<'TOML'
+[cgroup.busy]
+deadline_rr = "5ms"
+guaranteed_shares = 512
+TOML
+mkcg busy 100
+mkcg idle 100
+mkcg gone 100
+start_sched fdl --config /tmp/fdl.toml --enable-prometheus || exit 1
+sh -c "echo \$\$ > $CG/idle/cgroup.procs; exec sleep 1000" &
+PIDS="$PIDS $!"
+hogs busy 2
+sleep 3
+
+scrape() { wget -q -O "$1" "$URL" || fail "scraped $URL"; }
+scrape /tmp/m1
+rmdir "$CG/gone"
+scx_fdl --monitor > /tmp/monitor.txt 2>&1 &
+MON=$!
+sleep 7 # longer than the 5 s after which a series not published again leaves the output
+kill $MON
+scrape /tmp/m2
+scx_fdl dump > /tmp/dump.json
+
+say "an excerpt of the second scrape:"
+grep -E '^scx_fdl_(dispatched|runnable|preempt|migrations|cgroups_|kernel_events_total\{event="select_cpu_fallback)' /tmp/m2 | sed 's/^/    /'
+grep -E 'cgroup="/busy"' /tmp/m2 | grep -v '_bucket' | sed 's/^/    /'
+grep -E 'runq_latency_microseconds_bucket\{cgroup="/busy",le="(64|1024|8192|65536|\+Inf)"' /tmp/m2 | sed 's/^/    /'
+echo "    ($(wc -l < /tmp/m2) lines)"
+
+say "3. checks"
+# value FILE SERIES: the value of one series (exact name and labels) in a scrape.
+value() { awk -v s="$2" '$1 == s { print $2 }' "$1"; }
+
+bad=$(awk '
+    /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* / { next }
+    /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*\})? (-?[0-9.]+([eE][-+]?[0-9]+)?|[-+]Inf|NaN)$/ { next }
+    /^$/ { next }
+    { print NR ": " $0 }' /tmp/m2)
+[ -z "$bad" ] && pass "every line of the scrape is Prometheus text format ($(wc -l < /tmp/m2) lines)" ||
+    fail "Prometheus text format: $(echo "$bad" | head -3)"
+
+for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_runnable_tasks \
+    scx_fdl_idle_kicks_total scx_fdl_preempt_kicks_total scx_fdl_migrations_total \
+    scx_fdl_starvation_clamps_total scx_fdl_fair_deadline_misses_total \
+    scx_fdl_fair_max_lateness_seconds scx_fdl_cgroups_untracked_total scx_fdl_kernel_events_total \
+    scx_fdl_cgroups_exported scx_fdl_cgroups_dropped \
+    scx_fdl_cgroup_cpu_usage_microseconds_total scx_fdl_cgroup_wait_microseconds_total \
+    scx_fdl_cgroup_runq_latency_microseconds_bucket scx_fdl_cgroup_runq_latency_microseconds_sum \
+    scx_fdl_cgroup_runq_latency_microseconds_count scx_fdl_cgroup_cpu_weight \
+    scx_fdl_cgroup_effective_weight scx_fdl_cgroup_deadline_misses_total \
+    scx_fdl_cgroup_max_lateness_seconds scx_fdl_cgroup_deadline_rr_seconds \
+    scx_fdl_cgroup_deadline_wakeup_seconds scx_fdl_cgroup_guaranteed_shares \
+    scx_fdl_cgroup_guarantee_cpus scx_fdl_cgroup_guarantee_usage_cpus \
+    scx_fdl_cgroup_guarantee_attainment_ratio; do
+    grep -q "^$m[{ ]" /tmp/m2 || missing="$missing $m"
+done
+[ -z "$missing" ] && pass "every documented metric is exported" || fail "documented metrics missing:$missing"
+
+for t in idle prev deadline fair; do
+    grep -q "^scx_fdl_dispatched_tasks_total{type=\"$t\"} " /tmp/m2 || fail "dispatch path $t exported"
+done
+d1=$(awk '/^scx_fdl_dispatched_tasks_total/ { s += $2 } END { print s + 0 }' /tmp/m1)
+d2=$(awk '/^scx_fdl_dispatched_tasks_total/ { s += $2 } END { print s + 0 }' /tmp/m2)
+check "dispatches grew between the scrapes: $d1 -> $d2" "$d2 > $d1"
+check "the deadline path was used ($(value /tmp/m2 'scx_fdl_dispatched_tasks_total{type="deadline"}'))" \
+    "$(value /tmp/m2 'scx_fdl_dispatched_tasks_total{type="deadline"}') > 0"
+
+for m in cpu_usage_microseconds_total wait_microseconds_total runq_latency_microseconds_count; do
+    b1=$(value /tmp/m1 "scx_fdl_cgroup_$m{cgroup=\"/busy\"}")
+    b2=$(value /tmp/m2 "scx_fdl_cgroup_$m{cgroup=\"/busy\"}")
+    i1=$(value /tmp/m1 "scx_fdl_cgroup_$m{cgroup=\"/idle\"}")
+    i2=$(value /tmp/m2 "scx_fdl_cgroup_$m{cgroup=\"/idle\"}")
+    check "busy's $m grew: $b1 -> $b2" "\"$b1\" != \"\" && $b2 > $b1"
+    check "idle's $m did not: $i1 -> $i2" "\"$i1\" != \"\" && $i2 == $i1"
+done
+used=$(awk -v a="$(value /tmp/m1 'scx_fdl_cgroup_cpu_usage_microseconds_total{cgroup="/busy"}')" \
+    -v b="$(value /tmp/m2 'scx_fdl_cgroup_cpu_usage_microseconds_total{cgroup="/busy"}')" 'BEGIN { printf "%.2f", (b - a) / 7e6 }')
+check "busy's CPU time over the interval is about its 2 busy loops on 2 vCPUs: $used CPUs" "$used > 1.2"
+inf=$(value /tmp/m2 'scx_fdl_cgroup_runq_latency_microseconds_bucket{cgroup="/busy",le="+Inf"}')
+count=$(value /tmp/m2 'scx_fdl_cgroup_runq_latency_microseconds_count{cgroup="/busy"}')
+check "busy's histogram: +Inf bucket ($inf) equals the count ($count)" "$inf == $count && $count > 0"
+# The exporter writes series in no particular order: sort busy's buckets by le (+Inf last).
+buckets=$(sed -n 's/^scx_fdl_cgroup_runq_latency_microseconds_bucket{cgroup="\/busy",le="\([^"]*\)"} /\1 /p' /tmp/m2 |
+    sed 's/^+Inf /1e99 /' | sort -g)
+n=$(echo "$buckets" | wc -l)
+drops=$(echo "$buckets" | awk '$2 < prev { bad++ } { prev = $2 } END { print bad + 0 }')
+check "busy's $n buckets are cumulative (never fall as le grows)" "$n == 24 && $drops == 0"
+check "busy's guaranteed_shares is exported as 512" \
+    "$(value /tmp/m2 'scx_fdl_cgroup_guaranteed_shares{cgroup="/busy"}') == 512"
+grep -q 'cgroup="/gone"' /tmp/m1 && pass "the cgroup gone was exported while it existed" ||
+    fail "the cgroup gone was exported while it existed"
+grep -q 'cgroup="/gone"' /tmp/m2 && fail "the removed cgroup gone left the output" ||
+    pass "the removed cgroup gone left the output"
+if [ -e /sys/kernel/sched_ext/root/events ]; then
+    n=$(grep -c '^scx_fdl_kernel_events_total{event=' /tmp/m2)
+    check "the kernel's sched_ext events are exported ($n, the file has $(wc -l < /sys/kernel/sched_ext/root/events))" \
+        "$n == $(wc -l < /sys/kernel/sched_ext/root/events)"
+fi
+
+grep -q '"dispatched"' /tmp/dump.json && grep -q '"path": "/sys/fs/cgroup/busy"' /tmp/dump.json &&
+    grep -q '"runq_latency"' /tmp/dump.json && pass "scx_fdl dump: scheduler figures and cgroups as JSON" ||
+    { fail "scx_fdl dump: scheduler figures and cgroups as JSON"; head -40 /tmp/dump.json; }
+grep -q '^dispatched/s: ' /tmp/monitor.txt && pass "--monitor shows the dispatch paths" ||
+    { fail "--monitor shows the dispatch paths"; cat /tmp/monitor.txt; }
+
+kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
+    fail "scx_fdl stayed attached (state $(scx_state))"
+kill_all
+stop_scx
+[ "$SCX_RC" = 0 ] && pass "scx_fdl exited 0" || fail "scx_fdl exited 0 (got $SCX_RC)"
+wget -q -O /dev/null "$URL" 2>/dev/null && fail "the endpoint is gone after exit" || pass "the endpoint is gone after exit"
+problems=$(dmesg_problems)
+[ -z "$problems" ] && pass "dmesg clean" || fail "dmesg: $problems"
+exit $FAILED
