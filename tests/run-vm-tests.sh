@@ -18,6 +18,7 @@ cases=(
     "guarantee|guarantee fdl check|pass"
     "overcommit|overcommit|pass"
     "control|control|pass"
+    "prometheus|prometheus|pass"
 )
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's
