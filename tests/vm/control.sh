@@ -79,8 +79,7 @@ check "lat now has deadline_rr 2ms" "$(scx_json_field lat deadline_rr_ns) == 200
 check "g's runtime guarantee is gone with the file's reload" "$(scx_json_field g guaranteed_shares) == 0"
 check "g is back at its cpu.weight" "$(scx_json_field g effective_weight) == 100"
 
-kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
-    fail "scx_fdl stayed attached (state $(scx_state))"
+check_attached
 kill_all
 stop_scx
 [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"

@@ -56,10 +56,8 @@ loose=$(json_field /tmp/probe-fdl-loose.json p99)
 fdl=$(json_field /tmp/probe-fdl.json p99)
 
 if [ "$sched" = fdl ]; then
-    kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
-        fail "scx_fdl stayed attached (state $(scx_state))"
-    problems=$(dmesg_problems)
-    [ -z "$problems" ] && pass "dmesg clean" || { fail "dmesg clean:"; echo "$problems" | head; }
+    check_attached
+    check_dmesg_clean
 fi
 kill_all
 if [ "$sched" = fdl ]; then

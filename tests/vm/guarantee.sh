@@ -33,8 +33,7 @@ if [ "$mode" = check ]; then
     done
 fi
 if [ "$sched" = fdl ]; then
-    kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
-        fail "scx_fdl stayed attached (state $(scx_state))"
+    check_attached
 fi
 kill_all
 [ "$sched" = fdl ] && { stop_scx; [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"; }

@@ -56,6 +56,18 @@ start_sched() {
     esac
 }
 
+# check_attached: scx_fdl is still running and the kernel still has it enabled.
+check_attached() {
+    kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
+        fail "scx_fdl stayed attached (state $(scx_state))"
+}
+
+# check_dmesg_clean: no stall, BUG, WARNING or Oops in the kernel log.
+check_dmesg_clean() {
+    problems=$(dmesg_problems)
+    [ -z "$problems" ] && pass "dmesg clean" || { fail "dmesg clean:"; echo "$problems" | head; }
+}
+
 dmesg_problems() {
     dmesg | grep -E 'runnable task stall|BUG:|Oops|WARNING:|Call Trace'
 }

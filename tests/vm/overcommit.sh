@@ -46,10 +46,8 @@ check "every one of the 8 tasks ran: the least-served got $slowest ms in $secs s
 misses=0
 for c in d1 d2 d3; do misses=$((misses + $(scx_json_field "$c" nr_misses))); done
 check "the overcommit shows as deadline misses ($misses)" "$misses > 0"
-kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
-    fail "scx_fdl stayed attached (state $(scx_state))"
-problems=$(dmesg_problems)
-[ -z "$problems" ] && pass "dmesg clean" || { fail "dmesg clean:"; echo "$problems" | head; }
+check_attached
+check_dmesg_clean
 kill_all
 stop_scx
 [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"

@@ -137,12 +137,10 @@ grep -q '"dispatched"' /tmp/dump.json && grep -q '"path": "/sys/fs/cgroup/busy"'
 grep -q '^dispatched/s: ' /tmp/monitor.txt && pass "--monitor shows the dispatch paths" ||
     { fail "--monitor shows the dispatch paths"; cat /tmp/monitor.txt; }
 
-kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
-    fail "scx_fdl stayed attached (state $(scx_state))"
+check_attached
 kill_all
 stop_scx
 [ "$SCX_RC" = 0 ] && pass "scx_fdl exited 0" || fail "scx_fdl exited 0 (got $SCX_RC)"
 wget -q -O /dev/null "$URL" 2>/dev/null && fail "the endpoint is gone after exit" || pass "the endpoint is gone after exit"
-problems=$(dmesg_problems)
-[ -z "$problems" ] && pass "dmesg clean" || fail "dmesg: $problems"
+check_dmesg_clean
 exit $FAILED
