@@ -2,6 +2,7 @@
 /*
  * The policy arithmetic of scx_fdl, stated once. Pure functions on integers: the BPF program
  * includes this file, and so do the native unit tests (tests/native/), compiled as ordinary C.
+ * Each formula is written in plain mathematics above its fixed-point code.
  */
 #ifndef __FDL_MATH_H
 #define __FDL_MATH_H
@@ -13,10 +14,56 @@
 #define FDL_SHARE_ONE		(1ULL << FDL_SHARE_SHIFT)
 #define FDL_U64_MAX		(~0ULL)
 
-/* Wrap-safe ordering of virtual times: true if a is before b. */
+/* Wrap-safe ordering of times on one clock: true if a is before b. */
 static inline int fdl_time_before(u64 a, u64 b)
 {
 	return (s64)(a - b) < 0;
+}
+
+static inline u64 fdl_min(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+static inline u64 fdl_max(u64 a, u64 b)
+{
+	return a > b ? a : b;
+}
+
+/* floor(log2(v)) for v > 0, in five steps without loops (0 for v == 0). */
+static inline u32 fdl_ilog2(u64 v)
+{
+	u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+/*
+ * a * b / d without overflowing while a * b fits in 2^64 * d:
+ *
+ *	a * b / d = (a / d) * b + (a % d) * b / d
+ *
+ * Saturates at FDL_U64_MAX (conservatively: when log2(a / d) + log2(b) >= 63; a division test
+ * would make clang emit a 128-bit multiply, which BPF lacks). The second term needs
+ * (d - 1) * b < 2^64.
+ */
+static inline u64 fdl_mul_div(u64 a, u64 b, u64 d)
+{
+	u64 q, r;
+
+	if (!d)
+		return FDL_U64_MAX;
+	q = a / d;
+	r = a % d;
+	if (q && b && fdl_ilog2(q) + fdl_ilog2(b) >= 63)
+		return FDL_U64_MAX;
+	return q * b + r * b / d;
 }
 
 /*
@@ -45,8 +92,8 @@ static inline u64 fdl_share_of(u64 parent_share, u64 weight, s64 wsum)
  *	dv = delta_ns * FDL_SHARE_ONE / share
  *
  * the kernel's vruntime += delta * NICE_0_LOAD / weight, with the weight normalised so that all
- * runnable work sums to FDL_SHARE_ONE. Also converts a CPU-time bound into a vtime span. Computed
- * without overflowing for any delta; saturates at FDL_U64_MAX.
+ * runnable work sums to FDL_SHARE_ONE. Also converts a CPU-time bound into a vtime span, and
+ * (with a bandwidth in CPUs for share) fills a deadline bucket. Saturates at FDL_U64_MAX.
  */
 static inline u64 fdl_vtime_delta(u64 delta_ns, u64 share)
 {
@@ -62,9 +109,11 @@ static inline u64 fdl_vtime_delta(u64 delta_ns, u64 share)
 }
 
 /*
- * Wake-up placement, the floor: a task that slept keeps at most `lag` of vtime credit behind the
- * queue's now, so a long sleeper cannot monopolise a CPU when it wakes, and sleeping earns nothing
- * beyond it. Applied on wake-up only: a task preempted while running keeps its place. Wrap-safe.
+ * Wake-up placement, the floor: a task that slept keeps at most `lag` of vtime credit behind its
+ * queue's clock, so a long sleeper cannot monopolise a CPU when it wakes, and sleeping earns
+ * nothing beyond it. Applied on wake-up only: a task preempted while running keeps its place.
+ *
+ *	vtime = max(vtime, vnow - lag)
  */
 static inline u64 fdl_vtime_floor(u64 vtime, u64 vnow, u64 lag)
 {
@@ -73,8 +122,10 @@ static inline u64 fdl_vtime_floor(u64 vtime, u64 vnow, u64 lag)
 
 /*
  * The starvation cap: a task charged far ahead of everyone (a tiny share) is queued no further
- * than `window` past the queue's now, so it runs again within a bounded time and no runnable task
- * waits long enough to trip the sched_ext watchdog. Applied on every enqueue. Wrap-safe.
+ * than `window` past its queue's clock, so it runs again within a bounded time and no runnable
+ * task waits long enough to trip the sched_ext watchdog.
+ *
+ *	vtime = min(vtime, vnow + window)
  */
 static inline u64 fdl_vtime_cap(u64 vtime, u64 vnow, u64 window)
 {
@@ -82,15 +133,20 @@ static inline u64 fdl_vtime_cap(u64 vtime, u64 vnow, u64 window)
 }
 
 /*
- * Fair Deadline: the draining-buckets model. Deadlines live in virtual deadline time,
- * vdt = now - vdt_lag; a deadline container's bucket deadline dl advances as it runs.
+ * Fair Deadline: the draining-buckets model of the FDL RFC (reference section 1). Deadlines live
+ * in virtual deadline time, vdt = now - vdt_lag; an entity's bucket deadline dl advances as it
+ * runs, scaled by its bandwidth, and vdt advances with the clock. An entity that keeps within
+ * its bandwidth keeps dl ahead of vdt; one that overruns falls behind the others.
  */
 
-/* A container may fill its bucket at 970/1024 of its bandwidth before it falls behind. */
+/* An entity may fill its bucket at 970/1024 of its bandwidth before it falls behind. */
 #define FDL_FILL_NUM		1024ULL
 #define FDL_FILL_DEN		970ULL
 /* Smallest step of vdt_lag on a deadline miss. */
 #define FDL_MISS_MIN_NS		50000ULL
+/* Wake-up CPU choice: a victim's slack must exceed 1.46x the waking task's (1495/1024). */
+#define FDL_SLACK_NUM		1495ULL
+#define FDL_SLACK_DEN		1024ULL
 
 /* Bandwidth in CPUs, fixed point: FDL_SHARE_ONE is one whole CPU. */
 static inline u64 fdl_bandwidth_cpus(u64 machine_share, u32 nr_cpus)
@@ -103,7 +159,7 @@ static inline u64 fdl_bandwidth_cpus(u64 machine_share, u32 nr_cpus)
  *
  *	dl += delta_ns * 1024/970 / bandwidth      (bandwidth in CPUs)
  *
- * so a container using exactly 970/1024 of its bandwidth keeps pace with vdt.
+ * so an entity using exactly 970/1024 of its bandwidth keeps pace with vdt.
  */
 static inline u64 fdl_dl_fill(u64 dl, u64 delta_ns, u64 bw_cpus)
 {
@@ -111,8 +167,22 @@ static inline u64 fdl_dl_fill(u64 dl, u64 delta_ns, u64 bw_cpus)
 }
 
 /*
- * A container wakes (becomes runnable from empty): sleeping earns no credit, and the latency
- * promise holds:
+ * The inverse: how long an entity at bandwidth bw may run before its deadline reaches target,
+ *
+ *	t = (target - dl) * bandwidth * 970/1024
+ *
+ * 0 if it is there already. Sets a slice to end where a competing deadline takes over.
+ */
+static inline u64 fdl_dl_run_time(u64 dl, u64 target, u64 bw_cpus)
+{
+	if (!fdl_time_before(dl, target))
+		return 0;
+	return fdl_mul_div(target - dl, bw_cpus, FDL_SHARE_ONE) * FDL_FILL_DEN / FDL_FILL_NUM;
+}
+
+/*
+ * An entity wakes (becomes runnable from empty), or its parameters were just written: sleeping
+ * earns no credit, and the latency promise holds:
  *
  *	dl = clamp(dl, vdt + gdl, vdt + deadline_rr),  gdl = deadline_wakeup ?: deadline_rr
  */
@@ -127,7 +197,7 @@ static inline u64 fdl_dl_wakeup(u64 dl, u64 vdt, u64 wakeup_ns, u64 rr_ns)
 	return dl;
 }
 
-/* A busy container is never further than its deadline_rr ahead: dl = min(dl, vdt + rr). */
+/* A busy entity is never further than its deadline_rr ahead: dl = min(dl, vdt + rr). */
 static inline u64 fdl_dl_cap(u64 dl, u64 vdt, u64 rr_ns)
 {
 	return fdl_time_before(vdt + rr_ns, dl) ? vdt + rr_ns : dl;
@@ -135,30 +205,75 @@ static inline u64 fdl_dl_cap(u64 dl, u64 vdt, u64 rr_ns)
 
 /*
  * A deadline miss (vdt passed the earliest deadline min_dl): instead of letting everybody fall
- * further behind, move virtual deadline time back, so the lateness is spread over all deadline
- * work and nobody is starved:
+ * further behind, move virtual deadline time back so that it stands just before min_dl, with a
+ * margin of a quarter of the shortest deadline_rr:
  *
  *	vdt_lag += vdt - min_dl + max(min_rr / 4, 50 us)
  */
 static inline u64 fdl_miss_lag_step(u64 vdt, u64 min_dl, u64 min_rr_ns)
 {
-	u64 margin = min_rr_ns / 4 > FDL_MISS_MIN_NS ? min_rr_ns / 4 : FDL_MISS_MIN_NS;
+	u64 margin = fdl_max(min_rr_ns / 4, FDL_MISS_MIN_NS);
 
 	return vdt - min_dl + margin;
 }
 
-/* floor(log2(v)) for v > 0, in five steps without loops (0 for v == 0). */
-static inline u32 fdl_ilog2(u64 v)
+/*
+ * ...and halve the spread of the deadlines around the new vdt v, so that an entity whose bucket
+ * ran far ahead (it overran) does not stay behind the others for long once the machine is
+ * overcommitted:
+ *
+ *	dl = v + (dl - v) / 2     for dl after v; a deadline at or before v stays
+ */
+static inline u64 fdl_dl_halve_spread(u64 dl, u64 v)
 {
-	u32 r = 0;
+	return fdl_time_before(v, dl) ? v + (dl - v) / 2 : dl;
+}
 
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) r += 1;
-	return r;
+/*
+ * Wake-up CPU choice (the RFC's slack rule): a CPU running work with deadline victim_dl may be
+ * preempted for a task with deadline task_dl only if its slack is more than 1.46 times the
+ * task's, where slack is the time left to the deadline:
+ *
+ *	(victim_dl - vdt) > 1.46 * max(task_dl - vdt, 0)
+ *
+ * so that work almost as urgent as the task is not preempted for it.
+ */
+static inline int fdl_slack_allows(u64 victim_dl, u64 task_dl, u64 vdt)
+{
+	u64 task_slack = fdl_time_before(vdt, task_dl) ? task_dl - vdt : 0;
+
+	if (!fdl_time_before(vdt, victim_dl))
+		return 0;
+	return fdl_mul_div(victim_dl - vdt, FDL_SLACK_DEN, 1) >
+	       fdl_mul_div(task_slack, FDL_SLACK_NUM, 1);
+}
+
+/*
+ * The fair container's bandwidth. Fair work holds the root weight that the active deadline
+ * containers do not, F = W_root - W_deadline; its share is F / W_root. Boosted guarantees must
+ * not squeeze it below its floor, the larger of its unboosted share (the deadline containers at
+ * their cpu.weight, W_deadline_unboosted) and floor_permille of the machine:
+ *
+ *	share = max(F / W_root, F / (F + W_deadline_unboosted), floor_permille / 1000)
+ *	bandwidth = share * nr_cpus
+ *
+ * With no fair weight active (F <= 0) the floor alone.
+ */
+static inline u64 fdl_fair_bw(s64 root_wsum, s64 dl_wsum, s64 dl_unboosted_wsum,
+			      u32 floor_permille, u32 nr_cpus)
+{
+	s64 fair = root_wsum - dl_wsum;
+	u64 share = FDL_SHARE_ONE * floor_permille / 1000;
+
+	if (fair > 0) {
+		share = fdl_max(share, fdl_share_of(FDL_SHARE_ONE, fair, root_wsum));
+		if (dl_unboosted_wsum >= 0)
+			share = fdl_max(share, fdl_share_of(FDL_SHARE_ONE, fair,
+							    fair + dl_unboosted_wsum));
+	}
+	if (!share)
+		share = 1;
+	return fdl_bandwidth_cpus(fdl_min(share, FDL_SHARE_ONE), nr_cpus);
 }
 
 /*

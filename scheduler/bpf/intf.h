@@ -2,6 +2,10 @@
 /*
  * What the BPF hot path and the Rust control plane both know. bindgen turns this file into Rust
  * (bpf_intf.rs); nothing here is declared a second time on either side.
+ *
+ * Time units are in the names: `_ns` is wall-clock nanoseconds, `dl` is virtual deadline time
+ * (vdt, nanoseconds moved back by misses: see policy/deadline.h), `vtime` is weighted virtual
+ * time (fair order, see policy/fair.h). The three clocks never mix.
  */
 #ifndef __FDL_INTF_H
 #define __FDL_INTF_H
@@ -20,6 +24,10 @@ enum fdl_consts {
 	FDL_MAX_CGROUPS		= 65536,
 	/* Deepest cgroup level whose weight is honoured; deeper levels share their ancestor's. */
 	FDL_MAX_DEPTH		= 16,
+	/* Deadline containers at once (cgroups with deadline_rr): each has a queue the dispatcher scans. */
+	FDL_MAX_CONTAINERS	= 64,
+	/* CPUs the per-CPU tables are sized for. */
+	FDL_MAX_CPUS		= 512,
 	/* cpu.weight of a cgroup by default, and p->scx.weight of a nice-0 task. */
 	FDL_WEIGHT_DFL		= 100,
 	/*
@@ -33,29 +41,38 @@ enum fdl_consts {
 enum fdl_dispatch_path {
 	FDL_DISPATCH_IDLE	= 0,	/* select_cpu: straight to an idle CPU's local queue */
 	FDL_DISPATCH_PREV	= 1,	/* dispatch: the previous task keeps its CPU */
-	FDL_DISPATCH_DEADLINE	= 2,	/* dispatch: from the deadline queue */
+	FDL_DISPATCH_DEADLINE	= 2,	/* dispatch: from a deadline container's queue */
 	FDL_DISPATCH_FAIR	= 3,	/* dispatch: from the fair queue */
-	FDL_NR_DISPATCH		= 4,
-};
-
-/* Dispatch queues (user DSQ ids). */
-enum fdl_dsq {
-	/* Runnable tasks in weighted virtual time order. */
-	FDL_DSQ_FAIR		= 0,
-	/* Test-only: where --test-stall-pid sends its victim. Never consumed. */
-	FDL_DSQ_STALL		= 1,
-	/* Runnable tasks of deadline containers, in deadline order. */
-	FDL_DSQ_DEADLINE	= 2,
+	FDL_DISPATCH_PREEMPT	= 4,	/* enqueue: into a preempted CPU's local queue */
+	FDL_NR_DISPATCH		= 5,
 };
 
 /*
- * FDL parameters of a first-level cgroup (a "deadline container"), written by the control plane
- * into the `params` map (key: cgroup id), read by the BPF side. A cgroup without an entry is fair.
+ * Dispatch queues (user DSQ ids). A deadline container's queue has its cgroup id as DSQ id;
+ * ours sit far above any cgroup id.
  */
-struct fdl_params {
-	u64 deadline_rr_ns;	/* round-robin latency; 0: fair */
-	u64 deadline_wakeup_ns;	/* latency right after a wake-up; 0: deadline_rr_ns */
-	u64 generation;	/* changes with every write: the container starts a new bucket */
+/* Runnable fair tasks (cgroups without deadline_rr), in weighted virtual time order. */
+#define FDL_DSQ_FAIR		0x1000000000000000ULL
+/* Test-only: where --test-stall-pid sends its victim. Never consumed. */
+#define FDL_DSQ_STALL		0x1000000000000001ULL
+
+/*
+ * A deadline entity of the draining-buckets model: a deadline container, or all fair work taken
+ * together (the fair container). Its bucket deadline dl fills as it runs; its members run in
+ * vtime order among themselves.
+ */
+struct fdl_entity {
+	u64 dl;			/* bucket deadline, in vdt */
+	u64 deadline_rr_ns;	/* round-robin latency; 0: not a deadline container */
+	u64 deadline_wakeup_ns;	/* latency right after it wakes; 0: deadline_rr_ns */
+	u64 spread_gen;		/* the last deadline-spread halving applied to dl */
+	u64 vtime_now;		/* its members' clock: the latest vtime one started with */
+	s64 nr_runnable;	/* fair container: runnable fair tasks */
+	u64 nr_misses;		/* picked from its queue after its deadline */
+	u64 max_lateness_ns;	/* worst lateness of those picks */
+	u64 nr_picks;		/* picks from its queue, late or not (the misses' denominator) */
+	u32 fresh;		/* parameters just written: start a new bucket at the next wake-up */
+	u32 __pad;
 };
 
 /*
@@ -68,17 +85,15 @@ struct fdl_cgroup {
 	u32 weight;		/* effective weight: boost_weight if set, else cpu_weight */
 	u32 cpu_weight;		/* cpu.weight, 1..10000 */
 	u32 boost_weight;	/* set by the guaranteed_shares control loop; 0: none */
-	u32 __pad;
 	s64 wsum;		/* weights of runnable own tasks + contributions of active children */
 	s64 nr_active;		/* runnable own tasks + active children */
 	s64 contrib;		/* weight this cgroup adds to its parent's wsum (0 while inactive) */
 	u64 usage_ns;		/* CPU time used by this cgroup's own tasks under scx_fdl */
 	u64 wait_ns;		/* time its own tasks spent runnable but not running */
 	u64 top_cgid;		/* its first-level ancestor (itself at level 1; 0 for the root) */
-	u64 dl;			/* deadline container: bucket deadline, in vdt */
-	u64 dl_gen;		/* deadline container: the fdl_params.generation dl was started under */
-	u64 nr_misses;		/* deadline container: dispatches past the deadline */
-	u64 max_lateness_ns;	/* deadline container: worst lateness seen */
+	u32 has_dsq;		/* level 1: its queue (DSQ id = cgroup id) exists */
+	u32 __pad;
+	struct fdl_entity ent;	/* level 1: the deadline container (ent.deadline_rr_ns != 0) */
 	u64 runq_lat[FDL_LAT_BUCKETS];	/* own tasks' run-queue latencies, by fdl_lat_bucket() */
 };
 
@@ -93,26 +108,52 @@ struct fdl_boost_args {
 };
 
 /*
+ * Argument of the fdl_set_params syscall program: a first-level cgroup's deadlines (both 0: it
+ * becomes fair work again).
+ */
+struct fdl_params_args {
+	u64 cgid;
+	u64 deadline_rr_ns;
+	u64 deadline_wakeup_ns;
+	s32 ret;		/* out: 0; -ENOENT untracked, -EINVAL not first-level, -ENOSPC no slot */
+	u32 __pad;
+};
+
+/*
  * Scheduler-wide event counters of one CPU (the `cpu_stats` per-CPU array): each CPU counts its
  * own events without atomics; the loader sums them. Monotonic, never reset.
  */
 struct fdl_cpu_stats {
 	u64 nr_dispatched[FDL_NR_DISPATCH];	/* by enum fdl_dispatch_path */
-	u64 nr_deadline_enqueued;	/* tasks queued on FDL_DSQ_DEADLINE */
+	u64 nr_deadline_enqueued;	/* tasks queued on a deadline container's queue */
 	u64 nr_fair_enqueued;	/* tasks queued on FDL_DSQ_FAIR */
 	u64 nr_idle_kicks;	/* idle CPUs kicked to pick up queued work */
-	u64 nr_preempt_kicks;	/* CPUs kicked so that an earlier deadline runs */
+	u64 nr_preempt_kicks;	/* CPUs preempted so that an earlier deadline runs */
 	u64 nr_starvation_clamps;	/* enqueues whose vtime the starvation bound pulled in */
 	u64 nr_migrations;	/* tasks that started running on another CPU than last time */
 	u64 nr_became_runnable;	/* runnable tasks: became_runnable - stopped_runnable, summed */
 	u64 nr_stopped_runnable;	/* over all CPUs (a task may start and stop on different ones) */
+	u64 nr_timer_kicks;	/* CPUs preempted by a deadline timer that fired inside a tick */
+	u64 nr_tick_preempts;	/* slices ended at a tick because an earlier deadline waited */
 };
 
-/* Rare scheduler-wide events (bss), read by the loader. */
+/* Rare scheduler-wide events, read by the loader. */
 struct fdl_counters {
 	u64 nr_cgroups_untracked;	/* cgroups that did not fit in the cgroups map */
-	u64 nr_fair_misses;	/* the fair container's deadline passed before it ran */
-	u64 fair_max_lateness_ns;	/* its worst lateness */
+	u64 nr_lag_steps;	/* deadline misses that moved virtual deadline time back */
+};
+
+/* Tunables, set by the loader before load (read-only data). */
+struct fdl_tunables {
+	u64 slice_ns;		/* longest time slice */
+	u64 min_slice_ns;	/* shortest slice a deadline competition cuts one to */
+	u64 wakeup_lag_ns;	/* CPU time of vtime credit a waking task keeps */
+	u64 starvation_ns;	/* bound on how long any runnable fair task waits */
+	u64 fair_deadline_ns;	/* deadline_rr of the fair container */
+	u32 fair_floor_permille;	/* fair work's least bandwidth, per mille of the machine */
+	u32 nr_cpus;		/* possible CPUs */
+	s32 stall_pid;		/* test only: never dispatch this task (0: off) */
+	u32 __pad;
 };
 
 #endif /* __FDL_INTF_H */

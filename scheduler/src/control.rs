@@ -53,6 +53,9 @@ pub struct CgroupReport {
     /// Deadline containers: starts past the deadline, and the worst lateness.
     pub nr_misses: u64,
     pub max_lateness_ns: u64,
+    /// Picks from its deadline queue, late or not (the misses' denominator).
+    #[serde(default)]
+    pub nr_picks: u64,
     /// Guaranteed cgroups: averaged use (CPUs) and its ratio to the guarantee.
     pub usage_cpus_avg: f64,
     pub attainment: f64,

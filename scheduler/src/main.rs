@@ -88,8 +88,6 @@ struct Scheduler<'obj> {
     /// The guaranteed cgroups' control loops, and the cgroup ids their use is summed over.
     controllers: HashMap<PathBuf, Controller>,
     subtrees: HashMap<PathBuf, Vec<u64>>,
-    /// Counts parameter writes, so that the BPF side sees each as new (fdl_params.generation).
-    params_gen: u64,
     /// Exits of the BPF scheduler so far (restarts), by reason; carried over restarts.
     exits: BTreeMap<String, u64>,
 }
@@ -106,13 +104,15 @@ impl<'obj> Scheduler<'obj> {
         let mut skel = scx_ops_open!(builder, open_object, fdl_ops, None::<bpf_object_open_opts>)?;
 
         let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")?;
-        let rodata = skel.maps.rodata_data.as_mut().unwrap();
-        rodata.slice_ns = opts.slice_us * 1000;
-        rodata.wakeup_lag_ns = opts.wakeup_lag_us * 1000;
-        rodata.starvation_ns = opts.starvation_ms * 1_000_000;
-        rodata.nr_cpus = nr_cpus as u32;
-        rodata.stall_pid = opts.test_stall_pid.unwrap_or(0);
-        rodata.fair_deadline_ns = opts.fair_deadline_us * 1000;
+        let tun = &mut skel.maps.rodata_data.as_mut().unwrap().tun;
+        tun.slice_ns = opts.slice_us * 1000;
+        tun.min_slice_ns = opts.min_slice_us * 1000;
+        tun.wakeup_lag_ns = opts.wakeup_lag_us * 1000;
+        tun.starvation_ns = opts.starvation_ms * 1_000_000;
+        tun.nr_cpus = nr_cpus as u32;
+        tun.stall_pid = opts.test_stall_pid.unwrap_or(0);
+        tun.fair_deadline_ns = opts.fair_deadline_us * 1000;
+        tun.fair_floor_permille = opts.fair_floor_permille;
         if opts.watchdog_timeout_ms > 0 {
             skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout_ms;
         }
@@ -135,7 +135,6 @@ impl<'obj> Scheduler<'obj> {
             applied: HashMap::new(),
             controllers: HashMap::new(),
             subtrees: HashMap::new(),
-            params_gen: 0,
             exits,
         };
         sched.apply_config(config);
@@ -157,9 +156,35 @@ impl<'obj> Scheduler<'obj> {
         Ok(())
     }
 
+    /// Writes a first-level cgroup's deadlines through the BPF side (both 0: fair again). The
+    /// container starts a new bucket.
+    fn set_deadlines(&self, cgid: u64, rr_ns: u64, wakeup_ns: u64) -> Result<()> {
+        let mut args =
+            bpf_intf::fdl_params_args { cgid, deadline_rr_ns: rr_ns, deadline_wakeup_ns: wakeup_ns, ret: 0, __pad: 0 };
+        // SAFETY: fdl_params_args is plain old data shared with the BPF side.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(&mut args as *mut _ as *mut u8, std::mem::size_of_val(&args))
+        };
+        let input = ProgramInput { context_in: Some(bytes), ..Default::default() };
+        self.skel.progs.fdl_set_params.test_run(input).context("running fdl_set_params")?;
+        match args.ret {
+            0 => Ok(()),
+            r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
+            r if r == -libc::EINVAL => bail!("cgroup {cgid} is not a first-level cgroup with a queue"),
+            r if r == -libc::ENOSPC => bail!(
+                "no room for another deadline container (at most {})",
+                bpf_intf::fdl_consts_FDL_MAX_CONTAINERS
+            ),
+            r => bail!("fdl_set_params failed ({r})"),
+        }
+    }
+
     /// Undoes what was written for a cgroup that left the configuration or was re-created.
     fn release(&mut self, path: &Path, old: Applied) {
-        let _ = self.skel.maps.params.delete(&old.cgid.to_ne_bytes());
+        if old.params.deadline_rr_ns > 0 {
+            // The cgroup may be gone already; then there is nothing to undo.
+            let _ = self.set_deadlines(old.cgid, 0, 0);
+        }
         if self.controllers.remove(path).is_some_and(|c| c.boost > 0) {
             // The cgroup may be gone already; then there is nothing to undo.
             let _ = self.set_boost(old.cgid, 0);
@@ -217,20 +242,10 @@ impl<'obj> Scheduler<'obj> {
     }
 
     fn write_params(&mut self, path: &Path, cgid: u64, p: Params) -> Result<()> {
-        if p.deadline_rr_ns > 0 {
-            self.params_gen += 1;
-            let value = bpf_intf::fdl_params {
-                deadline_rr_ns: p.deadline_rr_ns,
-                deadline_wakeup_ns: p.deadline_wakeup_ns,
-                generation: self.params_gen,
-            };
-            // SAFETY: fdl_params is plain old data shared with the BPF side.
-            let bytes = unsafe {
-                std::slice::from_raw_parts(&value as *const _ as *const u8, std::mem::size_of_val(&value))
-            };
-            self.skel.maps.params.update(&cgid.to_ne_bytes(), bytes, MapFlags::ANY).context("writing its deadlines")?;
-        } else {
-            let _ = self.skel.maps.params.delete(&cgid.to_ne_bytes());
+        let deadlines = (p.deadline_rr_ns, p.deadline_wakeup_ns);
+        let was = self.applied.get(path).filter(|a| a.cgid == cgid).map(|a| (a.params.deadline_rr_ns, a.params.deadline_wakeup_ns));
+        if deadlines != was.unwrap_or((0, 0)) {
+            self.set_deadlines(cgid, p.deadline_rr_ns, p.deadline_wakeup_ns).context("writing its deadlines")?;
         }
         if p.guaranteed_shares > 0 {
             self.controllers.entry(path.to_path_buf()).or_default();
@@ -269,19 +284,6 @@ impl<'obj> Scheduler<'obj> {
         }
     }
 
-    /// Tells the BPF side how much of the root's weight the deadline containers hold, so that
-    /// the fair container's bucket fills at the bandwidth the rest leaves it.
-    fn update_dl_wsum(&mut self) {
-        let sum: i64 = self
-            .applied
-            .values()
-            .filter(|a| a.params.deadline_rr_ns > 0)
-            .filter_map(|a| self.read_cgroup(a.cgid))
-            .map(|c| c.contrib)
-            .sum();
-        self.skel.maps.bss_data.as_mut().unwrap().dl_wsum = sum;
-    }
-
     /// Every cgroup with its figures, read now.
     fn cgroup_tree(&self) -> CgroupTree {
         CgroupTree::walk(&self.cgroup_root, |cgid| self.read_cgroup(cgid))
@@ -304,8 +306,9 @@ impl<'obj> Scheduler<'obj> {
             if let Some(cg) = node.own {
                 r.cpu_weight = cg.cpu_weight;
                 r.effective_weight = cg.weight;
-                r.nr_misses = cg.nr_misses;
-                r.max_lateness_ns = cg.max_lateness_ns;
+                r.nr_misses = cg.ent.nr_misses;
+                r.max_lateness_ns = cg.ent.max_lateness_ns;
+                r.nr_picks = cg.ent.nr_picks;
             }
             (r.usage_ns, r.wait_ns) = (node.usage_ns, node.wait_ns);
             r.runq_latency = node.runq_lat.to_vec();
@@ -407,7 +410,7 @@ impl<'obj> Scheduler<'obj> {
         mut publisher: Option<&mut Publisher>,
     ) -> UserExitInfo {
         let start = Instant::now();
-        let (mut last_control, mut last_wsum, mut last_sync, mut last_stats) = (start, start, start, start);
+        let (mut last_control, mut last_sync, mut last_stats) = (start, start, start);
         let mut last_publish = start;
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             match requests.recv_timeout(guarantee::PERIOD.saturating_sub(last_control.elapsed())) {
@@ -423,10 +426,6 @@ impl<'obj> Scheduler<'obj> {
             if last_control.elapsed() >= guarantee::PERIOD {
                 self.control_guarantees(last_control.elapsed());
                 last_control = Instant::now();
-            }
-            if last_wsum.elapsed() >= Duration::from_millis(100) {
-                self.update_dl_wsum();
-                last_wsum = Instant::now();
             }
             if last_sync.elapsed() >= Duration::from_secs(1) {
                 self.sync_params();
@@ -460,21 +459,26 @@ impl<'obj> Scheduler<'obj> {
             s.migrations
         );
         info!(
-            "starvation-clamps {} untracked-cgroups {} fair-misses {} fair-max-lateness {} us",
+            "starvation-clamps {} untracked-cgroups {} fair-misses {} of {} picks, fair-max-lateness {} us; lag-steps {} timer-kicks {} tick-preempts {}",
             s.starvation_clamps,
             s.cgroups_untracked,
             s.fair_misses,
-            s.fair_max_lateness_ns / 1000
+            s.fair_picks,
+            s.fair_max_lateness_ns / 1000,
+            s.lag_steps,
+            s.timer_kicks,
+            s.tick_preempts
         );
         let tree = self.cgroup_tree();
         for path in self.applied.keys() {
             let r = self.report(path, &tree);
             info!(
-                "{}: used {} ms, waited {} ms, deadline misses {}, worst lateness {} us, weight {} (cpu.weight {}){}",
+                "{}: used {} ms, waited {} ms, deadline misses {} of {} picks, worst lateness {} us, weight {} (cpu.weight {}){}",
                 r.path,
                 r.usage_ns / 1_000_000,
                 r.wait_ns / 1_000_000,
                 r.nr_misses,
+                r.nr_picks,
                 r.max_lateness_ns / 1000,
                 r.effective_weight,
                 r.cpu_weight,

@@ -84,6 +84,19 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     pub fair_deadline_us: u64,
 
+    /// Least bandwidth of fair work (cgroups without deadline_rr), per mille of the machine,
+    /// whatever the deadline containers' guarantees ask. Fair work also never gets less than its
+    /// share at the deadline containers' unboosted cpu.weight.
+    #[arg(long, default_value_t = 50, value_name = "PERMILLE",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub fair_floor_permille: u32,
+
+    /// Shortest slice, in microseconds, that a competing deadline cuts a running task's slice to,
+    /// and the shortest delay of a deadline timer.
+    #[arg(long, default_value_t = 200, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(20..=100_000))]
+    pub min_slice_us: u64,
+
     /// Serve Prometheus metrics (text format) on http://ADDR/metrics, ADDR from
     /// --prometheus-addr: dispatch paths, per-cgroup CPU time, waiting, run-queue latency
     /// histograms, deadline misses and guarantees. Published every second.
@@ -162,6 +175,9 @@ impl Opts {
                 self.watchdog_timeout_ms,
                 self.slice_us
             );
+        }
+        if self.min_slice_us > self.slice_us {
+            bail!("--min-slice-us {} must not exceed --slice-us {}", self.min_slice_us, self.slice_us);
         }
         Ok(())
     }

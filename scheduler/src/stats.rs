@@ -28,7 +28,7 @@ pub const LAT_BUCKETS: usize = bpf_intf::fdl_consts_FDL_LAT_BUCKETS as usize;
 /// The dispatch paths, in the order of enum fdl_dispatch_path: the `type` label of
 /// `scx_fdl_dispatched_tasks_total`.
 pub const DISPATCH_PATHS: [&str; bpf_intf::fdl_dispatch_path_FDL_NR_DISPATCH as usize] =
-    ["idle", "prev", "deadline", "fair"];
+    ["idle", "prev", "deadline", "fair", "preempt"];
 
 /// At most this many cgroups are exported as metrics (and listed by `dump`); the rest are counted
 /// in `scx_fdl_cgroups_dropped`. Their time still shows in their ancestors' figures.
@@ -80,9 +80,15 @@ pub struct SchedulerStats {
     pub preempt_kicks: u64,
     pub starvation_clamps: u64,
     pub migrations: u64,
-    /// The fair container's deadline misses and worst lateness.
+    /// The fair container's deadline misses, worst lateness, and picks from its queue.
     pub fair_misses: u64,
     pub fair_max_lateness_ns: u64,
+    pub fair_picks: u64,
+    /// Misses that moved virtual deadline time back (each also halved the deadline spread).
+    pub lag_steps: u64,
+    /// CPUs preempted by a deadline timer inside a tick, and slices ended at a tick.
+    pub timer_kicks: u64,
+    pub tick_preempts: u64,
     /// Cgroups that did not fit in the BPF side's map.
     pub cgroups_untracked: u64,
     /// Cgroups reported, and those left out by MAX_EXPORTED_CGROUPS.
@@ -108,7 +114,8 @@ pub fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
     }
     // SAFETY: the array has the size and alignment of fdl_cpu_stats, all u64.
     let s: bpf_intf::fdl_cpu_stats = unsafe { std::mem::transmute(sum) };
-    let c = &skel.maps.bss_data.as_ref().unwrap().counters;
+    let fdl = &skel.maps.bss_data.as_ref().unwrap().fdl;
+    let c = &fdl.counters;
     SchedulerStats {
         dispatched: DISPATCH_PATHS.iter().zip(s.nr_dispatched).map(|(p, n)| (p.to_string(), n)).collect(),
         deadline_enqueued: s.nr_deadline_enqueued,
@@ -118,8 +125,12 @@ pub fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
         preempt_kicks: s.nr_preempt_kicks,
         starvation_clamps: s.nr_starvation_clamps,
         migrations: s.nr_migrations,
-        fair_misses: c.nr_fair_misses,
-        fair_max_lateness_ns: c.fair_max_lateness_ns,
+        fair_misses: fdl.fair.nr_misses,
+        fair_max_lateness_ns: fdl.fair.max_lateness_ns,
+        fair_picks: fdl.fair.nr_picks,
+        lag_steps: c.nr_lag_steps,
+        timer_kicks: s.nr_timer_kicks,
+        tick_preempts: s.nr_tick_preempts,
         cgroups_untracked: c.nr_cgroups_untracked,
         kernel_events: read_kernel_events(Path::new(KERNEL_EVENTS)),
         ..Default::default()

@@ -117,6 +117,45 @@ static void test_deadlines(void)
 		 fdl_time_before(vdt - fdl_miss_lag_step(vdt, vdt - 300000, 5000000), vdt - 300000), 1);
 }
 
+static void test_rfc_rules(void)
+{
+	const unsigned long long one = FDL_SHARE_ONE, v = 7000000000ULL;
+
+	/* halving: dl = v + (dl - v) / 2 */
+	CHECK_EQ("the spread is halved around v", fdl_dl_halve_spread(v + 8000000, v), v + 4000000);
+	CHECK_EQ("a deadline at or before v stays", fdl_dl_halve_spread(v - 5, v), v - 5);
+
+	/* run time until a target deadline: the inverse of the fill */
+	CHECK_EQ("run time at one CPU: 1024 us of deadline is 970 us of running",
+		 fdl_dl_run_time(v, v + 1024000, one), 970000);
+	CHECK_EQ("twice the bandwidth, twice the run time",
+		 fdl_dl_run_time(v, v + 1024000, 2 * one), 1940000);
+	CHECK_EQ("already there: 0", fdl_dl_run_time(v + 10, v, one), 0);
+	CHECK_EQ("fill then run time round-trips (to rounding, a few ns)",
+		 3000000 - fdl_dl_run_time(v, fdl_dl_fill(v, 3000000, one / 3), one / 3) <= 4, 1);
+
+	/* slack rule: victim slack > 1.46 x task slack */
+	CHECK_EQ("20 ms of slack may be preempted for 4 ms", fdl_slack_allows(v + 20000000, v + 4000000, v), 1);
+	CHECK_EQ("5 ms of slack may not be preempted for 4 ms", fdl_slack_allows(v + 5000000, v + 4000000, v), 0);
+	CHECK_EQ("5.9 ms may be, for 4 ms", fdl_slack_allows(v + 5900000, v + 4000000, v), 1);
+	CHECK_EQ("a late victim is never preempted by slack", fdl_slack_allows(v - 1, v - 100, v), 0);
+	CHECK_EQ("a late task preempts anything with slack", fdl_slack_allows(v + 1, v - 100, v), 1);
+
+	/* fair bandwidth with its floor */
+	CHECK_EQ("no deadline work: fair has the machine", fdl_fair_bw(300, 0, 0, 50, 2), 2 * one);
+	CHECK_EQ("equal weights: fair has half", fdl_fair_bw(200, 100, 100, 50, 2), one);
+	CHECK_EQ("boosts cannot squeeze fair below its unboosted share",
+		 fdl_fair_bw(100 + 2000, 2000, 200, 50, 2), fdl_fair_bw(300, 200, 200, 50, 2));
+	CHECK_EQ("and never below the floor", fdl_fair_bw(1 + 100000, 100000, 100000, 50, 2),
+		 2 * (one * 50 / 1000));
+	CHECK_EQ("no fair weight active: the floor", fdl_fair_bw(100, 100, 100, 50, 2),
+		 2 * (one * 50 / 1000));
+
+	/* mul_div */
+	CHECK_EQ("mul_div exact", fdl_mul_div(1000000007ULL, 3, 7), 428571431ULL);
+	CHECK_EQ("mul_div saturates", fdl_mul_div(1ULL << 62, 1ULL << 10, 1), FDL_U64_MAX);
+}
+
 int main(void)
 {
 	test_share_of();
@@ -124,6 +163,7 @@ int main(void)
 	test_time_order();
 	test_floor_and_cap();
 	test_deadlines();
+	test_rfc_rules();
 	printf("fdl_math: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

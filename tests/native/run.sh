@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Build and run the native unit tests of the policy arithmetic (scheduler/bpf/fdl_math.h).
+# Build and run the native unit tests: the policy arithmetic (scheduler/bpf/fdl_math.h) and the
+# policy itself (scheduler/bpf/policy/, against the fake kernel of tests/native/fake_env.h).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for t in "$root"/tests/native/*_test.c; do
-    cc -std=gnu11 -O2 -Wall -Wextra -Werror -I "$root/scheduler/bpf" "$t" -o "$out/t"
+    cc -std=gnu11 -O2 -Wall -Wextra -Werror -DFDL_NATIVE -I "$root/scheduler/bpf" \
+        -I "$root/tests/native" "$t" -o "$out/t"
     "$out/t"
 done

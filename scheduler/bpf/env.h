@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The only door from the policy (the headers in policy/) to the kernel. The policy never calls a
+ * kfunc or looks up a map itself: it asks for the time, a cgroup's or a CPU's record, and to
+ * insert, move, kick or time something, through the functions below. In the BPF program they are kfuncs and
+ * map lookups; in the native tests (FDL_NATIVE) tests/native/fake_env.h provides them with a
+ * deterministic clock and queues, so the same policy code runs as ordinary C.
+ *
+ *	env_now()                         the scheduler's clock, ns
+ *	env_cgroup(cgid)                  a cgroup's record, or NULL if untracked
+ *	env_cpu(cpu)                      a CPU's policy record (struct fdl_cpu), or NULL
+ *	env_stats()                       this CPU's event counters
+ *	env_insert_vtime(p, dsq, slice, vtime, flags)   queue p in vtime order
+ *	env_insert_local_on(p, cpu, slice, flags)       put p on a CPU's local queue
+ *	env_move_to_local(dsq)            move the head of dsq to this CPU; false if empty
+ *	env_nr_queued(dsq)                tasks in dsq
+ *	env_head_vtime(dsq, &vtime)       the vtime of dsq's head; false if empty
+ *	env_kick(cpu, preempt)            wake an idle CPU, or end the running slice (preempt)
+ *	env_pick_idle(p)                  claim an idle CPU p may use, or -1
+ *	env_task_allowed(p, cpu)          p may run on cpu
+ *	env_set_slice(p, slice)           p's remaining slice
+ *	env_random()                      a pseudo-random u32
+ *	env_arm_timer(cpu, delay_ns)      kick cpu (preempt) after delay_ns
+ *	fdl_for(i, start, end)            a bounded loop
+ */
+#ifndef __FDL_ENV_H
+#define __FDL_ENV_H
+
+#include "intf.h"
+
+/* Per-CPU policy state: what the CPU runs, to choose preemption victims and cut slices. */
+struct fdl_cpu {
+	u64 dl;			/* deadline of its work when last charged, in vdt */
+	u64 since;		/* when that was, ns */
+	u64 bw;			/* the work's bandwidth in CPUs (fixed point): dl fills at it */
+	u64 rr_ns;		/* the work's deadline_rr: its deadline never runs further ahead */
+	u64 queue;		/* the queue its work belongs to (container cgroup id or FDL_DSQ_FAIR) */
+	u64 next_dl;		/* the earliest competing deadline when it was picked */
+	u32 has_next;		/* next_dl is valid */
+	u32 __pad;
+};
+
+#ifdef FDL_NATIVE
+#include "fake_env.h"
+#else
+
+/* Enqueue flags the policy passes through or adds. */
+#define FDL_ENQ_WAKEUP		SCX_ENQ_WAKEUP
+#define FDL_ENQ_PREEMPT		(SCX_ENQ_PREEMPT | SCX_ENQ_HEAD)
+
+#define fdl_for(i, start, end)	bpf_for(i, start, end)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, FDL_MAX_CGROUPS);
+	__type(key, u64);
+	__type(value, struct fdl_cgroup);
+} cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct fdl_cpu);
+} cpu_ctxs SEC(".maps");
+
+/* Frequent events, counted per CPU (see struct fdl_cpu_stats) and summed by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct fdl_cpu_stats);
+} cpu_stats SEC(".maps");
+
+/* One deadline timer per CPU: fires inside a tick to preempt that CPU (see env_arm_timer). */
+struct fdl_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FDL_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct fdl_timer);
+} timers SEC(".maps");
+
+static __always_inline u64 env_now(void)
+{
+	return scx_bpf_now();
+}
+
+static __always_inline struct fdl_cgroup *env_cgroup(u64 cgid)
+{
+	return bpf_map_lookup_elem(&cgroups, &cgid);
+}
+
+static __always_inline struct fdl_cpu *env_cpu(s32 cpu)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+}
+
+/* This CPU's event counters; NULL never happens for index 0 of a per-CPU array. */
+static __always_inline struct fdl_cpu_stats *env_stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpu_stats, &zero);
+}
+
+static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime,
+					     u64 flags)
+{
+	scx_bpf_dsq_insert_vtime(p, dsq, slice, vtime, flags);
+}
+
+static __always_inline void env_insert_local_on(struct task_struct *p, s32 cpu, u64 slice, u64 flags)
+{
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, flags);
+}
+
+static __always_inline bool env_move_to_local(u64 dsq)
+{
+	return scx_bpf_dsq_move_to_local(dsq, 0);
+}
+
+static __always_inline s32 env_nr_queued(u64 dsq)
+{
+	return scx_bpf_dsq_nr_queued(dsq);
+}
+
+static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
+
+	if (!head)
+		return false;
+	*vtime = head->scx.dsq_vtime;
+	return true;
+}
+
+static __always_inline void env_kick(s32 cpu, bool preempt)
+{
+	scx_bpf_kick_cpu(cpu, preempt ? SCX_KICK_PREEMPT : SCX_KICK_IDLE);
+}
+
+static __always_inline s32 env_pick_idle(struct task_struct *p)
+{
+	return scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+}
+
+static __always_inline bool env_task_allowed(struct task_struct *p, s32 cpu)
+{
+	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+static __always_inline void env_set_slice(struct task_struct *p, u64 slice)
+{
+	scx_bpf_task_set_slice(p, slice);
+}
+
+static __always_inline u32 env_random(void)
+{
+	return bpf_get_prandom_u32();
+}
+
+static __always_inline void env_arm_timer(s32 cpu, u64 delay_ns)
+{
+	u32 key = cpu;
+	struct fdl_timer *t = bpf_map_lookup_elem(&timers, &key);
+
+	if (t)
+		bpf_timer_start(&t->timer, delay_ns, 0);
+}
+
+#endif /* FDL_NATIVE */
+
+/* Count one event of this CPU: no atomics, the CPU is the only writer of its copy. */
+#define stat_inc(field)						\
+	do {							\
+		struct fdl_cpu_stats *__s = env_stats();	\
+		if (__s)					\
+			__s->field++;				\
+	} while (0)
+
+#endif /* __FDL_ENV_H */

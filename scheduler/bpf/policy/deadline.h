@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The deadline tier: the draining-buckets model of the FDL RFC (reference section 1).
+ *
+ * Every deadline entity (a deadline container, or all fair work as the fair container) has a
+ * bucket deadline dl in virtual deadline time, vdt = now - vdt_lag. Running fills the bucket at
+ * the entity's bandwidth (fdl_dl_fill); an entity that wakes starts a new bucket between
+ * vdt + deadline_wakeup and vdt + deadline_rr, with no credit for its sleep; a busy one is never
+ * more than deadline_rr ahead. The dispatcher runs the entity with the earliest deadline.
+ *
+ * When vdt passes the earliest deadline (a miss: the machine cannot keep every promise), vdt is
+ * moved back to just before it and the spread of all deadlines is halved around it, so the
+ * lateness is shared by everyone instead of piling on the one that waited. The halving is
+ * applied lazily: an entity catches up with the halvings it missed when it is next looked at.
+ */
+#ifndef __FDL_POLICY_DEADLINE_H
+#define __FDL_POLICY_DEADLINE_H
+
+#include "state.h"
+
+static __always_inline u64 fdl_vdt(u64 now)
+{
+	return now - fdl.vdt_lag;
+}
+
+/*
+ * The entity's live deadline at vdt: with the halvings since it was last looked at, a fresh
+ * bucket if its parameters were just written, and capped at vdt + deadline_rr.
+ */
+static __always_inline u64 fdl_entity_dl(struct fdl_entity *e, u64 vdt)
+{
+	u64 gen = fdl.spread_gen, dl = e->dl;
+
+	if (e->spread_gen != gen) {
+		dl = fdl_dl_halve_spread(dl, fdl.spread_vdt);
+		e->spread_gen = gen;
+	}
+	if (e->fresh) {
+		dl = fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns);
+		e->fresh = 0;
+	}
+	dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns);
+	e->dl = dl;
+	return dl;
+}
+
+/* The entity became runnable from empty: a new bucket, no credit for the sleep. */
+static __always_inline void fdl_entity_wake(struct fdl_entity *e, u64 vdt)
+{
+	u64 dl = fdl_entity_dl(e, vdt);
+
+	e->dl = fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns);
+}
+
+/* It ran delta_ns at bandwidth bw: fill its bucket (an add, so CPUs running members both count). */
+static __always_inline void fdl_entity_fill(struct fdl_entity *e, u64 delta_ns, u64 bw)
+{
+	__sync_fetch_and_add(&e->dl, fdl_dl_fill(0, delta_ns, bw));
+}
+
+/*
+ * A miss against min_dl, the earliest deadline, seen at `now`: move vdt back to just before it
+ * (fdl_miss_lag_step) and halve the spread. Done once per miss, by compare-and-swap: a CPU that
+ * finds vdt already moved back behind min_dl does nothing.
+ */
+static __always_inline void fdl_miss(u64 min_dl, u64 now)
+{
+	u64 lag = fdl.vdt_lag, vdt = now - lag, step;
+
+	if (!fdl_time_before(min_dl, vdt))
+		return;
+	step = fdl_miss_lag_step(vdt, min_dl, fdl.min_rr_ns ?: tun.fair_deadline_ns);
+	if (__sync_val_compare_and_swap(&fdl.vdt_lag, lag, lag + step) != lag)
+		return;
+	fdl.spread_vdt = now - (lag + step);
+	__sync_fetch_and_add(&fdl.spread_gen, 1);
+	__sync_fetch_and_add(&fdl.counters.nr_lag_steps, 1);
+}
+
+/*
+ * The dispatcher took work from the entity's queue, whose deadline was dl: count the pick, and
+ * a miss if vdt had passed dl. Only a queue pick counts: work that went straight to an idle CPU,
+ * or kept its CPU, did not wait; and a deadline is set anew whenever an entity wakes, so a task
+ * that simply slept is never counted late.
+ */
+static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 now)
+{
+	u64 vdt = fdl_vdt(now), late;
+
+	__sync_fetch_and_add(&e->nr_picks, 1);
+	if (!fdl_time_before(dl, vdt))
+		return;
+	late = vdt - dl;
+	__sync_fetch_and_add(&e->nr_misses, 1);
+	if (late > e->max_lateness_ns)
+		e->max_lateness_ns = late;
+	fdl_miss(dl, now);
+}
+
+/* A deadline container's slot in fdl.containers (its existing one, or a free one), or -1. */
+static __always_inline int fdl_slot_add(u64 cgid)
+{
+	int i, free = -1;
+
+	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
+		if (fdl.containers[i] == cgid)
+			return i;
+		if (free < 0 && !fdl.containers[i])
+			free = i;
+	}
+	if (free < 0 || free >= FDL_MAX_CONTAINERS)
+		return -1;
+	if (__sync_val_compare_and_swap(&fdl.containers[free], 0, cgid) != 0)
+		return -1;
+	if ((u32)free >= fdl.nr_slots)
+		fdl.nr_slots = free + 1;
+	return free;
+}
+
+/* The cgroup is gone (and with it every task of its queue): free its slot. */
+static __always_inline void fdl_slot_del(u64 cgid)
+{
+	int i;
+
+	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
+		if (fdl.containers[i] == cgid)
+			fdl.containers[i] = 0;
+	}
+}
+
+#endif /* __FDL_POLICY_DEADLINE_H */

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The fair order: within a queue (the fair queue, or one deadline container's), tasks run in
+ * weighted virtual time, vtime += runtime / share (fdl_vtime_delta), where the share is the
+ * task's part of the machine through the cgroup tree (fdl_task_share). Each queue keeps its own
+ * clock, vtime_now (the latest vtime one of its members started with); vtimes are compared only
+ * within one queue.
+ */
+#ifndef __FDL_POLICY_FAIR_H
+#define __FDL_POLICY_FAIR_H
+
+#include "cgroup.h"
+
+/*
+ * The task becomes runnable in queue `queue` (entity e): a task new to that queue starts at its
+ * clock; one that slept keeps at most wakeup_lag_ns of CPU time of credit, counted at its share.
+ */
+static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
+{
+	if (t->vqueue != queue) {
+		t->vqueue = queue;
+		t->vtime = e->vtime_now;
+	}
+	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now,
+				   fdl_vtime_delta(tun.wakeup_lag_ns, fdl_task_share(t)));
+}
+
+/*
+ * The vtime to queue the task with: no further than the starvation window past its queue's clock.
+ * The clock advances about nr_cpus ns per ns when the runnable shares sum to one, so this is about
+ * starvation_ns of waiting.
+ */
+static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_entity *e)
+{
+	u64 vtime = fdl_vtime_cap(t->vtime, e->vtime_now, tun.starvation_ns * (tun.nr_cpus ?: 1));
+
+	if (vtime != t->vtime)
+		stat_inc(nr_starvation_clamps);
+	return vtime;
+}
+
+/*
+ * The task starts running, or is charged while it runs: its queue's clock moves up to it. At
+ * charges too, or a queue whose tasks keep their CPUs would keep its clock where they started,
+ * and a task waking there would bring back credit for all that time.
+ */
+static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, struct fdl_entity *e)
+{
+	if (t->vqueue == queue && fdl_time_before(e->vtime_now, t->vtime))
+		e->vtime_now = t->vtime;
+}
+
+#endif /* __FDL_POLICY_FAIR_H */

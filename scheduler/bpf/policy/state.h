@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * All of the policy's shared state: one struct fdl_state (`fdl`), the tunables (`tun`), and the
+ * per-task record. The BPF program defines `fdl` in .bss and `tun` in read-only data; the native
+ * tests define both themselves.
+ */
+#ifndef __FDL_POLICY_STATE_H
+#define __FDL_POLICY_STATE_H
+
+#include "../intf.h"
+#include "../fdl_math.h"
+#include "../env.h"
+
+#define FDL_ROOT_CGID	1
+
+struct fdl_state {
+	/* Virtual deadline time is now - vdt_lag; a miss grows vdt_lag (compare-and-swap). */
+	u64 vdt_lag;
+	/* Deadline-spread halvings so far, and the vdt the latest one halved around. */
+	u64 spread_gen;
+	u64 spread_vdt;
+	/* All fair work as one deadline entity (deadline_rr = tun.fair_deadline_ns). */
+	struct fdl_entity fair;
+	/*
+	 * From the dispatcher's last scan of the deadline containers: their root weight (boosted
+	 * and at cpu.weight) while active, and the smallest deadline_rr. Written only on change.
+	 */
+	s64 dl_wsum;
+	s64 dl_unboosted_wsum;
+	u64 min_rr_ns;
+	/* Deadline containers' cgroup ids (their queues' DSQ ids); 0: a free slot. */
+	u64 containers[FDL_MAX_CONTAINERS];
+	u32 nr_slots;		/* slots in use or used before: the scan's bound */
+	u32 __pad;
+	struct fdl_counters counters;
+};
+
+/* Per-task state (task local storage in BPF). */
+struct fdl_task {
+	u64 vtime;		/* weighted virtual time, on the clock of the queue `vqueue` */
+	u64 vqueue;		/* the queue whose clock vtime is on */
+	u64 cgid;		/* the cgroup the task belongs to */
+	u64 acct_cgid;		/* the cgroup whose wsum holds it while runnable (0: none) */
+	u32 acct_weight;	/* the weight added there */
+	u32 weight;		/* its own weight (p->scx.weight: nice folded in) */
+	u64 started_at;		/* when it last started running or was last charged */
+	u64 enqueued_at;	/* when it was last queued (0: not waiting) */
+	u32 fair_counted;	/* counted in fdl.fair.nr_runnable */
+	s32 last_cpu;		/* CPU it last ran on, plus one (0: never ran) */
+};
+
+#ifdef FDL_NATIVE
+extern struct fdl_state fdl;
+extern struct fdl_tunables tun;
+#endif
+
+#endif /* __FDL_POLICY_STATE_H */

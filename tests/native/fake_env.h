@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The native tests' side of scheduler/bpf/env.h: a deterministic kernel for the policy headers.
+ * A settable clock, cgroups and CPUs in arrays indexed by id, dispatch queues as small sorted
+ * arrays, and records of every kick and timer, so a test can drive the very code the BPF program
+ * runs and look at what it did.
+ */
+#ifndef __FDL_FAKE_ENV_H
+#define __FDL_FAKE_ENV_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+#define FDL_ENQ_WAKEUP		1ULL
+#define FDL_ENQ_PREEMPT		2ULL
+
+#define fdl_for(i, start, end)	for ((i) = (start); (i) < (end); (i)++)
+
+#define FAKE_CPUS	4
+#define FAKE_CGROUPS	64
+#define FAKE_QLEN	64
+#define FAKE_DSQS	8
+
+/* A task as the fake kernel sees it. */
+struct task_struct {
+	int pid;
+	unsigned allowed;	/* CPU bitmask; 0: all */
+	u64 slice;
+};
+
+struct fake_dsq {
+	u64 id;
+	int n;
+	struct task_struct *task[FAKE_QLEN];
+	u64 vtime[FAKE_QLEN];
+};
+
+struct fake_env {
+	u64 now;
+	int cur_cpu;			/* the CPU the current callback runs on */
+	struct fdl_cgroup cg[FAKE_CGROUPS];
+	bool cg_present[FAKE_CGROUPS];
+	struct fdl_cpu cpu[FAKE_CPUS];
+	struct fdl_cpu_stats stats;
+	struct fake_dsq dsq[FAKE_DSQS];
+	struct fake_dsq local[FAKE_CPUS];
+	bool idle[FAKE_CPUS];		/* env_pick_idle may claim it */
+	int idle_kicks[FAKE_CPUS];
+	int preempts[FAKE_CPUS];	/* local inserts with FDL_ENQ_PREEMPT */
+	bool timer_armed[FAKE_CPUS];
+	u64 timer_at[FAKE_CPUS];
+	u32 rnd;
+};
+
+extern struct fake_env env;
+
+static inline u64 env_now(void)
+{
+	return env.now;
+}
+
+static inline struct fdl_cgroup *env_cgroup(u64 cgid)
+{
+	return cgid < FAKE_CGROUPS && env.cg_present[cgid] ? &env.cg[cgid] : NULL;
+}
+
+static inline struct fdl_cpu *env_cpu(s32 cpu)
+{
+	return cpu >= 0 && cpu < FAKE_CPUS ? &env.cpu[cpu] : NULL;
+}
+
+static inline struct fdl_cpu_stats *env_stats(void)
+{
+	return &env.stats;
+}
+
+/* The queue with this id, created on first use. */
+static inline struct fake_dsq *fake_dsq(u64 id)
+{
+	int i;
+
+	for (i = 0; i < FAKE_DSQS; i++)
+		if (env.dsq[i].id == id)
+			return &env.dsq[i];
+	for (i = 0; i < FAKE_DSQS; i++)
+		if (!env.dsq[i].id) {
+			env.dsq[i].id = id;
+			return &env.dsq[i];
+		}
+	fprintf(stderr, "fake_env: out of queues\n");
+	return &env.dsq[0];
+}
+
+/* Insert keeping vtime order; equal vtimes keep their arrival order. */
+static inline void fake_insert_at(struct fake_dsq *q, int at, struct task_struct *p, u64 vtime)
+{
+	int i;
+
+	if (q->n >= FAKE_QLEN) {
+		fprintf(stderr, "fake_env: queue full\n");
+		return;
+	}
+	for (i = q->n; i > at; i--) {
+		q->task[i] = q->task[i - 1];
+		q->vtime[i] = q->vtime[i - 1];
+	}
+	q->task[at] = p;
+	q->vtime[at] = vtime;
+	q->n++;
+}
+
+static inline struct task_struct *fake_pop(struct fake_dsq *q)
+{
+	struct task_struct *p;
+	int i;
+
+	if (!q->n)
+		return NULL;
+	p = q->task[0];
+	for (i = 1; i < q->n; i++) {
+		q->task[i - 1] = q->task[i];
+		q->vtime[i - 1] = q->vtime[i];
+	}
+	q->n--;
+	return p;
+}
+
+static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime, u64 flags)
+{
+	struct fake_dsq *q = fake_dsq(dsq);
+	int at = 0;
+
+	(void)flags;
+	while (at < q->n && !fdl_time_before(vtime, q->vtime[at]))
+		at++;
+	p->slice = slice;
+	fake_insert_at(q, at, p, vtime);
+}
+
+static inline void env_insert_local_on(struct task_struct *p, s32 cpu, u64 slice, u64 flags)
+{
+	struct fake_dsq *q = &env.local[cpu];
+
+	p->slice = slice;
+	if (flags & FDL_ENQ_PREEMPT) {
+		env.preempts[cpu]++;
+		fake_insert_at(q, 0, p, 0);
+	} else {
+		fake_insert_at(q, q->n, p, 0);
+	}
+}
+
+static inline bool env_move_to_local(u64 dsq)
+{
+	struct task_struct *p = fake_pop(fake_dsq(dsq));
+
+	if (!p)
+		return false;
+	fake_insert_at(&env.local[env.cur_cpu], env.local[env.cur_cpu].n, p, 0);
+	return true;
+}
+
+static inline s32 env_nr_queued(u64 dsq)
+{
+	return fake_dsq(dsq)->n;
+}
+
+static inline bool env_head_vtime(u64 dsq, u64 *vtime)
+{
+	struct fake_dsq *q = fake_dsq(dsq);
+
+	if (!q->n)
+		return false;
+	*vtime = q->vtime[0];
+	return true;
+}
+
+static inline void env_kick(s32 cpu, bool preempt)
+{
+	if (preempt)
+		env.preempts[cpu]++;
+	else
+		env.idle_kicks[cpu]++;
+}
+
+static inline bool env_task_allowed(struct task_struct *p, s32 cpu)
+{
+	return !p->allowed || (p->allowed & (1u << cpu));
+}
+
+static inline s32 env_pick_idle(struct task_struct *p)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < FAKE_CPUS; cpu++)
+		if (env.idle[cpu] && env_task_allowed(p, cpu)) {
+			env.idle[cpu] = false;
+			return cpu;
+		}
+	return -1;
+}
+
+static inline void env_set_slice(struct task_struct *p, u64 slice)
+{
+	p->slice = slice;
+}
+
+static inline u32 env_random(void)
+{
+	env.rnd = env.rnd * 1103515245u + 12345u;
+	return env.rnd >> 8;
+}
+
+static inline void env_arm_timer(s32 cpu, u64 delay_ns)
+{
+	env.timer_armed[cpu] = true;
+	env.timer_at[cpu] = env.now + delay_ns;
+}
+
+#endif /* __FDL_FAKE_ENV_H */

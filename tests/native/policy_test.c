@@ -1,0 +1,520 @@
+// Native tests of the policy headers (scheduler/bpf/policy/): the code the BPF program runs, fed
+// wake/run/sleep events through a fake kernel (fake_env.h) and a small simulator of CPUs, ticks
+// and slices. Each scenario is one of the defects the deadline-tier rewrite fixed, written so that
+// the old behaviour fails it. Build and run: tests/native/run.sh
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "policy/sched.h"
+
+struct fake_env env;
+struct fdl_state fdl;
+struct fdl_tunables tun;
+
+static int passed, failed;
+
+#define CHECK(what, cond, ...)                                                               \
+	do {                                                                                 \
+		if (cond) {                                                                  \
+			passed++;                                                            \
+		} else {                                                                     \
+			failed++;                                                            \
+			printf("FAIL %s (%s:%d): ", what, __FILE__, __LINE__);               \
+			printf(__VA_ARGS__);                                                 \
+			printf("\n");                                                        \
+		}                                                                            \
+	} while (0)
+
+#define MS 1000000ULL
+#define US 1000ULL
+#define NR_TASKS 16
+
+/* A task of the simulation: the fake kernel's view and the policy's record. */
+struct task {
+	struct task_struct p;
+	struct fdl_task t;
+	bool runnable;
+	u64 ran_ns;
+	u64 woken_at;		/* when it last woke (0: not waiting for its first run) */
+	u64 max_delay_ns;	/* worst wake-up to running delay */
+	u64 spin_ns;		/* periodic tasks: CPU time per wake-up (0: a hog) */
+	u64 period_ns;		/* ... woken every period_ns */
+	u64 next_wake;
+	u64 spun;		/* CPU time since the last wake-up */
+	u64 late_ns;		/* worst (end of spin - wake - spin): the probe's figure */
+	u64 wakes;
+};
+
+static struct task tasks[NR_TASKS];
+static struct task *running[FAKE_CPUS];
+static int nr_cpus;
+
+static struct task *task_of(struct task_struct *p)
+{
+	return (struct task *)((char *)p - __builtin_offsetof(struct task, p));
+}
+
+/* A fresh machine of n CPUs, every CPU idle, the root cgroup tracked. */
+static void reset(int n)
+{
+	memset(&env, 0, sizeof(env));
+	memset(&fdl, 0, sizeof(fdl));
+	memset(tasks, 0, sizeof(tasks));
+	memset(running, 0, sizeof(running));
+	nr_cpus = n;
+	tun = (struct fdl_tunables){
+		.slice_ns = 3 * MS, .min_slice_ns = 200 * US, .wakeup_lag_ns = 3 * MS,
+		.starvation_ns = 1000 * MS, .fair_deadline_ns = 5 * MS, .fair_floor_permille = 50,
+		.nr_cpus = n,
+	};
+	env.now = 1000 * MS;
+	env.rnd = 1;
+	for (int c = 0; c < n; c++)
+		env.idle[c] = true;
+	fdl.fair.deadline_rr_ns = tun.fair_deadline_ns;
+	fdl.fair.dl = env.now + tun.fair_deadline_ns;
+	fdl.min_rr_ns = tun.fair_deadline_ns;
+	env.cg_present[FDL_ROOT_CGID] = true;
+	env.cg[FDL_ROOT_CGID] = (struct fdl_cgroup){ .weight = 100, .cpu_weight = 100 };
+}
+
+/* A first-level cgroup (what ops.cgroup_init does), optionally a deadline container. */
+static void add_cgroup(u64 cgid, u32 weight, u64 rr_ns, u64 wakeup_ns)
+{
+	env.cg_present[cgid] = true;
+	env.cg[cgid] = (struct fdl_cgroup){
+		.parent_cgid = FDL_ROOT_CGID, .level = 1, .weight = weight, .cpu_weight = weight,
+		.top_cgid = cgid, .has_dsq = 1,
+	};
+	if (rr_ns) {	/* what the fdl_set_params syscall program does */
+		fdl_slot_add(cgid);
+		env.cg[cgid].ent.deadline_rr_ns = rr_ns;
+		env.cg[cgid].ent.deadline_wakeup_ns = wakeup_ns;
+		env.cg[cgid].ent.fresh = 1;
+	}
+}
+
+static struct task *new_task(int i, u64 cgid)
+{
+	struct task *k = &tasks[i];
+
+	k->p.pid = 100 + i;
+	k->t.cgid = cgid;
+	fdl_on_enable(&k->t, 100);
+	return k;
+}
+
+static void start(int cpu, struct task *k)
+{
+	running[cpu] = k;
+	env.cur_cpu = cpu;
+	fdl_on_running(&k->p, &k->t, cpu);
+	if (k->woken_at) {
+		u64 d = env.now - k->woken_at;
+
+		if (d > k->max_delay_ns)
+			k->max_delay_ns = d;
+		k->woken_at = 0;
+	}
+}
+
+/*
+ * The CPU's running task stops (runnable: preempted or its slice ended); the CPU then takes its
+ * local queue's head, or asks the policy, as the kernel does.
+ */
+static void reschedule(int cpu)
+{
+	struct task *prev = running[cpu], *next;
+	struct task_struct *p;
+
+	env.cur_cpu = cpu;
+	if (!env.local[cpu].n)
+		fdl_on_dispatch(cpu, prev ? &prev->p : NULL, prev && prev->runnable ? &prev->t : NULL);
+	if (prev && prev->runnable && !env.local[cpu].n && prev->p.slice)
+		return;	/* it keeps the CPU */
+	if (prev) {
+		fdl_on_stopping(&prev->t, cpu);
+		running[cpu] = NULL;
+		if (prev->runnable)
+			fdl_on_enqueue(&prev->p, &prev->t, 0);
+		else
+			fdl_on_quiescent(&prev->t);
+	}
+	p = fake_pop(&env.local[cpu]);
+	if (!p) {
+		env.idle[cpu] = true;
+		return;
+	}
+	env.idle[cpu] = false;
+	next = task_of(p);
+	start(cpu, next);
+}
+
+/* The task wakes on `cpu`'s behalf: select_cpu (an idle CPU takes it at once) or enqueue. */
+static void wake(struct task *k)
+{
+	int cpu;
+
+	k->runnable = true;
+	k->woken_at = env.now;
+	k->spun = 0;
+	k->wakes++;
+	fdl_on_runnable(&k->t, 100);
+	k->t.enqueued_at = env.now;
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		if (env.idle[cpu] && !running[cpu]) {	/* select_cpu found an idle CPU */
+			env.idle[cpu] = false;
+			start(cpu, k);
+			return;
+		}
+	int before[FAKE_CPUS];
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		before[cpu] = env.preempts[cpu];
+	fdl_on_enqueue(&k->p, &k->t, FDL_ENQ_WAKEUP);
+	for (cpu = 0; cpu < nr_cpus; cpu++)	/* SCX_ENQ_PREEMPT: the victim reschedules at once */
+		if (env.preempts[cpu] != before[cpu] && running[cpu]) {
+			running[cpu]->p.slice = 0;
+			reschedule(cpu);
+		}
+}
+
+/* The task running on cpu blocks. */
+static void sleep_on(int cpu)
+{
+	running[cpu]->runnable = false;
+	reschedule(cpu);
+}
+
+/* Advance the clock by us microseconds, one tick of 1 ms at most at a time. */
+static void run_for(u64 ns)
+{
+	while (ns) {
+		u64 step = ns < MS ? ns : MS;
+		int cpu;
+
+		env.now += step;
+		ns -= step;
+		for (cpu = 0; cpu < nr_cpus; cpu++) {
+			struct task *k = running[cpu];
+
+			if (env.timer_armed[cpu] && !fdl_time_before(env.now, env.timer_at[cpu])) {
+				env.timer_armed[cpu] = false;
+				if (k)
+					k->p.slice = 0;
+			}
+			if (!k) {
+				if (env.local[cpu].n || env.idle_kicks[cpu])
+					reschedule(cpu);
+				continue;
+			}
+			k->ran_ns += step;
+			k->spun += step;
+			env.cur_cpu = cpu;
+			fdl_on_tick(&k->p, &k->t, cpu);
+			if (k->spin_ns && k->spun >= k->spin_ns) {
+				u64 late = env.now - (k->next_wake - k->period_ns) - k->spin_ns;
+
+				if (late > k->late_ns)
+					k->late_ns = late;
+				sleep_on(cpu);
+				continue;
+			}
+			k->p.slice = k->p.slice > step ? k->p.slice - step : 0;
+			if (!k->p.slice)
+				reschedule(cpu);
+		}
+		for (int i = 0; i < NR_TASKS; i++) {	/* periodic wake-ups */
+			struct task *k = &tasks[i];
+
+			if (k->period_ns && !k->runnable && !fdl_time_before(env.now, k->next_wake)) {
+				wake(k);
+				k->next_wake += k->period_ns;
+			}
+		}
+		for (cpu = 0; cpu < nr_cpus; cpu++)	/* kicked idle CPUs look for work */
+			if (!running[cpu] && env.idle_kicks[cpu]) {
+				env.idle_kicks[cpu] = 0;
+				reschedule(cpu);
+			}
+	}
+}
+
+static u64 vdt(void)
+{
+	return fdl_vdt(env.now);
+}
+
+/* Defect 1: a task that wakes onto an idle CPU never passes enqueue; its container must still
+ * start a new bucket, and nothing that simply slept is counted late. */
+static void test_idle_wake_sets_the_deadline(void)
+{
+	struct task *a, *b, *h;
+	struct fdl_entity *c;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	add_cgroup(20, 100, 0, 0);
+	a = new_task(0, 10);
+	b = new_task(1, 10);
+	h = new_task(2, 20);
+	c = &env.cg[10].ent;
+
+	wake(a);		/* onto idle CPU 0 */
+	run_for(1 * MS);
+	sleep_on(0);
+	run_for(10000 * MS);	/* a long sleep: the old deadline is 10 s stale */
+	wake(h);		/* a fair hog takes CPU 0 */
+	wake(a);		/* and a goes straight to idle CPU 1 */
+	CHECK("a container woken through an idle CPU gets vdt + deadline_wakeup",
+	      c->dl == vdt() + 2 * MS, "dl - vdt = %lld ns", (long long)(c->dl - vdt()));
+	run_for(1 * MS);
+	wake(b);		/* no idle CPU: b queues (or preempts the fair hog) */
+	run_for(10 * MS);
+	CHECK("no miss counted for tasks that simply slept", c->nr_misses == 0,
+	      "%llu misses", c->nr_misses);
+	CHECK("virtual deadline time was not moved back", fdl.vdt_lag == 0, "vdt_lag %llu",
+	      fdl.vdt_lag);
+	CHECK("b ran within its deadline_wakeup", b->ran_ns > 0 && b->max_delay_ns <= 2 * MS,
+	      "ran %llu ns, waited %llu ns", b->ran_ns, b->max_delay_ns);
+}
+
+/* Defect 2: a miss moves vdt back once (compare-and-swap), by the RFC's step with the smallest
+ * rr, and halves the spread of the deadlines. */
+static void test_miss_moves_vdt_once_and_halves_the_spread(void)
+{
+	struct fdl_entity *c1, *c2;
+	u64 v0, dl1, v1;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 0);
+	add_cgroup(11, 100, 20 * MS, 0);
+	c1 = &env.cg[10].ent;
+	c2 = &env.cg[11].ent;
+	fdl.min_rr_ns = 4 * MS;
+	v0 = vdt();
+	c1->fresh = c2->fresh = 0;
+	c1->dl = dl1 = v0 - 1 * MS;	/* late by 1 ms */
+	c2->dl = v0 + 18 * MS;
+
+	fdl_entity_picked(c1, dl1, env.now);
+	v1 = vdt();
+	CHECK("a late pick is a miss", c1->nr_misses == 1 && c1->max_lateness_ns == 1 * MS,
+	      "misses %llu lateness %llu", c1->nr_misses, c1->max_lateness_ns);
+	CHECK("vdt moved back to min_rr/4 before the missed deadline", v1 == dl1 - 1 * MS,
+	      "vdt - dl = %lld", (long long)(v1 - dl1));
+	fdl_miss(dl1, env.now);	/* a second CPU seeing the same miss */
+	CHECK("the same miss moves vdt only once", vdt() == v1 && fdl.counters.nr_lag_steps == 1,
+	      "steps %llu", fdl.counters.nr_lag_steps);
+	CHECK("the spread is halved around the new vdt",
+	      fdl_entity_dl(c2, v1) == v1 + (v0 + 18 * MS - v1) / 2, "dl - vdt = %lld",
+	      (long long)(c2->dl - v1));
+	CHECK("an entity catches up with a halving only once", fdl_entity_dl(c2, v1) == c2->dl &&
+	      c2->spread_gen == fdl.spread_gen, "gen %llu/%llu", c2->spread_gen, fdl.spread_gen);
+	fdl_entity_picked(c2, c2->dl, env.now);
+	CHECK("right after a miss nobody is late", c2->nr_misses == 0, "%llu", c2->nr_misses);
+}
+
+/* Defect 2 in motion: deadlines below what the machine can keep (three 1 ms containers with two
+ * hogs each, and fair hogs, on 2 CPUs at 1 ms ticks). Everyone progresses, lateness is spread,
+ * each step of vdt_lag is bounded by the lateness it answers, and vdt never runs backwards. */
+static void test_overcommit_shares_lateness(void)
+{
+	int i;
+	u64 v0, t0;
+
+	reset(2);
+	for (i = 0; i < 3; i++)
+		add_cgroup(10 + i, 100, 1 * MS, 0);
+	add_cgroup(20, 100, 0, 0);
+	for (i = 0; i < 8; i++)
+		wake(new_task(i, i < 6 ? 10 + i / 2 : 20));
+	v0 = vdt();
+	t0 = env.now;
+	run_for(2000 * MS);
+	for (i = 0; i < 3; i++) {
+		u64 got = tasks[2 * i].ran_ns + tasks[2 * i + 1].ran_ns;
+
+		CHECK("each overcommitted container gets a fair part (>= 0.3 CPU of 2)",
+		      got >= 600 * MS, "container %d got %llu ms of 2000", i, got / MS);
+	}
+	CHECK("fair work keeps at least its floor (5 % of 2 CPUs)",
+	      tasks[6].ran_ns + tasks[7].ran_ns >= 200 * MS, "fair got %llu ms",
+	      (tasks[6].ran_ns + tasks[7].ran_ns) / MS);
+	CHECK("vdt never runs backwards over the run", fdl_time_before(v0, vdt()),
+	      "vdt advanced %lld ms in %llu ms", (long long)(vdt() - v0) / (long long)MS,
+	      (env.now - t0) / MS);
+	u64 worst = 0;
+	for (i = 0; i < 3; i++)
+		worst = fdl_max(worst, env.cg[10 + i].ent.max_lateness_ns);
+	worst = fdl_max(worst, fdl.fair.max_lateness_ns);
+	CHECK("vdt_lag grew by at most (worst lateness + margin) per step",
+	      fdl.vdt_lag <= fdl.counters.nr_lag_steps * (worst + 1 * MS),
+	      "lag %llu ms over %llu steps, worst lateness %llu us", fdl.vdt_lag / MS,
+	      fdl.counters.nr_lag_steps, worst / US);
+	CHECK("worst lateness stays within a few deadlines", worst <= 5 * MS,
+	      "worst %llu us", worst / US);
+	for (i = 0; i < 3; i++)
+		CHECK("misses are spread over the containers", env.cg[10 + i].ent.nr_picks > 20,
+		      "container %d: %llu picks", i, env.cg[10 + i].ent.nr_picks);
+}
+
+/* Defect 4: a woken task goes before a busy member of its own container (vtime order within
+ * the container's own queue), not in a tie with it. */
+static void test_woken_task_beats_busy_sibling(void)
+{
+	struct task *h1, *h2, *w;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 0);
+	h1 = new_task(0, 10);
+	h2 = new_task(1, 10);
+	w = new_task(2, 10);
+	wake(h1);
+	wake(h2);
+	run_for(500 * MS);	/* both CPUs busy with the container's hogs */
+	wake(w);
+	CHECK("a member of the running container does not preempt its siblings",
+	      env.preempts[0] + env.preempts[1] == 0, "%d preemptions",
+	      env.preempts[0] + env.preempts[1]);
+	run_for(4 * MS);
+	CHECK("the woken member ran within one slice", w->ran_ns > 0 && w->max_delay_ns <= 3 * MS,
+	      "ran %llu ns, waited %llu us", w->ran_ns, w->max_delay_ns / US);
+}
+
+/* Defect 5: the preemption victim is the CPU with the most slack, by the 1.46x rule; too little
+ * slack arms a timer instead. */
+static void test_victim_chosen_by_slack(void)
+{
+	struct task *f, *l, *d;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);	/* fdl */
+	add_cgroup(11, 100, 20 * MS, 0);	/* loose */
+	add_cgroup(20, 100, 0, 0);		/* fair */
+	f = new_task(0, 20);
+	l = new_task(1, 11);
+	d = new_task(2, 10);
+	wake(f);	/* CPU 0: fair work, deadline <= vdt + 5 ms */
+	wake(l);	/* CPU 1: loose, deadline <= vdt + 20 ms */
+	run_for(100 * MS);
+	wake(d);	/* deadline vdt + 2 ms */
+	CHECK("the CPU with the latest deadline is preempted", env.preempts[1] == 1 &&
+	      env.preempts[0] == 0, "preempts cpu0 %d cpu1 %d", env.preempts[0], env.preempts[1]);
+	run_for(1 * MS);
+	CHECK("the deadline task runs at once", running[1] == d || d->ran_ns > 0, "not running");
+
+	reset(1);
+	add_cgroup(10, 100, 4 * MS, 0);
+	add_cgroup(20, 100, 0, 0);
+	f = new_task(0, 20);
+	d = new_task(1, 10);
+	wake(f);
+	run_for(100 * MS);
+	wake(d);	/* slack 4 ms against fair's <= 5 ms: 5 < 1.46 * 4 */
+	CHECK("too little slack: no preemption now", env.preempts[0] == 0, "%d", env.preempts[0]);
+	CHECK("but a timer preempts before the deadline", env.timer_armed[0] &&
+	      env.timer_at[0] - env.now <= 2 * MS, "armed %d in %llu us", env.timer_armed[0],
+	      (env.timer_at[0] - env.now) / US);
+	run_for(3 * MS);
+	CHECK("the deadline task ran before its deadline", d->ran_ns > 0 && d->max_delay_ns < 4 * MS,
+	      "waited %llu us", d->max_delay_ns / US);
+}
+
+/* Defect 4/3: earliest deadline first across containers, and the running slice is cut where a
+ * competing deadline takes over. */
+static void test_edf_and_slice(void)
+{
+	struct task *l, *d;
+
+	reset(1);
+	add_cgroup(10, 100, 1 * MS, 0);
+	add_cgroup(11, 100, 20 * MS, 0);
+	l = new_task(0, 11);
+	d = new_task(1, 10);
+	wake(l);
+	run_for(50 * MS);
+	d->runnable = true;	/* d becomes runnable while l runs; it must not wait for l's slice */
+	wake(d);
+	run_for(1 * MS);
+	CHECK("the 1 ms container runs before the 20 ms one", d->ran_ns > 0,
+	      "d waited %llu us", (env.now - d->woken_at) / US);
+	CHECK("its slice ends where the 20 ms container's deadline takes over",
+	      running[0] != d || d->p.slice <= tun.slice_ns, "slice %llu", d->p.slice);
+}
+
+/* Defect 6: deadlines and vtimes are separate clocks; deadline work never moves the fair clock. */
+static void test_clocks_apart(void)
+{
+	u64 fair_vnow;
+
+	reset(2);
+	add_cgroup(10, 100, 1 * MS, 0);
+	wake(new_task(0, 10));
+	wake(new_task(1, 10));
+	fair_vnow = fdl.fair.vtime_now;
+	run_for(200 * MS);
+	CHECK("deadline work leaves the fair queue's clock alone", fdl.fair.vtime_now == fair_vnow,
+	      "moved by %llu", fdl.fair.vtime_now - fair_vnow);
+	CHECK("the container's own clock moves", env.cg[10].ent.vtime_now > 0, "stuck");
+}
+
+/* A periodic task: spins spin_ns every period_ns, first woken at the next step. */
+static struct task *periodic(int i, u64 cgid, u64 spin_ns, u64 period_ns)
+{
+	struct task *k = new_task(i, cgid);
+
+	k->spin_ns = spin_ns;
+	k->period_ns = period_ns;
+	k->next_wake = env.now;
+	return k;
+}
+
+/*
+ * The promise within bandwidth, on the probe's shape: two deadline containers (4 ms and 20 ms)
+ * whose periodic tasks use well under their bandwidth, beside fair hogs and a hog container, on
+ * 2 CPUs. Every wake-up of the 4 ms container finishes its spin within its deadline (plus the 1 ms
+ * tick of this simulation); the tighter deadline does at least as well as the looser one; misses
+ * stay under 1 % of picks; the hogs still progress.
+ */
+static void test_within_bandwidth(void)
+{
+	struct task *d, *l;
+	int i;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);	/* fdl */
+	add_cgroup(11, 100, 20 * MS, 0);	/* loose */
+	add_cgroup(20, 100, 0, 0);		/* fair hogs */
+	add_cgroup(21, 100, 0, 0);		/* a hog antagonist */
+	d = periodic(0, 10, 3 * MS, 20 * MS);
+	l = periodic(1, 11, 3 * MS, 20 * MS);
+	for (i = 2; i < 6; i++)
+		wake(new_task(i, i < 4 ? 20 : 21));
+	run_for(3000 * MS);
+	CHECK("the 4 ms container's spins end within rr + tick", d->late_ns <= 5 * MS,
+	      "worst %llu us over %llu wake-ups", d->late_ns / US, d->wakes);
+	CHECK("the 20 ms container's spins end within its rr", l->late_ns <= 21 * MS,
+	      "worst %llu us", l->late_ns / US);
+	CHECK("tighter deadline, no worse latency", d->late_ns <= l->late_ns + 1 * MS,
+	      "fdl %llu us, loose %llu us", d->late_ns / US, l->late_ns / US);
+	CHECK("fewer than 1 % of the 4 ms container's picks miss",
+	      env.cg[10].ent.nr_misses * 100 <= env.cg[10].ent.nr_picks,
+	      "%llu of %llu", env.cg[10].ent.nr_misses, env.cg[10].ent.nr_picks);
+	for (i = 2; i < 6; i++)
+		CHECK("every hog progresses", tasks[i].ran_ns >= 300 * MS, "hog %d ran %llu ms", i,
+		      tasks[i].ran_ns / MS);
+}
+
+int main(void)
+{
+	test_idle_wake_sets_the_deadline();
+	test_miss_moves_vdt_once_and_halves_the_spread();
+	test_overcommit_shares_lateness();
+	test_woken_task_beats_busy_sibling();
+	test_victim_chosen_by_slack();
+	test_edf_and_slice();
+	test_clocks_apart();
+	test_within_bandwidth();
+	printf("policy: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
