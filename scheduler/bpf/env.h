@@ -10,6 +10,7 @@
  *	env_cgroup(cgid)                  a cgroup's record, or NULL if untracked
  *	env_cpu(cpu)                      a CPU's policy record (struct fdl_cpu), or NULL
  *	env_stats()                       this CPU's event counters
+ *	env_scan()                        this CPU's scratch record for the dispatcher's scan
  *	env_insert_vtime(p, dsq, slice, vtime, flags)   queue p in vtime order
  *	env_insert_local_on(p, cpu, slice, flags)       put p on a CPU's local queue
  *	env_move_to_local(dsq)            move the head of dsq to this CPU; false if empty
@@ -34,11 +35,33 @@ struct fdl_cpu {
 	u64 since;		/* when that was, ns */
 	u64 bw;			/* the work's bandwidth in CPUs (fixed point): dl fills at it */
 	u64 rr_ns;		/* the work's deadline_rr: its deadline never runs further ahead */
-	u64 queue;		/* the queue its work belongs to (container cgroup id or FDL_DSQ_FAIR) */
+	u64 queue;		/* its work's deadline entity (container cgroup id or FDL_DSQ_FAIR) */
 	u64 next_dl;		/* the earliest competing deadline when it was picked */
 	u32 has_next;		/* next_dl is valid */
 	u32 __pad;
 };
+
+/*
+ * The dispatcher's scan of the queues, kept in a per-CPU scratch record rather than in locals: the
+ * verifier then sees unknown values at every turn of the loop and its states converge, instead of
+ * tracking each candidate precisely through 64 turns.
+ */
+struct fdl_scan {
+	u64 best_q, best_dl;	/* the earliest deadline entity with work: its queue, deadline */
+	u64 next_q, next_dl;	/* the runner-up */
+	u32 best_fair, next_fair;	/* 1: that entity is the fair container, 2: none */
+	u64 fair_q, fair_key;	/* the fair queue with the least cgroup virtual time */
+	u32 fair_found, __pad;
+	s64 dl_wsum, dl_unboosted_wsum;	/* the active deadline containers' root weight */
+	u64 min_rr_ns;
+};
+
+/*
+ * Functions the verifier checks once, on their own, instead of at every call site: the policy's
+ * walks over the cgroup tree and the queues. They take and return plain numbers (BPF global
+ * functions). Natively just functions.
+ */
+#define FDL_GLOBAL __attribute__((noinline))
 
 #ifdef FDL_NATIVE
 #include "fake_env.h"
@@ -72,6 +95,13 @@ struct {
 	__type(key, u32);
 	__type(value, struct fdl_cpu_stats);
 } cpu_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct fdl_scan);
+} scans SEC(".maps");
 
 /* One deadline timer per CPU: fires inside a tick to preempt that CPU (see env_arm_timer). */
 struct fdl_timer {
@@ -108,6 +138,13 @@ static __always_inline struct fdl_cpu_stats *env_stats(void)
 	u32 zero = 0;
 
 	return bpf_map_lookup_elem(&cpu_stats, &zero);
+}
+
+static __always_inline struct fdl_scan *env_scan(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scans, &zero);
 }
 
 static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime,

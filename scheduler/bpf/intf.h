@@ -24,7 +24,11 @@ enum fdl_consts {
 	FDL_MAX_CGROUPS		= 65536,
 	/* Deepest cgroup level whose weight is honoured; deeper levels share their ancestor's. */
 	FDL_MAX_DEPTH		= 16,
-	/* Deadline containers at once (cgroups with deadline_rr): each has a queue the dispatcher scans. */
+	/*
+	 * First-level cgroups with a queue of their own, which the dispatcher scans (deadline
+	 * containers and fair cgroups alike); tasks of further first-level cgroups share the fair
+	 * queue of the root cgroup's own tasks.
+	 */
 	FDL_MAX_CONTAINERS	= 64,
 	/* CPUs the per-CPU tables are sized for. */
 	FDL_MAX_CPUS		= 512,
@@ -91,9 +95,10 @@ struct fdl_cgroup {
 	u64 usage_ns;		/* CPU time used by this cgroup's own tasks under scx_fdl */
 	u64 wait_ns;		/* time its own tasks spent runnable but not running */
 	u64 top_cgid;		/* its first-level ancestor (itself at level 1; 0 for the root) */
-	u32 has_dsq;		/* level 1: its queue (DSQ id = cgroup id) exists */
+	u32 has_dsq;		/* level 1: its queue (DSQ id = cgroup id) and dispatcher slot exist */
 	u32 __pad;
-	struct fdl_entity ent;	/* level 1: the deadline container (ent.deadline_rr_ns != 0) */
+	u64 cvtime;		/* level 1, fair: cgroup virtual time, its order among fair cgroups */
+	struct fdl_entity ent;	/* level 1: its queue's clock; the deadline container if deadline_rr */
 	u64 runq_lat[FDL_LAT_BUCKETS];	/* own tasks' run-queue latencies, by fdl_lat_bucket() */
 };
 

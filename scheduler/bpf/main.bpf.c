@@ -206,9 +206,17 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cg
 		pcg = env_cgroup(cg.parent_cgid);
 		cg.top_cgid = cgrp->level == 1 ? cgid : pcg ? pcg->top_cgid : 0;
 	}
-	/* A first-level cgroup may become a deadline container: it gets a queue of its own. */
-	if (cgrp->level == 1 && !scx_bpf_create_dsq(cgid, -1))
-		cg.has_dsq = 1;
+	/*
+	 * A first-level cgroup gets a queue of its own and a place in the dispatcher's scan, while
+	 * there is room: that is what makes it a unit of cgroup fairness, and a deadline container
+	 * when it has deadline_rr. Without one, its tasks share the root's queue.
+	 */
+	if (cgrp->level == 1 && fdl_slot_add(cgid) >= 0) {
+		if (!scx_bpf_create_dsq(cgid, -1))
+			cg.has_dsq = 1;
+		else
+			fdl_slot_del(cgid);
+	}
 	/* Beyond the depth we honour, a cgroup is scheduled as part of its ancestor. */
 	if (cg.level > FDL_MAX_DEPTH ||
 	    bpf_map_update_elem(&cgroups, &cgid, &cg, BPF_NOEXIST))
@@ -282,8 +290,8 @@ int fdl_set_boost(struct fdl_boost_args *args)
 
 /*
  * The control plane writes a first-level cgroup's deadlines through this program. The container
- * starts a new bucket at its next look (ent.fresh); a container whose deadlines are removed keeps
- * its queue slot until the cgroup goes, and its queue drains as fair work.
+ * starts a new bucket at its next look (ent.fresh); a container whose deadlines are removed
+ * becomes a fair cgroup with the same queue.
  */
 SEC("syscall")
 int fdl_set_params(struct fdl_params_args *args)
@@ -293,9 +301,9 @@ int fdl_set_params(struct fdl_params_args *args)
 	args->ret = 0;
 	if (!cg)
 		args->ret = -ENOENT;
-	else if (cg->level != 1 || !cg->has_dsq)
+	else if (cg->level != 1)
 		args->ret = -EINVAL;
-	else if (args->deadline_rr_ns && fdl_slot_add(args->cgid) < 0)
+	else if (!cg->has_dsq)
 		args->ret = -ENOSPC;
 	if (args->ret)
 		return 0;

@@ -120,7 +120,9 @@ impl<'obj> Scheduler<'obj> {
             warn!("TESTING: task {pid} will never be dispatched; the watchdog must eject scx_fdl");
         }
 
+        let load_start = Instant::now();
         let mut skel = scx_ops_load!(skel, fdl_ops, uei)?;
+        log_verified_insns(&skel, load_start.elapsed());
         let struct_ops = scx_ops_attach!(skel, fdl_ops)?;
         info!(
             "scx_fdl attached: {nr_cpus} CPUs, slice {} us, wake-up lag {} us, starvation bound {} ms",
@@ -170,9 +172,10 @@ impl<'obj> Scheduler<'obj> {
         match args.ret {
             0 => Ok(()),
             r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
-            r if r == -libc::EINVAL => bail!("cgroup {cgid} is not a first-level cgroup with a queue"),
+            r if r == -libc::EINVAL => bail!("cgroup {cgid} is not a first-level cgroup"),
             r if r == -libc::ENOSPC => bail!(
-                "no room for another deadline container (at most {})",
+                "it has no queue of its own: at most {} first-level cgroups get one, and the \
+                 others were created first",
                 bpf_intf::fdl_consts_FDL_MAX_CONTAINERS
             ),
             r => bail!("fdl_set_params failed ({r})"),
@@ -554,6 +557,27 @@ fn run(opts: &Opts) -> Result<ExitCode> {
             }
         });
     }
+}
+
+/// Logs how many instructions the kernel's verifier processed for the programs (the
+/// `verified_insns` of their bpf_prog_info), and how long loading took: the policy's verification
+/// cost, which grows with its branches and loops and shows first under emulation.
+fn log_verified_insns(skel: &BpfSkel, took: Duration) {
+    use libbpf_rs::skel::Skel;
+    use std::os::fd::{AsFd, AsRawFd};
+    let mut counts = Vec::new();
+    for prog in skel.object().progs() {
+        let mut info = libbpf_rs::libbpf_sys::bpf_prog_info::default();
+        let mut len = std::mem::size_of_val(&info) as u32;
+        // SAFETY: a valid program fd and an info buffer of the length given.
+        let ret = unsafe {
+            libbpf_rs::libbpf_sys::bpf_prog_get_info_by_fd(prog.as_fd().as_raw_fd(), &mut info, &mut len)
+        };
+        if ret == 0 {
+            counts.push(format!("{} {}", prog.name().to_string_lossy(), info.verified_insns));
+        }
+    }
+    info!("loaded in {:.1} s; instructions verified: {}", took.as_secs_f64(), counts.join(", "));
 }
 
 /// Removes the control socket when the scheduler stops.

@@ -55,6 +55,7 @@ struct fake_env {
 	bool timer_armed[FAKE_CPUS];
 	u64 timer_at[FAKE_CPUS];
 	u32 rnd;
+	struct fdl_scan scan;
 };
 
 extern struct fake_env env;
@@ -77,6 +78,11 @@ static inline struct fdl_cpu *env_cpu(s32 cpu)
 static inline struct fdl_cpu_stats *env_stats(void)
 {
 	return &env.stats;
+}
+
+static inline struct fdl_scan *env_scan(void)
+{
+	return &env.scan;
 }
 
 /* The queue with this id, created on first use. */

@@ -31,6 +31,7 @@ ratio=$(awk -v a="$u0" -v b="$u5" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 999) 
 echo "FDL-SHARES $sched nice0=$u0 nice5=$u5"
 check "nice 0 : nice 5 = $ratio, want 3.06 within 15 %" "$ratio >= 2.6 && $ratio <= 3.52"
 
+sed "s/^/[events] /" /sys/kernel/sched_ext/root/events 2>/dev/null
 kill_all
 rmdir $CG/N
 if [ "$sched" = fdl ]; then

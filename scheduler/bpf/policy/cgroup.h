@@ -22,11 +22,21 @@ static __always_inline s64 fdl_root_wsum(void)
 }
 
 /*
+ * A fair first-level cgroup (or the root's own tasks, cvtime = &fdl.root_cvtime) wakes: it
+ * keeps at most wakeup_lag_ns of CPU time of credit at its share, as a whole, however many
+ * tasks it has.
+ */
+static __always_inline void fdl_cgroup_wake(u64 *cvtime, u64 share)
+{
+	*cvtime = fdl_vtime_floor(*cvtime, fdl.cvtime_now, fdl_vtime_delta(tun.wakeup_lag_ns, share));
+}
+
+/*
  * Add dw to the wsum of cgroup cgid and dn to its count of active members. A cgroup that thereby
  * becomes active starts contributing its weight to its parent (an inactive one stops), and so on
  * up the tree. A deadline container that becomes active starts a new bucket: it wakes.
  */
-static __always_inline void fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
+FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 {
 	struct fdl_cgroup *cg;
 	s64 old, contrib;
@@ -35,20 +45,24 @@ static __always_inline void fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 v
 	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
 		cg = env_cgroup(cgid);
 		if (!cg)
-			return;
+			return 0;
 		if (dw)
 			__sync_fetch_and_add(&cg->wsum, dw);
 		old = __sync_fetch_and_add(&cg->nr_active, dn);
 		if ((dn > 0 && old != 0) || (dn < 0 && old != 1))
-			return;	/* activity unchanged: the parent is unaffected */
+			return 0;	/* activity unchanged: the parent is unaffected */
 		if (dn > 0 && cg->level == 1 && cg->ent.deadline_rr_ns)
 			fdl_entity_wake(&cg->ent, vdt);
+		else if (dn > 0 && cg->level == 1)
+			fdl_cgroup_wake(&cg->cvtime, fdl_share_of(FDL_SHARE_ONE, cg->weight,
+								   cg->weight + fdl_root_wsum()));
 
 		contrib = dn > 0 ? cg->weight : 0;
 		old = __sync_lock_test_and_set(&cg->contrib, contrib);
 		dw = contrib - old;
 		cgid = cg->parent_cgid;
 	}
+	return 0;
 }
 
 /*
@@ -76,23 +90,23 @@ static __always_inline u64 fdl_task_cgid(struct fdl_task *t)
 }
 
 /*
- * The task's share of the machine (fixed point, FDL_SHARE_ONE = all CPUs): its weight among its
- * cgroup's runnable members, scaled by each ancestor's part of its parent, up to the root.
+ * The share of the machine (fixed point, FDL_SHARE_ONE = all CPUs) of a member of weight `weight`
+ * in cgroup cgid: its weight among the cgroup's runnable members, scaled by each ancestor's part
+ * of its parent, up to the root.
  */
-static __always_inline u64 fdl_task_share(struct fdl_task *t)
+FDL_GLOBAL u64 fdl_member_share(u64 cgid, u32 weight)
 {
 	struct fdl_cgroup *cg, *parent;
 	u64 share = FDL_SHARE_ONE;
-	u32 weight, levels[FDL_MAX_DEPTH + 1];
+	u32 levels[FDL_MAX_DEPTH + 1];
 	s64 sums[FDL_MAX_DEPTH + 1];
 	int i, n = 0;
 
-	cg = env_cgroup(fdl_task_cgid(t));
+	cg = env_cgroup(cgid);
 	if (!cg)
 		return FDL_SHARE_ONE / (tun.nr_cpus ?: 1);
 
 	/* Walk up collecting (weight, sum of the parent's members), then apply from the root down. */
-	weight = t->weight;
 	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
 		levels[i] = weight;
 		sums[i] = cg->wsum;
@@ -112,33 +126,59 @@ static __always_inline u64 fdl_task_share(struct fdl_task *t)
 	return share;
 }
 
+/* The task's share of the machine. */
+static __always_inline u64 fdl_task_share(struct fdl_task *t)
+{
+	return fdl_member_share(fdl_task_cgid(t), t->weight);
+}
+
 /*
- * The queue a task belongs to now: its deadline container's (DSQ id = the container's cgroup
- * id), or the fair queue. *ent is the deadline entity that queue's work runs under.
+ * The queue a task belongs to now: its first-level cgroup's (DSQ id = that cgroup's id; *top is
+ * the cgroup), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
+ * entity its work runs under: the cgroup's if it is a deadline container, else the fair container.
  */
-static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_entity **ent)
+static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
+					  struct fdl_entity **dl)
 {
 	u64 cgid = fdl_task_cgid(t);
-	struct fdl_cgroup *cg = env_cgroup(cgid), *top;
+	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
 
-	*ent = &fdl.fair;
+	*top = NULL;
+	*dl = &fdl.fair;
 	if (!cg || !cg->top_cgid)
 		return FDL_DSQ_FAIR;
-	top = cg->top_cgid == cgid ? cg : env_cgroup(cg->top_cgid);
-	if (!top || !top->has_dsq || !top->ent.deadline_rr_ns)
+	c = cg->top_cgid == cgid ? cg : env_cgroup(cg->top_cgid);
+	if (!c || !c->has_dsq)
 		return FDL_DSQ_FAIR;
-	*ent = &top->ent;
+	*top = c;
+	if (c->ent.deadline_rr_ns)
+		*dl = &c->ent;
 	return cg->top_cgid;
 }
 
-/* A deadline entity's bandwidth in CPUs (fixed point): a container's weight's part of the root. */
-static __always_inline u64 fdl_entity_bw(u64 queue)
+/* The clock of a queue's task vtimes: its cgroup's, or the root queue's. */
+static __always_inline struct fdl_entity *fdl_queue_clock(struct fdl_cgroup *top)
 {
-	struct fdl_cgroup *c;
+	return top ? &top->ent : &fdl.fair;
+}
 
-	if (queue != FDL_DSQ_FAIR && (c = env_cgroup(queue)))
-		return fdl_bandwidth_cpus(fdl_share_of(FDL_SHARE_ONE, c->contrib ?: c->weight,
-						       fdl_root_wsum()), tun.nr_cpus);
+/* The id of a deadline entity, as CPUs record the work they run: container cgroup id or fair. */
+static __always_inline u64 fdl_entity_id(struct fdl_entity *dl, u64 queue)
+{
+	return dl == &fdl.fair ? FDL_DSQ_FAIR : queue;
+}
+
+/* A first-level cgroup's share of the machine (fixed point): its weight's part of the root. */
+static __always_inline u64 fdl_cgroup_share(struct fdl_cgroup *top)
+{
+	return fdl_share_of(FDL_SHARE_ONE, top->contrib ?: top->weight, fdl_root_wsum());
+}
+
+/* A deadline entity's bandwidth in CPUs (fixed point): a container's weight's part of the root. */
+static __always_inline u64 fdl_entity_bw(struct fdl_cgroup *top, struct fdl_entity *dl)
+{
+	if (top && dl != &fdl.fair)
+		return fdl_bandwidth_cpus(fdl_cgroup_share(top), tun.nr_cpus);
 	return fdl_fair_bw(fdl_root_wsum(), fdl.dl_wsum, fdl.dl_unboosted_wsum,
 			   tun.fair_floor_permille, tun.nr_cpus);
 }

@@ -17,11 +17,12 @@
  */
 #define FDL_VICTIM_CANDIDATES	3
 
-/* Record what a CPU runs from now: work of `queue` with deadline dl, filling at bw. */
-static __always_inline void fdl_cpu_set(struct fdl_cpu *cc, u64 queue, u64 dl, u64 now, u64 bw,
+/* Record what a CPU runs from now: work of deadline entity `entity` (fdl_entity_id) with
+ * deadline dl, filling at bw. */
+static __always_inline void fdl_cpu_set(struct fdl_cpu *cc, u64 entity, u64 dl, u64 now, u64 bw,
 					u64 rr_ns)
 {
-	cc->queue = queue;
+	cc->queue = entity;
 	cc->dl = dl;
 	cc->since = now;
 	cc->bw = bw;
@@ -35,13 +36,13 @@ static __always_inline u64 fdl_cpu_dl(struct fdl_cpu *cc, u64 now, u64 vdt)
 }
 
 /*
- * A waking task of queue `queue` with deadline dl found no idle CPU: the candidate CPU whose
- * work has the latest deadline, if that is later than dl and has enough slack (the RFC's 1.46x
- * rule, fdl_slack_allows), or -1. CPUs running work of the task's own queue are not candidates
- * (members of one queue take turns by vtime). *later is set to a candidate with a later deadline
+ * A waking task of deadline entity `entity` with deadline dl found no idle CPU: the candidate CPU
+ * whose work has the latest deadline, if that is later than dl and has enough slack (the RFC's
+ * 1.46x rule, fdl_slack_allows), or -1. CPUs running work of the task's own entity are not
+ * candidates (its members take turns by vtime). *later is set to a candidate with a later deadline
  * but too little slack, or -1: the caller times a preemption for it instead.
  */
-static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_task *t, u64 queue,
+static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_task *t, u64 entity,
 					     u64 dl, u64 now, s32 *later)
 {
 	u64 vdt = fdl_vdt(now), cur, best_dl = dl, later_dl = dl;
@@ -55,7 +56,7 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 		cpu = k == 0 ? t->last_cpu - 1 : (s32)((r + k - 1) % nr);
 		if (cpu < 0 || !env_task_allowed(p, cpu) || !(cc = env_cpu(cpu)))
 			continue;
-		if (cc->queue == queue)
+		if (cc->queue == entity)
 			continue;
 		cur = fdl_cpu_dl(cc, now, vdt);
 		if (!fdl_time_before(dl, cur))

@@ -28,23 +28,31 @@ static __always_inline void fdl_count_dispatch(u32 path)
  */
 static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu)
 {
-	u64 now = env_now(), delta = now - t->started_at, queue, bw;
+	u64 now = env_now(), delta = now - t->started_at, queue, bw, share;
+	struct fdl_cgroup *cg, *top;
 	struct fdl_entity *e;
-	struct fdl_cgroup *cg;
 	struct fdl_cpu *cc;
 
 	t->started_at = now;
-	queue = fdl_task_queue(t, &e);
-	fdl_fair_started(t, queue, e);
-	t->vtime += fdl_vtime_delta(delta, fdl_task_share(t));
+	queue = fdl_task_queue(t, &top, &e);
+	fdl_fair_started(t, queue, fdl_queue_clock(top));
+	share = fdl_task_share(t);
+	t->vtime += fdl_vtime_delta(delta, share);
 	cg = env_cgroup(fdl_task_cgid(t));
 	if (cg)
 		__sync_fetch_and_add(&cg->usage_ns, delta);
-	bw = fdl_entity_bw(queue);
+	if (e == &fdl.fair) {
+		/* Fair work also moves its cgroup on in cgroup virtual time, at the cgroup's share. */
+		if (top)
+			__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta, fdl_cgroup_share(top)));
+		else
+			__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
+	}
+	bw = fdl_entity_bw(top, e);
 	fdl_entity_fill(e, delta, bw);
 	cc = env_cpu(cpu);
 	if (cc)
-		fdl_cpu_set(cc, queue, e->dl, now, bw, e->deadline_rr_ns);
+		fdl_cpu_set(cc, fdl_entity_id(e, queue), e->dl, now, bw, e->deadline_rr_ns);
 }
 
 /*
@@ -55,6 +63,7 @@ static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu)
 static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight)
 {
 	u64 now = env_now(), vdt = fdl_vdt(now), queue, cgid;
+	struct fdl_cgroup *top;
 	struct fdl_entity *e;
 
 	t->weight = weight;
@@ -65,13 +74,15 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight)
 		fdl_cgroup_propagate(cgid, weight, 1, vdt);
 		stat_inc(nr_became_runnable);
 	}
-	queue = fdl_task_queue(t, &e);
-	if (queue == FDL_DSQ_FAIR && !t->fair_counted) {
+	queue = fdl_task_queue(t, &top, &e);
+	if (e == &fdl.fair && !t->fair_counted) {
 		t->fair_counted = 1;
 		if (__sync_fetch_and_add(&fdl.fair.nr_runnable, 1) == 0)
 			fdl_entity_wake(&fdl.fair, vdt);
 	}
-	fdl_fair_place(t, queue, e);
+	if (!top)	/* the root's own tasks wake as one cgroup */
+		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share(t));
+	fdl_fair_place(t, queue, fdl_queue_clock(top));
 }
 
 /* The task is no longer runnable (slept, exited, left scx): uncount it. */
@@ -96,24 +107,27 @@ static __always_inline void fdl_on_quiescent(struct fdl_task *t)
  */
 static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_task *t, u64 flags)
 {
-	u64 now = env_now(), queue, dl, vtime;
-	struct fdl_entity *e;
+	u64 now = env_now(), queue, entity, dl, vtime;
+	struct fdl_entity *e, *clock;
+	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
 	s32 cpu, later = -1;
 
 	t->enqueued_at = now;
-	queue = fdl_task_queue(t, &e);
+	queue = fdl_task_queue(t, &top, &e);
+	clock = fdl_queue_clock(top);
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
-		fdl_fair_place(t, queue, e);
+		fdl_fair_place(t, queue, clock);
+	entity = fdl_entity_id(e, queue);
 	dl = fdl_entity_dl(e, fdl_vdt(now));
-	vtime = fdl_fair_queue_vtime(t, e);
+	vtime = fdl_fair_queue_vtime(t, clock);
 
 	cpu = env_pick_idle(p);
 	if (cpu < 0) {
-		cpu = fdl_choose_victim(p, t, queue, dl, now, &later);
+		cpu = fdl_choose_victim(p, t, entity, dl, now, &later);
 		if (cpu >= 0 && (cc = env_cpu(cpu))) {
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
-			fdl_cpu_set(cc, queue, dl, now, fdl_entity_bw(queue), e->deadline_rr_ns);
+			fdl_cpu_set(cc, entity, dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns);
 			cc->has_next = 0;
 			env_insert_local_on(p, cpu, tun.slice_ns, flags | FDL_ENQ_PREEMPT);
 			fdl_entity_picked(e, dl, now);
@@ -123,7 +137,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		}
 	}
 	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags);
-	if (queue == FDL_DSQ_FAIR)
+	if (e == &fdl.fair)
 		stat_inc(nr_fair_enqueued);
 	else
 		stat_inc(nr_deadline_enqueued);
@@ -135,34 +149,64 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	}
 }
 
-/* Keep the better of two candidates in (bq, be, bdl), the runner-up in (nq, ne, ndl). */
-#define fdl_consider(q, e, d)							\
-	do {									\
-		if (!be || fdl_time_before(d, bdl)) {				\
-			nq = bq; ne = be; ndl = bdl;				\
-			bq = q; be = e; bdl = d;				\
-		} else if (!ne || fdl_time_before(d, ndl)) {			\
-			nq = q; ne = e; ndl = d;				\
-		}								\
-	} while (0)
+#define FDL_NONE	2	/* fdl_scan.best_fair / next_fair: no candidate */
+
+/* Offer the scan a candidate: queue q of a deadline entity (fair: the fair container) at dl. */
+static __always_inline void fdl_consider(struct fdl_scan *sc, u64 q, u32 fair, u64 dl)
+{
+	if (sc->best_fair == FDL_NONE || fdl_time_before(dl, sc->best_dl)) {
+		sc->next_q = sc->best_q;
+		sc->next_dl = sc->best_dl;
+		sc->next_fair = sc->best_fair;
+		sc->best_q = q;
+		sc->best_dl = dl;
+		sc->best_fair = fair;
+	} else if (sc->next_fair == FDL_NONE || fdl_time_before(dl, sc->next_dl)) {
+		sc->next_q = q;
+		sc->next_dl = dl;
+		sc->next_fair = fair;
+	}
+}
+
+/* The cgroup virtual time a fair queue is ordered by, within the starvation window. */
+static __always_inline u64 fdl_fair_key(u64 cvtime)
+{
+	return fdl_vtime_cap(cvtime, fdl.cvtime_now, tun.starvation_ns * (tun.nr_cpus ?: 1));
+}
+
+/* Offer the scan a fair queue with its cgroup virtual time. */
+static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 cvtime)
+{
+	u64 key = fdl_fair_key(cvtime);
+
+	if (!sc->fair_found || fdl_time_before(key, sc->fair_key)) {
+		sc->fair_found = 1;
+		sc->fair_q = q;
+		sc->fair_key = key;
+	}
+}
 
 /*
- * A CPU needs work. Scan the deadline containers (refreshing the figures the fair container's
- * bandwidth is computed from), take the earliest deadline among the queues, and let the previous
- * task, if still runnable (pt != NULL), keep the CPU while it is still first: a different queue
- * must have an earlier deadline, its own queue a lower vtime.
+ * Scan the first-level queues into this CPU's fdl_scan: deadline containers with work are
+ * candidates at their deadline; of the fair queues with work, the one with the least cgroup
+ * virtual time stands for the fair container at its deadline. Also refreshes the figures the
+ * fair container's bandwidth and the miss step are computed from.
  */
-static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, struct fdl_task *pt)
+FDL_GLOBAL int fdl_scan_queues(u64 vdt)
 {
-	u64 now = env_now(), vdt = fdl_vdt(now), min_rr = tun.fair_deadline_ns;
-	u64 bq = 0, nq = 0, bdl = 0, ndl = 0, cgid, d, pq, pdl, hv, cdl;
-	struct fdl_entity *be = NULL, *ne = NULL, *e, *pe;
-	s64 dl_wsum = 0, dl_unboosted = 0;
+	struct fdl_scan *sc = env_scan();
 	struct fdl_cgroup *cg;
-	struct fdl_cpu *cc;
+	struct fdl_entity *e;
 	u32 i, n = fdl.nr_slots;
-	bool keep, has;
+	u64 cgid;
 
+	if (!sc)
+		return -1;
+	sc->best_fair = sc->next_fair = FDL_NONE;
+	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
+	sc->fair_found = 0;
+	sc->dl_wsum = sc->dl_unboosted_wsum = 0;
+	sc->min_rr_ns = tun.fair_deadline_ns;
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
 		if (i >= n)
 			break;
@@ -171,44 +215,90 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 			continue;
 		e = &cg->ent;
 		if (e->deadline_rr_ns && cg->contrib > 0) {
-			dl_wsum += cg->contrib;
-			dl_unboosted += cg->cpu_weight;
-			min_rr = fdl_min(min_rr, e->deadline_rr_ns);
+			sc->dl_wsum += cg->contrib;
+			sc->dl_unboosted_wsum += cg->cpu_weight;
+			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
 		}
 		if (env_nr_queued(cgid) <= 0)
 			continue;
-		if (!e->deadline_rr_ns)	/* parameters removed: its queue drains as fair work */
-			e = &fdl.fair;
-		d = fdl_entity_dl(e, vdt);
-		fdl_consider(cgid, e, d);
+		if (e->deadline_rr_ns)
+			fdl_consider(sc, cgid, 0, fdl_entity_dl(e, vdt));
+		else
+			fdl_consider_fair(sc, cgid, cg->cvtime);
 	}
-	if (fdl.dl_wsum != dl_wsum)
-		fdl.dl_wsum = dl_wsum;
-	if (fdl.dl_unboosted_wsum != dl_unboosted)
-		fdl.dl_unboosted_wsum = dl_unboosted;
-	if (fdl.min_rr_ns != min_rr)
-		fdl.min_rr_ns = min_rr;
-	if (env_nr_queued(FDL_DSQ_FAIR) > 0) {
-		d = fdl_entity_dl(&fdl.fair, vdt);
-		fdl_consider(FDL_DSQ_FAIR, &fdl.fair, d);
+	if (fdl.dl_wsum != sc->dl_wsum)
+		fdl.dl_wsum = sc->dl_wsum;
+	if (fdl.dl_unboosted_wsum != sc->dl_unboosted_wsum)
+		fdl.dl_unboosted_wsum = sc->dl_unboosted_wsum;
+	if (fdl.min_rr_ns != sc->min_rr_ns)
+		fdl.min_rr_ns = sc->min_rr_ns;
+	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
+		fdl_consider_fair(sc, FDL_DSQ_FAIR, fdl.root_cvtime);
+	if (sc->fair_found) {
+		/* The fair clock follows the least cgroup virtual time with work, never back. */
+		if (fdl_time_before(fdl.cvtime_now, sc->fair_key))
+			fdl.cvtime_now = sc->fair_key;
+		fdl_consider(sc, sc->fair_q, 1, fdl_entity_dl(&fdl.fair, vdt));
 	}
+	return 0;
+}
+
+/* The deadline entity a scan candidate stands for (NULL: none, or its cgroup went away). */
+static __always_inline struct fdl_entity *fdl_scan_entity(u64 q, u32 fair)
+{
+	struct fdl_cgroup *cg;
+
+	if (fair == FDL_NONE)
+		return NULL;
+	if (fair)
+		return &fdl.fair;
+	cg = env_cgroup(q);
+	return cg ? &cg->ent : NULL;
+}
+
+/*
+ * A CPU needs work: take the earliest deadline among the queues (fdl_scan_queues); within the
+ * chosen queue, the lowest vtime. The previous task, if still runnable (pt != NULL), keeps the
+ * CPU while it is still first: another entity must have an earlier deadline, another fair cgroup
+ * less cgroup virtual time, its own queue a lower vtime.
+ */
+static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, struct fdl_task *pt)
+{
+	u64 now = env_now(), vdt = fdl_vdt(now), bq, nq, bdl, ndl, pq, pdl, hv, cdl;
+	struct fdl_entity *be, *ne, *pe;
+	struct fdl_cgroup *ptop;
+	struct fdl_scan *sc;
+	struct fdl_cpu *cc;
+	bool keep, has;
+
+	if (fdl_scan_queues(vdt) || !(sc = env_scan()))
+		return;
+	bq = sc->best_q;
+	bdl = sc->best_dl;
+	nq = sc->next_q;
+	ndl = sc->next_dl;
+	be = fdl_scan_entity(bq, sc->best_fair);
+	ne = fdl_scan_entity(nq, sc->next_fair);
 
 	cc = env_cpu(cpu);
 	if (pt) {
 		fdl_charge(pt, cpu);
-		pq = fdl_task_queue(pt, &pe);
+		pq = fdl_task_queue(pt, &ptop, &pe);
 		pdl = fdl_entity_dl(pe, vdt);
 		if (!be)
 			keep = true;
 		else if (bq == pq)
 			keep = !(env_head_vtime(bq, &hv) && fdl_time_before(hv, pt->vtime));
+		else if (be == pe)	/* both fair: the cgroup with less cgroup virtual time */
+			keep = !fdl_time_before(sc->fair_key,
+						fdl_fair_key(ptop ? ptop->cvtime : fdl.root_cvtime));
 		else
 			keep = !fdl_time_before(bdl, pdl);
 		if (keep) {
-			/* Its competitor: the best other queue. */
-			has = bq == pq ? ne != NULL : be != NULL;
-			cdl = bq == pq ? ndl : bdl;
-			env_set_slice(prev, fdl_slice(pdl, fdl_entity_bw(pq), cdl, has));
+			/* Its competitor: the best other deadline entity. */
+			has = be == pe ? ne != NULL : be != NULL;
+			cdl = be == pe ? ndl : bdl;
+			env_set_slice(prev, fdl_slice(pdl, fdl_entity_bw(ptop, pe), cdl, has));
 			if (cc) {
 				cc->next_dl = cdl;
 				cc->has_next = has;
@@ -220,7 +310,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 
 	if (be && env_move_to_local(bq)) {
 		fdl_entity_picked(be, bdl, now);
-		fdl_count_dispatch(bq == FDL_DSQ_FAIR ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
+		fdl_count_dispatch(be == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
 		if (cc) {
 			cc->next_dl = ndl;
 			cc->has_next = ne != NULL;
@@ -230,7 +320,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	/* The best queue emptied under us (another CPU took its task): the runner-up. */
 	if (ne && env_move_to_local(nq)) {
 		fdl_entity_picked(ne, ndl, now);
-		fdl_count_dispatch(nq == FDL_DSQ_FAIR ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
+		fdl_count_dispatch(ne == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
 		if (cc)
 			cc->has_next = 0;
 	}
@@ -243,8 +333,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
 	u64 now = env_now(), queue, dl, bw, wait;
+	struct fdl_cgroup *cg, *top;
 	struct fdl_entity *e;
-	struct fdl_cgroup *cg;
 	struct fdl_cpu *cc;
 	u32 b;
 
@@ -263,14 +353,15 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		}
 		t->enqueued_at = 0;
 	}
-	queue = fdl_task_queue(t, &e);
-	fdl_fair_started(t, queue, e);
+	queue = fdl_task_queue(t, &top, &e);
+	fdl_fair_started(t, queue, fdl_queue_clock(top));
 	dl = fdl_entity_dl(e, fdl_vdt(now));
-	bw = fdl_entity_bw(queue);
+	bw = fdl_entity_bw(top, e);
 	cc = env_cpu(cpu);
 	if (cc) {
-		fdl_cpu_set(cc, queue, dl, now, bw, e->deadline_rr_ns);
-		env_set_slice(p, fdl_slice(dl, bw, cc->next_dl, cc->has_next));
+		fdl_cpu_set(cc, fdl_entity_id(e, queue), dl, now, bw, e->deadline_rr_ns);
+		if (cc->has_next)
+			env_set_slice(p, fdl_slice(dl, bw, cc->next_dl, true));
 	}
 }
 

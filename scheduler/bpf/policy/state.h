@@ -19,8 +19,17 @@ struct fdl_state {
 	/* Deadline-spread halvings so far, and the vdt the latest one halved around. */
 	u64 spread_gen;
 	u64 spread_vdt;
-	/* All fair work as one deadline entity (deadline_rr = tun.fair_deadline_ns). */
+	/*
+	 * All fair work as one deadline entity (deadline_rr = tun.fair_deadline_ns); its vtime_now
+	 * is the clock of FDL_DSQ_FAIR, the queue of the root cgroup's own tasks.
+	 */
 	struct fdl_entity fair;
+	/*
+	 * Fair cgroups are served in cgroup virtual time: cvtime_now is its clock (the least cvtime
+	 * of a fair queue with work, never moving back), root_cvtime the root's own tasks' cvtime.
+	 */
+	u64 cvtime_now;
+	u64 root_cvtime;
 	/*
 	 * From the dispatcher's last scan of the deadline containers: their root weight (boosted
 	 * and at cpu.weight) while active, and the smallest deadline_rr. Written only on change.
@@ -28,7 +37,7 @@ struct fdl_state {
 	s64 dl_wsum;
 	s64 dl_unboosted_wsum;
 	u64 min_rr_ns;
-	/* Deadline containers' cgroup ids (their queues' DSQ ids); 0: a free slot. */
+	/* First-level cgroups with a queue (DSQ id = cgroup id), for the dispatcher; 0: a free slot. */
 	u64 containers[FDL_MAX_CONTAINERS];
 	u32 nr_slots;		/* slots in use or used before: the scan's bound */
 	u32 __pad;

@@ -1,0 +1,95 @@
+# Scenario: the deadline promise on a workload shape nobody tuned for. Three identical latency
+# probes (fdl-probe: a message thread wakes 2 workers, each spins, sleeps, is woken again) in
+#   cfs    no parameters (fair work)
+#   loose  deadline_rr RR_LOOSE
+#   fdl    deadline_rr RR_FDL, deadline_wakeup RR_FDL / 2
+# both deadline cgroups with guaranteed_shares SHARES, optionally beside a hackbench antagonist.
+# The parameters arrive from a configuration file (config) or at run time (`scx_fdl set`, set).
+# Under EEVDF every cgroup has cpu.weight 100 (no stand-in for the guarantee).
+#
+# Args: SCHED LOAD PATH SHARES SPIN_US SLEEP_US RR_FDL_US RR_LOOSE_US [check|report]
+#   e.g. fdl antagonist set 300 3000 20000 4000 20000 check
+# Checks (scx_fdl, mode check), with margins for the emulator:
+#   - the deadline cgroups' p99 is below the same workload's p99 without parameters (cfs);
+#   - fdl's p99 is at most loose's: a tighter deadline does no worse;
+#   - no deadline miss was counted in a quiet run (a task that simply slept is never late);
+#   - the worst lateness stays within 5 x deadline_rr;
+#   - scx_fdl stayed attached; dmesg clean.
+. ./lib.sh
+
+sched=${1:-fdl} load=${2:-antagonist} path=${3:-config} shares=${4:-300}
+spin=${5:-3000} sleep_us=${6:-20000} rr_fdl=${7:-4000} rr_loose=${8:-20000} mode=${9:-check}
+secs=${FDL_PROBE_SECS:-15}
+wake_fdl=$((rr_fdl / 2))
+
+params_fdl="deadline_rr=${rr_fdl}us deadline_wakeup=${wake_fdl}us guaranteed_shares=$shares"
+params_loose="deadline_rr=${rr_loose}us guaranteed_shares=$shares"
+cat > /tmp/deadline.toml <<TOML
+[cgroup.fdl]
+deadline_rr = "${rr_fdl}us"
+deadline_wakeup = "${wake_fdl}us"
+guaranteed_shares = $shares
+
+[cgroup.loose]
+deadline_rr = "${rr_loose}us"
+guaranteed_shares = $shares
+TOML
+
+for c in antagonist cfs loose fdl; do mkcg "$c" 100; done
+case $sched-$path in
+    fdl-config) start_sched fdl --config /tmp/deadline.toml || exit 1 ;;
+    fdl-set)
+        start_sched fdl || exit 1
+        scx_fdl set fdl $params_fdl || fail "scx_fdl set fdl $params_fdl"
+        scx_fdl set loose $params_loose || fail "scx_fdl set loose $params_loose"
+        ;;
+    *) start_sched "$sched" ;;
+esac
+if [ "$load" = antagonist ]; then
+    sh -c "echo \$\$ > $CG/antagonist/cgroup.procs; exec hackbench -g 2 -f 10 -s 20000 -l 100000000" \
+        > /dev/null 2>&1 &
+    PIDS="$PIDS $!"
+fi
+sleep 2
+
+say "probes (1 message thread x 2 workers, spin $spin us, sleep $sleep_us us) for $secs s, $load, $path, shares $shares, rr $rr_fdl/$rr_loose us"
+probes=""
+for c in cfs loose fdl; do
+    sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep_us --spin-us $spin -r $secs -w 3 --json" \
+        > "/tmp/probe-$c.json" 2> "/tmp/probe-$c.err" &
+    probes="$probes $!"
+done
+for p in $probes; do wait "$p" || fail "fdl-probe exited $? ($(cat /tmp/probe-*.err))"; done
+
+for c in cfs loose fdl; do
+    f=/tmp/probe-$c.json
+    echo "FDL-LATENCY $sched $load $c p50=$(json_field $f p50) p99=$(json_field $f p99) p99.9=$(json_field $f p99.9) samples=$(json_field $f samples)"
+done
+cfs=$(json_field /tmp/probe-cfs.json p99)
+loose=$(json_field /tmp/probe-loose.json p99)
+fdl=$(json_field /tmp/probe-fdl.json p99)
+
+if [ "$sched" = fdl ]; then
+    for c in loose fdl; do
+        echo "FDL-DEADLINE $c misses=$(scx_json_field $c nr_misses) picks=$(scx_json_field $c nr_picks) worst_late_ns=$(scx_json_field $c max_lateness_ns) cpu_weight=$(scx_json_field $c cpu_weight) eff_weight=$(scx_json_field $c effective_weight)"
+    done
+    fdl_late=$(scx_json_field fdl max_lateness_ns)
+    loose_late=$(scx_json_field loose max_lateness_ns)
+    misses=$(( $(scx_json_field fdl nr_misses) + $(scx_json_field loose nr_misses) ))
+    check_attached
+    check_dmesg_clean
+fi
+kill_all
+if [ "$sched" = fdl ]; then
+    stop_scx
+    [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
+fi
+if [ "$mode" = check ] && [ "$sched" = fdl ]; then
+    check "fdl's p99 ($fdl us) below cfs's ($cfs us), the same workload without parameters" "$fdl < $cfs"
+    check "loose's p99 ($loose us) below cfs's ($cfs us)" "$loose < $cfs"
+    check "a tighter deadline does no worse: fdl's p99 ($fdl us) <= loose's ($loose us) + 10 %" "$fdl <= $loose * 1.1"
+    check "fdl's worst lateness ($fdl_late ns) within 5 x deadline_rr ($rr_fdl us)" "$fdl_late <= 5 * $rr_fdl * 1000"
+    check "loose's worst lateness ($loose_late ns) within 5 x deadline_rr ($rr_loose us)" "$loose_late <= 5 * $rr_loose * 1000"
+    [ "$load" = quiet ] && check "quiet: no deadline miss counted ($misses)" "$misses == 0"
+fi
+exit $FAILED
