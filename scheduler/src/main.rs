@@ -411,10 +411,7 @@ impl<'obj> Scheduler<'obj> {
         let mut last_publish = start;
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             match requests.recv_timeout(guarantee::PERIOD.saturating_sub(last_control.elapsed())) {
-                Ok((req, reply)) => {
-                    let resp = self.handle(req).unwrap_or_else(|e| Response::error(&e));
-                    let _ = reply.send(resp);
-                }
+                Ok(pending) => pending.answer(|req| self.handle(req).unwrap_or_else(|e| Response::error(&e))),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }
             if RELOAD.swap(false, Ordering::Relaxed) {
