@@ -113,9 +113,8 @@ impl<'obj> Scheduler<'obj> {
         rodata.nr_cpus = nr_cpus as u32;
         rodata.stall_pid = opts.test_stall_pid.unwrap_or(0);
         rodata.fair_deadline_ns = opts.fair_deadline_us * 1000;
-        if opts.watchdog_timeout_ms > 0 {
-            skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout_ms;
-        }
+        // Always written: scx_ops_open! has copied SCX_TIMEOUT_MS into it unchecked.
+        skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout()?;
         if let Some(pid) = opts.test_stall_pid {
             warn!("TESTING: task {pid} will never be dispatched; the watchdog must eject scx_fdl");
         }
