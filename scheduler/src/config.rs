@@ -16,7 +16,9 @@
 //! it, a cgroup's guaranteed_shares divide its parent's guarantee among the siblings that have one.
 
 use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Result};
 use serde::Deserialize;
@@ -233,10 +235,53 @@ pub fn parse(file_name: &str, text: &str, cgroup_root: &Path) -> Result<Vec<Entr
     Ok(entries)
 }
 
+/// A file counts as still being written while it changed less than this long ago.
+const SETTLE: Duration = Duration::from_millis(200);
+/// How long load() waits for a file being written to settle before refusing it.
+const SETTLE_GIVE_UP: Duration = Duration::from_secs(1);
+
+/// Reads and validates a configuration file; see read_settled() for when a file is read.
 pub fn load(path: &Path, cgroup_root: &Path) -> Result<Vec<Entry>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let text = read_settled(path, SETTLE, SETTLE_GIVE_UP)?;
     parse(&path.display().to_string(), &text, cgroup_root)
+}
+
+/// What identifies a file's content without reading it.
+fn stamp(path: &Path) -> Result<(u64, u64, SystemTime)> {
+    let meta = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let mtime = meta.modified().map_err(|e| anyhow::anyhow!("{}: no modification time: {e}", path.display()))?;
+    Ok((meta.ino(), meta.len(), mtime))
+}
+
+/// The file's text, read only once it has stopped changing, so that a file caught half-written
+/// (whose first part may well be valid on its own) is never taken for the whole: it is read when
+/// it has been unchanged for `settle` (inode, size and mtime the same before and after the read,
+/// and its mtime at least `settle` old, else it is watched for `settle` first). A file still
+/// changing after `give_up` is refused. Writing the new file elsewhere and renaming it into place
+/// (atomic) never waits; an editor that pauses longer than `settle` mid-write cannot be told from
+/// one that finished.
+fn read_settled(path: &Path, settle: Duration, give_up: Duration) -> Result<String> {
+    let start = Instant::now();
+    loop {
+        let before = stamp(path)?;
+        let fresh = before.2.elapsed().map_or(true, |age| age < settle); // in the future: fresh too
+        if fresh {
+            std::thread::sleep(settle);
+        }
+        let text = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+        let after = stamp(path)?;
+        if before == after && text.len() as u64 == after.1 {
+            return String::from_utf8(text).map_err(|e| anyhow::anyhow!("{}: not UTF-8 text: {e}", path.display()));
+        }
+        if start.elapsed() >= give_up {
+            bail!(
+                "{}: still being written after {} ms (it changed while it was read); nothing was \
+                 applied: write the new file elsewhere and rename it into place",
+                path.display(),
+                give_up.as_millis()
+            );
+        }
+    }
 }
 
 /// `scx_fdl set CGROUP key=value ...`: the configuration with the assignments applied to CGROUP,
@@ -428,6 +473,63 @@ mod tests {
         for ns in [200_000, 5_000_000, 1_000_000_000, 1_500, 7] {
             assert_eq!(parse_duration(&format_duration(ns)).unwrap(), ns);
         }
+    }
+
+    #[test]
+    fn a_file_written_in_two_parts_is_read_whole() {
+        let r = root();
+        let file = r.path().join("fdl.toml");
+        // The first part is a valid file on its own: before, it was applied and the rest lost.
+        let first = "[cgroup.web]\ndeadline_rr = \"1ms\"\n";
+        std::fs::write(&file, first).unwrap();
+        let writer = {
+            let file = file.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+                std::io::Write::write_all(&mut f, b"\n[cgroup.batch]\ndeadline_rr = \"5ms\"\n").unwrap();
+            })
+        };
+        let entries = load(&file, r.path()).unwrap();
+        writer.join().unwrap();
+        assert_eq!(entries.len(), 2, "{entries:?}");
+
+        // A file that has not changed for a while is read at once.
+        std::fs::write(&file, first).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(10);
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
+        let start = Instant::now();
+        assert_eq!(load(&file, r.path()).unwrap().len(), 1);
+        assert!(start.elapsed() < SETTLE, "waited {:?} for a settled file", start.elapsed());
+    }
+
+    #[test]
+    fn a_file_that_keeps_changing_is_refused() {
+        let r = root();
+        let file = r.path().join("fdl.toml");
+        std::fs::write(&file, "[cgroup.web]\n").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (file, stop) = (file.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::io::Write::write_all(&mut f, b"# still writing\n").unwrap();
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            })
+        };
+        let e = read_settled(&file, Duration::from_millis(100), Duration::from_millis(300)).unwrap_err();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: still being written after 300 ms (it changed while it was read); nothing was applied: \
+                 write the new file elsewhere and rename it into place",
+                file.display()
+            )
+        );
     }
 
     #[test]

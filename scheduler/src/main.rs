@@ -329,6 +329,10 @@ impl<'obj> Scheduler<'obj> {
         let list = matches!(req, Request::List);
         let (paths, message) = match req {
             Request::Set { cgroup, assign } => {
+                // The BPF side has exited: its maps are about to go, so a write would be lost.
+                if uei_exited!(&self.skel, uei) {
+                    bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
+                }
                 let new = config::apply_set(&self.config, &self.cgroup_root, &cgroup, &assign)?;
                 let (path, _) = config::resolve_path(&self.cgroup_root, &cgroup)?;
                 self.apply_config(new);
