@@ -246,6 +246,31 @@ pub fn load(path: &Path, cgroup_root: &Path) -> Result<Vec<Entry>> {
     parse(&path.display().to_string(), &text, cgroup_root)
 }
 
+/// `scx_fdl check FILE`: the file loaded and validated exactly as the scheduler would, then one
+/// line per cgroup with its parameters. A cgroup that does not exist yet is reported as such, not
+/// as an error: the scheduler applies its parameters when it is created.
+pub fn check(path: &Path, cgroup_root: &Path) -> Result<String> {
+    let entries = load(path, cgroup_root)?;
+    let plural = if entries.len() == 1 { "" } else { "s" };
+    let mut out = format!("{}: valid, {} cgroup{plural}\n", path.display(), entries.len());
+    for e in &entries {
+        let p = e.params;
+        let mut params = Vec::new();
+        if p.deadline_rr_ns > 0 {
+            params.push(format!("deadline_rr {}", format_duration(p.deadline_rr_ns)));
+        }
+        if p.deadline_wakeup_ns > 0 {
+            params.push(format!("deadline_wakeup {}", format_duration(p.deadline_wakeup_ns)));
+        }
+        if p.guaranteed_shares > 0 {
+            params.push(format!("guaranteed_shares {}", p.guaranteed_shares));
+        }
+        let presence = if e.path.exists() { "" } else { " (not present yet: applied when it is created)" };
+        out += &format!("{}: {}{presence}\n", e.path.display(), params.join(", "));
+    }
+    Ok(out)
+}
+
 /// What identifies a file's content without reading it.
 fn stamp(path: &Path) -> Result<(u64, u64, SystemTime)> {
     let meta = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
@@ -473,6 +498,30 @@ mod tests {
         for ns in [200_000, 5_000_000, 1_000_000_000, 1_500, 7] {
             assert_eq!(parse_duration(&format_duration(ns)).unwrap(), ns);
         }
+    }
+
+    #[test]
+    fn check_reports_every_cgroup_and_which_are_not_present_yet() {
+        let r = root();
+        let file = r.path().join("fdl.toml");
+        std::fs::write(&file, "[cgroup.web]\ndeadline_rr = \"1ms\"\ndeadline_wakeup = \"500us\"\n\n\
+                               [cgroup.batch]\nguaranteed_shares = 512\n").unwrap();
+        let root = r.path().display();
+        assert_eq!(
+            check(&file, r.path()).unwrap(),
+            format!(
+                "{}: valid, 2 cgroups\n{root}/batch: guaranteed_shares 512 (not present yet: applied when it is \
+                 created)\n{root}/web: deadline_rr 1ms, deadline_wakeup 500us\n",
+                file.display()
+            )
+        );
+        std::fs::write(&file, "[cgroup.web]\ndeadline_rr = \"1ms\"\n\n[cgroup.batch]\ndeadline_rr = \"9s\"\n").unwrap();
+        assert_eq!(
+            check(&file, r.path()).unwrap_err().to_string(),
+            format!("{}:4: cgroup {root}/batch: deadline_rr 9s is out of range 50us ..= 1s", file.display())
+        );
+        let e = check(&r.path().join("missing.toml"), r.path()).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{root}/missing.toml: cannot read: ")), "{e}");
     }
 
     #[test]

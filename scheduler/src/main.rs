@@ -561,9 +561,13 @@ impl Drop for RemoveOnDrop {
     }
 }
 
-/// The subcommands: one request to the running scheduler, its answer printed.
+/// The subcommands: one request to the running scheduler, its answer printed (`check` needs none).
 fn client(cmd: &Command, socket: &Path) -> Result<()> {
     let (req, json) = match cmd {
+        Command::Check { config } => {
+            print!("{}", config::check(config, Path::new(CGROUP_ROOT))?);
+            return Ok(());
+        }
         Command::Set { cgroup, assignments } => {
             (Request::Set { cgroup: cgroup.clone(), assign: assignments.clone() }, false)
         }

@@ -20,7 +20,8 @@ pub const TIMEOUT_ENV: &str = "SCX_TIMEOUT_MS";
 const EXIT_CODES: &str = "\
 Exit codes:
   0  stopped by SIGINT or SIGTERM; the kernel's default scheduler took over again
-  1  could not start (the message says why and what to do)
+  1  could not start (the message says why and what to do); a subcommand failed (`check`: the
+     file is invalid)
   2  bad command line
   3  the kernel ejected scx_fdl (e.g. a runnable task stalled); the exit reason is printed
 
@@ -140,6 +141,15 @@ pub enum Command {
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Check a configuration file without a running scheduler (root not needed), exactly as
+    /// --config and SIGHUP would load it: prints each cgroup's parameters and exits 0 if it is
+    /// valid, else prints the error with file, line and cgroup and exits 1. Cgroups that do not
+    /// exist yet are reported as not present yet, not as errors.
+    Check {
+        /// The configuration file (TOML).
+        #[arg(value_name = "CONFIG")]
+        config: std::path::PathBuf,
     },
     /// Print everything once as JSON: scheduler-wide counters (dispatch paths, kicks,
     /// migrations, the kernel's sched_ext events) and every cgroup's figures with its run-queue
