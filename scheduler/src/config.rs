@@ -10,6 +10,8 @@
 //! guaranteed_shares = 512
 //! ```
 //!
+//! Durations are humantime's syntax ("200us", "2.5ms", "1ms 500us").
+//!
 //! Everything is validated before anything is applied; an error names the file, the line and the
 //! cgroup. Deadlines belong to first-level cgroups ("real-time containers"), whose children share
 //! the container by cpu.weight. guaranteed_shares is 1024 per CPU on a first-level cgroup; below
@@ -65,25 +67,16 @@ struct RawParams {
     guaranteed_shares: Option<i64>,
 }
 
-/// "200us", "5ms", "1s", "750000ns" -> nanoseconds.
+/// "200us", "2.5ms", "1s", "750000ns", "1ms 500us" (humantime's syntax) -> nanoseconds.
 pub fn parse_duration(text: &str) -> Result<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let mult = match unit.trim() {
-        "ns" => 1,
-        "us" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        _ => bail!("bad duration \"{text}\": write a whole number with a unit: ns, us, ms or s"),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| anyhow::anyhow!("bad duration \"{text}\": write a whole number with a unit: ns, us, ms or s"))?;
-    n.checked_mul(mult).ok_or_else(|| anyhow::anyhow!("duration \"{text}\" is too large"))
+    let d = humantime::parse_duration(text.trim()).map_err(|e| {
+        anyhow::anyhow!("bad duration \"{text}\": {e}: write a number with a unit (ns, us, ms, s), e.g. 200us or 2.5ms")
+    })?;
+    u64::try_from(d.as_nanos()).map_err(|_| anyhow::anyhow!("duration \"{text}\" is too large"))
 }
 
-/// Nanoseconds as the shortest exact duration text ("200us", "5ms").
+/// Nanoseconds as the shortest exact duration text ("200us", "5ms"). Not humantime's
+/// format_duration: that writes 1500us as "1ms 500us", and tables want one number and one unit.
 pub fn format_duration(ns: u64) -> String {
     match ns {
         0 => "0".into(),
@@ -378,9 +371,14 @@ mod tests {
         assert_eq!(parse_duration("5ms").unwrap(), 5_000_000);
         assert_eq!(parse_duration("1s").unwrap(), 1_000_000_000);
         assert_eq!(parse_duration("750000ns").unwrap(), 750_000);
-        for bad in ["200", "2.5ms", "200 parsecs", "ms", "-5ms", "99999999999999999999s"] {
-            assert!(parse_duration(bad).is_err(), "{bad} accepted");
+        assert_eq!(parse_duration("2.5ms").unwrap(), 2_500_000);
+        assert_eq!(parse_duration("1ms 500us").unwrap(), 1_500_000);
+        for bad in ["200", "200 parsecs", "ms", "-5ms", "1.5ns", "99999999999999999999s", "9999999999h"] {
+            let e = parse_duration(bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("bad duration \"{bad}\": ")) || e.contains("too large"), "{bad}: {e}");
         }
+        let e = parse_duration("200").unwrap_err().to_string();
+        assert!(e.ends_with(": write a number with a unit (ns, us, ms, s), e.g. 200us or 2.5ms"), "{e}");
     }
 
     #[test]
@@ -412,7 +410,7 @@ mod tests {
 
     #[test]
     fn bad_units_and_ranges() {
-        assert!(err("[cgroup.web]\ndeadline_rr = \"200\"\n").contains("write a whole number with a unit"));
+        assert!(err("[cgroup.web]\ndeadline_rr = \"200\"\n").contains("write a number with a unit"));
         assert!(err("[cgroup.web]\ndeadline_rr = 200\n").starts_with("fdl.toml:2:"));
         assert!(err("[cgroup.web]\ndeadline_rr = \"10us\"\n").contains("out of range"));
         assert!(err("[cgroup.web]\ndeadline_rr = \"2s\"\n").contains("out of range"));
@@ -472,7 +470,7 @@ mod tests {
         assert!(set(&["deadline_rr=none"]).unwrap().is_empty(), "no parameters left: fair again");
         let bad = [
             ("deadline_rr=2ms", "deadline_wakeup=3ms", "longer than deadline_rr"),
-            ("deadline_rr=5", "deadline_rr=5ms", "write a whole number with a unit"),
+            ("deadline_rr=5", "deadline_rr=5ms", "write a number with a unit"),
             ("latency=1ms", "deadline_rr=1ms", "unknown parameter `latency`"),
             ("guaranteed_shares=lots", "deadline_rr=1ms", "whole number"),
             ("deadline_rr", "deadline_rr=1ms", "write key=value"),

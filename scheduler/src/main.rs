@@ -18,6 +18,7 @@ mod guarantee;
 mod monitor;
 mod options;
 mod preflight;
+mod signals;
 mod stats;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -27,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -48,11 +49,7 @@ use stats::{CgroupTree, Publisher, SchedulerStats};
 const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 
 /// Set by SIGHUP: reload the configuration file.
-static RELOAD: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sighup(_: libc::c_int) {
-    RELOAD.store(true, Ordering::Relaxed);
-}
+static RELOAD: LazyLock<Arc<AtomicBool>> = LazyLock::new(Default::default);
 
 /// A configured cgroup's parameters as written to the BPF side, under the cgroup id they went to.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -509,13 +506,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     )?;
 
     let shutdown = Arc::new(AtomicBool::new(false));
-    let flag = shutdown.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .context("installing the SIGINT/SIGTERM handler")?;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    if unsafe { libc::signal(libc::SIGHUP, on_sighup as *const () as libc::sighandler_t) } == libc::SIG_ERR {
-        bail!("installing the SIGHUP handler: {}", std::io::Error::last_os_error());
-    }
+    signals::install(&shutdown, &RELOAD)?;
     if let Some(dir) = opts.socket.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
