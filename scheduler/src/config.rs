@@ -586,4 +586,110 @@ mod tests {
         let entries = parse("fdl.toml", &text, r.path()).unwrap();
         assert_eq!(entries[0].path, r.path().join("web"));
     }
+
+    /// What every accepted configuration satisfies, whatever text it came from.
+    fn assert_valid(entries: &[Entry], root: &Path) {
+        let mut seen = std::collections::HashSet::new();
+        for e in entries {
+            let p = e.params;
+            let rel = e.path.strip_prefix(root).expect("a path outside the cgroup mount");
+            let level = rel.components().count();
+            assert!(level >= 1 && seen.insert(&e.path), "{e:?}");
+            assert!(p.deadline_rr_ns > 0 || p.guaranteed_shares > 0, "{e:?}: no parameters");
+            if p.deadline_rr_ns > 0 {
+                assert!((DEADLINE_MIN_NS..=DEADLINE_MAX_NS).contains(&p.deadline_rr_ns) && level == 1, "{e:?}");
+            }
+            if p.deadline_wakeup_ns > 0 {
+                assert!(p.deadline_wakeup_ns >= DEADLINE_MIN_NS && p.deadline_wakeup_ns <= p.deadline_rr_ns, "{e:?}");
+            }
+            assert!(p.guaranteed_shares <= SHARES_MAX, "{e:?}");
+            let parent = e.path.parent().unwrap();
+            if p.guaranteed_shares > 0 && parent != root {
+                assert!(entries.iter().any(|o| o.path == parent && o.params.guaranteed_shares > 0), "{e:?}");
+            }
+        }
+        let g = guarantees_cpus(entries, root);
+        assert!(g.values().all(|cpus| cpus.is_finite() && *cpus > 0.0), "{g:?}");
+    }
+
+    /// Text made of the pieces a configuration is made of, right and wrong, so that most inputs
+    /// get past the TOML parser and reach the checks.
+    fn config_text() -> impl Strategy<Value = String> {
+        let name = prop_oneof![
+            Just("web".to_string()),
+            Just("web/api".to_string()),
+            Just("/web/".to_string()),
+            Just("../etc".to_string()),
+            Just("a-file".to_string()),
+            Just("plain-dir".to_string()),
+            "[a-z]{1,3}(/[a-z.]{0,3}){0,3}",
+        ];
+        let key = prop_oneof![
+            Just("deadline_rr"),
+            Just("deadline_wakeup"),
+            Just("guaranteed_shares"),
+            Just("deadline_r"),
+        ];
+        let value = prop_oneof![
+            "\"[0-9]{1,7}(\\.[0-9])?(ns|us|ms|s|m|h| parsecs|)\"",
+            "-?[0-9]{1,8}",
+            Just("\"none\"".to_string()),
+            Just("true".to_string()),
+            "[ -~]{0,6}",
+        ];
+        let table = (name, proptest::collection::vec((key, value), 0..4)).prop_map(|(name, kv)| {
+            let body: String = kv.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
+            format!("[cgroup.\"{name}\"]\n{body}")
+        });
+        proptest::collection::vec(table, 0..5).prop_map(|t| t.join("\n"))
+    }
+
+    fn parse_is_valid_or_located(text: &str) {
+        let r = root();
+        match parse("fdl.toml", text, r.path()) {
+            Ok(entries) => assert_valid(&entries, r.path()),
+            Err(e) => {
+                let e = e.to_string();
+                let line: usize = e
+                    .strip_prefix("fdl.toml:")
+                    .and_then(|rest| rest.split_once(": "))
+                    .and_then(|(n, why)| (!why.is_empty()).then_some(n))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("no file:line in {e:?} for {text:?}"));
+                assert!(line >= 1 && line <= text.lines().count().max(1), "line {line} in {e:?} for {text:?}");
+            }
+        }
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn any_text_is_a_valid_configuration_or_an_error_with_its_line(text in "\\PC{0,200}") {
+            parse_is_valid_or_located(&text);
+        }
+
+        #[test]
+        fn configuration_like_text_is_valid_or_an_error_with_its_line(text in config_text()) {
+            parse_is_valid_or_located(&text);
+        }
+
+        #[test]
+        fn any_set_is_a_valid_change_or_an_error_naming_the_cgroup(
+            cgroup in prop_oneof![Just("web".to_string()), Just("web/x".to_string()), "[ -~]{0,12}"],
+            assign in proptest::collection::vec("(deadline_rr|deadline_wakeup|guaranteed_shares|[a-z]{0,4})(=)?[ -~]{0,8}", 0..4),
+        ) {
+            let r = root();
+            let base = parse("fdl.toml", "[cgroup.web]\ndeadline_rr = \"1ms\"\nguaranteed_shares = 1024\n", r.path()).unwrap();
+            match apply_set(&base, r.path(), &cgroup, &assign) {
+                Ok(entries) => assert_valid(&entries, r.path()),
+                Err(e) => {
+                    let e = e.to_string();
+                    prop_assert!(e.starts_with("cgroup ") && e.len() > "cgroup x: ".len(), "{e:?}");
+                }
+            }
+        }
+    }
 }

@@ -488,4 +488,36 @@ mod tests {
         std::thread::sleep(Duration::from_millis(200));
         assert!(request(&path, &Request::List).unwrap().ok, "slots come back when connections close");
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_line_is_a_request_or_a_bad_request(line in proptest::collection::vec(any::<u8>(), 0..300)) {
+            if let Err(e) = parse_request(&line) {
+                prop_assert!(e.to_string().starts_with("bad request: "), "{e}");
+            }
+        }
+
+        #[test]
+        fn request_like_lines_are_a_request_or_a_bad_request(
+            line in r#"\{("cmd"|"cgroup"|"assign"|[a-z]{1,3}):("set"|"get"|"list"|"dump"|"[ -~]{0,5}"|\[("[a-z=]{0,4}",?){0,2}\]|[0-9]{1,3})(,("cgroup"|"assign"):("web"|\["deadline_rr=1ms"\]|null)){0,2}\}\n?"#
+        ) {
+            match parse_request(line.as_bytes()) {
+                Ok(req) => prop_assert_eq!(parse_request(serde_json::to_string(&req).unwrap().as_bytes()).unwrap(), req),
+                Err(e) => prop_assert!(e.to_string().starts_with("bad request: "), "{e}"),
+            }
+        }
+
+        #[test]
+        fn any_byte_stream_is_one_complete_request_or_refused(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+            match read_request(bytes.as_slice()) {
+                Ok(_) => prop_assert!(bytes.contains(&b'\n')),
+                Err(e) => {
+                    let e = e.to_string();
+                    prop_assert!(e.starts_with("bad request: ") || e.starts_with("incomplete request ("), "{e}");
+                }
+            }
+        }
+    }
 }
