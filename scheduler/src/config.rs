@@ -523,6 +523,17 @@ mod tests {
     }
 
     #[test]
+    fn the_packaged_example_is_valid_and_so_are_its_commented_examples() {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/fdl.toml");
+        let r = root();
+        assert!(check(&example, r.path()).unwrap().ends_with(": valid, 0 cgroups\n"));
+        let text = std::fs::read_to_string(&example).unwrap();
+        let uncommented: Vec<&str> = text.lines().map(|l| l.strip_prefix("# ").unwrap_or(l)).collect();
+        let entries = parse("fdl.toml", &uncommented.join("\n"), r.path()).unwrap();
+        assert_eq!(entries.len(), 3, "{entries:?}");
+    }
+
+    #[test]
     fn a_file_written_in_two_parts_is_read_whole() {
         let r = root();
         let file = r.path().join("fdl.toml");
