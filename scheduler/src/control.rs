@@ -7,14 +7,14 @@
 //! MAX_REQUEST_BYTES) is ever handed on, and one whose connection already gave up waiting is
 //! dropped unapplied.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
@@ -214,6 +214,33 @@ fn reply(stream: &mut UnixStream, response: &Response) -> Result<()> {
     Ok(())
 }
 
+/// A connection read against one deadline for the whole request, not per read: a client that
+/// trickles a byte now and then cannot hold its thread longer than a silent one.
+struct Deadline<'a> {
+    stream: &'a UnixStream,
+    start: Instant,
+    timeout: Duration,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let expired = || {
+            let why = format!("no complete request within {:?}", self.timeout);
+            std::io::Error::new(ErrorKind::TimedOut, why)
+        };
+        let left = self.timeout.saturating_sub(self.start.elapsed());
+        if left.is_zero() {
+            return Err(expired());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut stream = self.stream;
+        match stream.read(buf) {
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Err(expired()),
+            other => other,
+        }
+    }
+}
+
 /// Reads one request line: everything up to a newline, at most MAX_REQUEST_BYTES before it.
 /// A line cut short (the client closed or stalled before its newline) is an error, never a
 /// request: a valid prefix must not be applied.
@@ -222,9 +249,7 @@ fn read_request(stream: impl Read) -> Result<Request> {
     let mut limited = BufReader::new(stream.take(MAX_REQUEST_BYTES as u64 + 1));
     match limited.read_until(b'\n', &mut line) {
         Ok(_) => {}
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-            bail!("no complete request within {} s: nothing was applied", IO_TIMEOUT.as_secs())
-        }
+        Err(e) if e.kind() == ErrorKind::TimedOut => bail!("{e}: nothing was applied"),
         Err(e) => bail!("reading the request: {e}: nothing was applied"),
     }
     if line.last() != Some(&b'\n') {
@@ -248,7 +273,7 @@ fn converse(mut stream: UnixStream, tx: &Sender<Pending>, owner: u32) -> Result<
     let response = if peer_uid(&stream)? != owner {
         Response::error(&anyhow!("permission denied: only root may control scx_fdl"))
     } else {
-        match read_request(&stream) {
+        match read_request(Deadline { stream: &stream, start: Instant::now(), timeout: IO_TIMEOUT }) {
             Err(e) => Response::error(&e),
             Ok(request) => wait_for_answer(request, tx, IO_TIMEOUT),
         }
@@ -264,7 +289,10 @@ fn wait_for_answer(request: Request, tx: &Sender<Pending>, timeout: Duration) ->
     if tx.send(Pending { request, reply: reply_tx, state: state.clone() }).is_err() {
         return Response::error(&anyhow!("scx_fdl is stopping: nothing was applied"));
     }
-    let stopped = || Response::error(&anyhow!("scx_fdl stopped before it applied this request (shut down or ejected by the kernel): nothing was applied"));
+    let stopped = || {
+        let why = "scx_fdl stopped before it applied this request (shut down or ejected by the kernel)";
+        Response::error(&anyhow!("{why}: nothing was applied"))
+    };
     match reply_rx.recv_timeout(timeout) {
         Ok(response) => response,
         Err(RecvTimeoutError::Disconnected) => stopped(),
@@ -373,7 +401,8 @@ mod tests {
                         Request::Get { cgroup } | Request::Set { cgroup, .. } => cgroup,
                         _ => "list".into(),
                     };
-                    Response { ok: true, cgroups: vec![CgroupReport { path, ..Default::default() }], ..Default::default() }
+                    let cgroups = vec![CgroupReport { path, ..Default::default() }];
+                    Response { ok: true, cgroups, ..Default::default() }
                 });
             }
         });
@@ -406,7 +435,7 @@ mod tests {
         stalled.set_read_timeout(Some(IO_TIMEOUT * 2)).unwrap();
         let mut answer = String::new();
         BufReader::new(&stalled).read_line(&mut answer).unwrap();
-        assert!(answer.contains("no complete request within 5 s: nothing was applied"), "{answer}");
+        assert!(answer.contains("no complete request within 5s: nothing was applied"), "{answer}");
     }
 
     #[test]
@@ -434,6 +463,27 @@ mod tests {
     }
 
     #[test]
+    fn a_trickling_client_gets_one_deadline_for_the_whole_request() {
+        let (mut client, server) = UnixStream::pair().unwrap();
+        let trickle = std::thread::spawn(move || {
+            // Each byte well within the per-read time, the whole far beyond the deadline.
+            for b in b"{\"cmd\":\"list\"}\n" {
+                if client.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(40));
+            }
+        });
+        let start = Instant::now();
+        let reader = Deadline { stream: &server, start, timeout: Duration::from_millis(200) };
+        let e = read_request(reader).unwrap_err().to_string();
+        assert_eq!(e, "no complete request within 200ms: nothing was applied");
+        assert!(start.elapsed() < Duration::from_millis(600), "took {:?}", start.elapsed());
+        drop(server);
+        trickle.join().unwrap();
+    }
+
+    #[test]
     fn a_request_its_connection_gave_up_on_is_not_applied() {
         let (tx, rx) = mpsc::channel();
         let resp = wait_for_answer(Request::List, &tx, Duration::from_millis(50));
@@ -446,7 +496,8 @@ mod tests {
         assert!(!applied, "applied after the client was told it was not");
 
         // Taken in time: answered.
-        let loop_ = std::thread::spawn(move || rx.recv().unwrap().answer(|_| Response { ok: true, ..Default::default() }));
+        let ok = || Response { ok: true, ..Default::default() };
+        let loop_ = std::thread::spawn(move || rx.recv().unwrap().answer(|_| ok()));
         assert!(wait_for_answer(Request::List, &tx, Duration::from_secs(5)).ok);
         loop_.join().unwrap();
     }
