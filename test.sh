@@ -14,6 +14,8 @@ echo "== Rust unit tests (cargo test)"
 BPF_CLANG=clang-19 cargo test --release --locked 2>&1 | tee -a "$out" || status=1
 echo "== native tests of scheduler/bpf/fdl_math.h"
 tests/native/run.sh 2>&1 | tee -a "$out" || status=1
+echo "== VM rig self-test (scripts parse, private download directory)"
+vm/selftest.sh 2>&1 | tee -a "$out" || status=1
 echo "== benchmark harness self-test (statistics, scenario errors, a tiny scenario in the VM)"
 bench/selftest.sh 2>&1 | tee -a "$out" || status=1
 echo "== VM integration tests"

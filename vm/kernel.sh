@@ -45,9 +45,8 @@ log "kernel: $release ($kver) from $suite"
 
 dir="$cache/$release"
 if [[ $refresh == 1 || ! -f $dir/vmlinuz || ! -f $dir/config ]]; then
-    tmp=$(mktemp -d)
+    tmp=$(apt_download_dir) || die "cannot make a private download directory"
     trap 'rm -rf "$tmp"' EXIT
-    chmod 777 "$tmp"   # apt-get download writes as the _apt user
     (cd "$tmp" && apt-get download -qq "linux-binary-$release=$kver" "linux-base-$release=$kver" >&2) ||
         die "apt-get download of linux-binary-$release / linux-base-$release failed"
     for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done

@@ -10,13 +10,17 @@
 //! guaranteed_shares = 512
 //! ```
 //!
+//! Durations are humantime's syntax ("200us", "2.5ms", "1ms 500us").
+//!
 //! Everything is validated before anything is applied; an error names the file, the line and the
 //! cgroup. Deadlines belong to first-level cgroups ("real-time containers"), whose children share
 //! the container by cpu.weight. guaranteed_shares is 1024 per CPU on a first-level cgroup; below
 //! it, a cgroup's guaranteed_shares divide its parent's guarantee among the siblings that have one.
 
 use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Result};
 use serde::Deserialize;
@@ -63,25 +67,16 @@ struct RawParams {
     guaranteed_shares: Option<i64>,
 }
 
-/// "200us", "5ms", "1s", "750000ns" -> nanoseconds.
+/// "200us", "2.5ms", "1s", "750000ns", "1ms 500us" (humantime's syntax) -> nanoseconds.
 pub fn parse_duration(text: &str) -> Result<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let mult = match unit.trim() {
-        "ns" => 1,
-        "us" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        _ => bail!("bad duration \"{text}\": write a whole number with a unit: ns, us, ms or s"),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| anyhow::anyhow!("bad duration \"{text}\": write a whole number with a unit: ns, us, ms or s"))?;
-    n.checked_mul(mult).ok_or_else(|| anyhow::anyhow!("duration \"{text}\" is too large"))
+    let d = humantime::parse_duration(text.trim()).map_err(|e| {
+        anyhow::anyhow!("bad duration \"{text}\": {e}: write a number with a unit (ns, us, ms, s), e.g. 200us or 2.5ms")
+    })?;
+    u64::try_from(d.as_nanos()).map_err(|_| anyhow::anyhow!("duration \"{text}\" is too large"))
 }
 
-/// Nanoseconds as the shortest exact duration text ("200us", "5ms").
+/// Nanoseconds as the shortest exact duration text ("200us", "5ms"). Not humantime's
+/// format_duration: that writes 1500us as "1ms 500us", and tables want one number and one unit.
 pub fn format_duration(ns: u64) -> String {
     match ns {
         0 => "0".into(),
@@ -233,10 +228,78 @@ pub fn parse(file_name: &str, text: &str, cgroup_root: &Path) -> Result<Vec<Entr
     Ok(entries)
 }
 
+/// A file counts as still being written while it changed less than this long ago.
+const SETTLE: Duration = Duration::from_millis(200);
+/// How long load() waits for a file being written to settle before refusing it.
+const SETTLE_GIVE_UP: Duration = Duration::from_secs(1);
+
+/// Reads and validates a configuration file; see read_settled() for when a file is read.
 pub fn load(path: &Path, cgroup_root: &Path) -> Result<Vec<Entry>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let text = read_settled(path, SETTLE, SETTLE_GIVE_UP)?;
     parse(&path.display().to_string(), &text, cgroup_root)
+}
+
+/// `scx_fdl check FILE`: the file loaded and validated exactly as the scheduler would, then one
+/// line per cgroup with its parameters. A cgroup that does not exist yet is reported as such, not
+/// as an error: the scheduler applies its parameters when it is created.
+pub fn check(path: &Path, cgroup_root: &Path) -> Result<String> {
+    let entries = load(path, cgroup_root)?;
+    let plural = if entries.len() == 1 { "" } else { "s" };
+    let mut out = format!("{}: valid, {} cgroup{plural}\n", path.display(), entries.len());
+    for e in &entries {
+        let p = e.params;
+        let mut params = Vec::new();
+        if p.deadline_rr_ns > 0 {
+            params.push(format!("deadline_rr {}", format_duration(p.deadline_rr_ns)));
+        }
+        if p.deadline_wakeup_ns > 0 {
+            params.push(format!("deadline_wakeup {}", format_duration(p.deadline_wakeup_ns)));
+        }
+        if p.guaranteed_shares > 0 {
+            params.push(format!("guaranteed_shares {}", p.guaranteed_shares));
+        }
+        let presence = if e.path.exists() { "" } else { " (not present yet: applied when it is created)" };
+        out += &format!("{}: {}{presence}\n", e.path.display(), params.join(", "));
+    }
+    Ok(out)
+}
+
+/// What identifies a file's content without reading it.
+fn stamp(path: &Path) -> Result<(u64, u64, SystemTime)> {
+    let meta = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let mtime = meta.modified().map_err(|e| anyhow::anyhow!("{}: no modification time: {e}", path.display()))?;
+    Ok((meta.ino(), meta.len(), mtime))
+}
+
+/// The file's text, read only once it has stopped changing, so that a file caught half-written
+/// (whose first part may well be valid on its own) is never taken for the whole: it is read when
+/// it has been unchanged for `settle` (inode, size and mtime the same before and after the read,
+/// and its mtime at least `settle` old, else it is watched for `settle` first). A file still
+/// changing after `give_up` is refused. Writing the new file elsewhere and renaming it into place
+/// (atomic) never waits; an editor that pauses longer than `settle` mid-write cannot be told from
+/// one that finished.
+fn read_settled(path: &Path, settle: Duration, give_up: Duration) -> Result<String> {
+    let start = Instant::now();
+    loop {
+        let before = stamp(path)?;
+        let fresh = before.2.elapsed().map_or(true, |age| age < settle); // in the future: fresh too
+        if fresh {
+            std::thread::sleep(settle);
+        }
+        let text = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+        let after = stamp(path)?;
+        if before == after && text.len() as u64 == after.1 {
+            return String::from_utf8(text).map_err(|e| anyhow::anyhow!("{}: not UTF-8 text: {e}", path.display()));
+        }
+        if start.elapsed() >= give_up {
+            bail!(
+                "{}: still being written after {} ms (it changed while it was read); nothing was \
+                 applied: write the new file elsewhere and rename it into place",
+                path.display(),
+                give_up.as_millis()
+            );
+        }
+    }
 }
 
 /// `scx_fdl set CGROUP key=value ...`: the configuration with the assignments applied to CGROUP,
@@ -308,9 +371,14 @@ mod tests {
         assert_eq!(parse_duration("5ms").unwrap(), 5_000_000);
         assert_eq!(parse_duration("1s").unwrap(), 1_000_000_000);
         assert_eq!(parse_duration("750000ns").unwrap(), 750_000);
-        for bad in ["200", "2.5ms", "200 parsecs", "ms", "-5ms", "99999999999999999999s"] {
-            assert!(parse_duration(bad).is_err(), "{bad} accepted");
+        assert_eq!(parse_duration("2.5ms").unwrap(), 2_500_000);
+        assert_eq!(parse_duration("1ms 500us").unwrap(), 1_500_000);
+        for bad in ["200", "200 parsecs", "ms", "-5ms", "1.5ns", "99999999999999999999s", "9999999999h"] {
+            let e = parse_duration(bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("bad duration \"{bad}\": ")) || e.contains("too large"), "{bad}: {e}");
         }
+        let e = parse_duration("200").unwrap_err().to_string();
+        assert!(e.ends_with(": write a number with a unit (ns, us, ms, s), e.g. 200us or 2.5ms"), "{e}");
     }
 
     #[test]
@@ -342,7 +410,7 @@ mod tests {
 
     #[test]
     fn bad_units_and_ranges() {
-        assert!(err("[cgroup.web]\ndeadline_rr = \"200\"\n").contains("write a whole number with a unit"));
+        assert!(err("[cgroup.web]\ndeadline_rr = \"200\"\n").contains("write a number with a unit"));
         assert!(err("[cgroup.web]\ndeadline_rr = 200\n").starts_with("fdl.toml:2:"));
         assert!(err("[cgroup.web]\ndeadline_rr = \"10us\"\n").contains("out of range"));
         assert!(err("[cgroup.web]\ndeadline_rr = \"2s\"\n").contains("out of range"));
@@ -402,7 +470,7 @@ mod tests {
         assert!(set(&["deadline_rr=none"]).unwrap().is_empty(), "no parameters left: fair again");
         let bad = [
             ("deadline_rr=2ms", "deadline_wakeup=3ms", "longer than deadline_rr"),
-            ("deadline_rr=5", "deadline_rr=5ms", "write a whole number with a unit"),
+            ("deadline_rr=5", "deadline_rr=5ms", "write a number with a unit"),
             ("latency=1ms", "deadline_rr=1ms", "unknown parameter `latency`"),
             ("guaranteed_shares=lots", "deadline_rr=1ms", "whole number"),
             ("deadline_rr", "deadline_rr=1ms", "write key=value"),
@@ -431,10 +499,208 @@ mod tests {
     }
 
     #[test]
+    fn check_reports_every_cgroup_and_which_are_not_present_yet() {
+        let r = root();
+        let file = r.path().join("fdl.toml");
+        std::fs::write(&file, "[cgroup.web]\ndeadline_rr = \"1ms\"\ndeadline_wakeup = \"500us\"\n\n\
+                               [cgroup.batch]\nguaranteed_shares = 512\n").unwrap();
+        let root = r.path().display();
+        assert_eq!(
+            check(&file, r.path()).unwrap(),
+            format!(
+                "{}: valid, 2 cgroups\n{root}/batch: guaranteed_shares 512 (not present yet: applied when it is \
+                 created)\n{root}/web: deadline_rr 1ms, deadline_wakeup 500us\n",
+                file.display()
+            )
+        );
+        std::fs::write(&file, "[cgroup.web]\ndeadline_rr = \"1ms\"\n\n[cgroup.batch]\ndeadline_rr = \"9s\"\n").unwrap();
+        assert_eq!(
+            check(&file, r.path()).unwrap_err().to_string(),
+            format!("{}:4: cgroup {root}/batch: deadline_rr 9s is out of range 50us ..= 1s", file.display())
+        );
+        let e = check(&r.path().join("missing.toml"), r.path()).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{root}/missing.toml: cannot read: ")), "{e}");
+    }
+
+    #[test]
+    fn the_packaged_example_is_valid_and_so_are_its_commented_examples() {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/fdl.toml");
+        let r = root();
+        assert!(check(&example, r.path()).unwrap().ends_with(": valid, 0 cgroups\n"));
+        let text = std::fs::read_to_string(&example).unwrap();
+        let uncommented: Vec<&str> = text.lines().map(|l| l.strip_prefix("# ").unwrap_or(l)).collect();
+        let entries = parse("fdl.toml", &uncommented.join("\n"), r.path()).unwrap();
+        assert_eq!(entries.len(), 3, "{entries:?}");
+    }
+
+    #[test]
+    fn a_file_written_in_two_parts_is_read_whole() {
+        let r = root();
+        let file = r.path().join("fdl.toml");
+        // The first part is a valid file on its own: before, it was applied and the rest lost.
+        let first = "[cgroup.web]\ndeadline_rr = \"1ms\"\n";
+        std::fs::write(&file, first).unwrap();
+        let writer = {
+            let file = file.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+                std::io::Write::write_all(&mut f, b"\n[cgroup.batch]\ndeadline_rr = \"5ms\"\n").unwrap();
+            })
+        };
+        let entries = load(&file, r.path()).unwrap();
+        writer.join().unwrap();
+        assert_eq!(entries.len(), 2, "{entries:?}");
+
+        // A file that has not changed for a while is read at once.
+        std::fs::write(&file, first).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(10);
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
+        let start = Instant::now();
+        assert_eq!(load(&file, r.path()).unwrap().len(), 1);
+        assert!(start.elapsed() < SETTLE, "waited {:?} for a settled file", start.elapsed());
+    }
+
+    #[test]
+    fn a_file_that_keeps_changing_is_refused() {
+        let r = root();
+        let file = r.path().join("fdl.toml");
+        std::fs::write(&file, "[cgroup.web]\n").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (file, stop) = (file.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::io::Write::write_all(&mut f, b"# still writing\n").unwrap();
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            })
+        };
+        let e = read_settled(&file, Duration::from_millis(100), Duration::from_millis(300)).unwrap_err();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: still being written after 300 ms (it changed while it was read); nothing was applied: \
+                 write the new file elsewhere and rename it into place",
+                file.display()
+            )
+        );
+    }
+
+    #[test]
     fn absolute_paths_under_the_mount_are_accepted() {
         let r = root();
         let text = format!("[cgroup.\"{}/web\"]\ndeadline_rr = \"1ms\"\n", r.path().display());
         let entries = parse("fdl.toml", &text, r.path()).unwrap();
         assert_eq!(entries[0].path, r.path().join("web"));
+    }
+
+    /// What every accepted configuration satisfies, whatever text it came from.
+    fn assert_valid(entries: &[Entry], root: &Path) {
+        let mut seen = std::collections::HashSet::new();
+        for e in entries {
+            let p = e.params;
+            let rel = e.path.strip_prefix(root).expect("a path outside the cgroup mount");
+            let level = rel.components().count();
+            assert!(level >= 1 && seen.insert(&e.path), "{e:?}");
+            assert!(p.deadline_rr_ns > 0 || p.guaranteed_shares > 0, "{e:?}: no parameters");
+            if p.deadline_rr_ns > 0 {
+                assert!((DEADLINE_MIN_NS..=DEADLINE_MAX_NS).contains(&p.deadline_rr_ns) && level == 1, "{e:?}");
+            }
+            if p.deadline_wakeup_ns > 0 {
+                assert!(p.deadline_wakeup_ns >= DEADLINE_MIN_NS && p.deadline_wakeup_ns <= p.deadline_rr_ns, "{e:?}");
+            }
+            assert!(p.guaranteed_shares <= SHARES_MAX, "{e:?}");
+            let parent = e.path.parent().unwrap();
+            if p.guaranteed_shares > 0 && parent != root {
+                assert!(entries.iter().any(|o| o.path == parent && o.params.guaranteed_shares > 0), "{e:?}");
+            }
+        }
+        let g = guarantees_cpus(entries, root);
+        assert!(g.values().all(|cpus| cpus.is_finite() && *cpus > 0.0), "{g:?}");
+    }
+
+    /// Text made of the pieces a configuration is made of, right and wrong, so that most inputs
+    /// get past the TOML parser and reach the checks.
+    fn config_text() -> impl Strategy<Value = String> {
+        let name = prop_oneof![
+            Just("web".to_string()),
+            Just("web/api".to_string()),
+            Just("/web/".to_string()),
+            Just("../etc".to_string()),
+            Just("a-file".to_string()),
+            Just("plain-dir".to_string()),
+            "[a-z]{1,3}(/[a-z.]{0,3}){0,3}",
+        ];
+        let key = prop_oneof![
+            Just("deadline_rr"),
+            Just("deadline_wakeup"),
+            Just("guaranteed_shares"),
+            Just("deadline_r"),
+        ];
+        let value = prop_oneof![
+            "\"[0-9]{1,7}(\\.[0-9])?(ns|us|ms|s|m|h| parsecs|)\"",
+            "-?[0-9]{1,8}",
+            Just("\"none\"".to_string()),
+            Just("true".to_string()),
+            "[ -~]{0,6}",
+        ];
+        let table = (name, proptest::collection::vec((key, value), 0..4)).prop_map(|(name, kv)| {
+            let body: String = kv.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
+            format!("[cgroup.\"{name}\"]\n{body}")
+        });
+        proptest::collection::vec(table, 0..5).prop_map(|t| t.join("\n"))
+    }
+
+    fn parse_is_valid_or_located(text: &str) {
+        let r = root();
+        match parse("fdl.toml", text, r.path()) {
+            Ok(entries) => assert_valid(&entries, r.path()),
+            Err(e) => {
+                let e = e.to_string();
+                let line: usize = e
+                    .strip_prefix("fdl.toml:")
+                    .and_then(|rest| rest.split_once(": "))
+                    .and_then(|(n, why)| (!why.is_empty()).then_some(n))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("no file:line in {e:?} for {text:?}"));
+                assert!(line >= 1 && line <= text.lines().count().max(1), "line {line} in {e:?} for {text:?}");
+            }
+        }
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn any_text_is_a_valid_configuration_or_an_error_with_its_line(text in "\\PC{0,200}") {
+            parse_is_valid_or_located(&text);
+        }
+
+        #[test]
+        fn configuration_like_text_is_valid_or_an_error_with_its_line(text in config_text()) {
+            parse_is_valid_or_located(&text);
+        }
+
+        #[test]
+        fn any_set_is_a_valid_change_or_an_error_naming_the_cgroup(
+            cgroup in prop_oneof![Just("web".to_string()), Just("web/x".to_string()), "[ -~]{0,12}"],
+            assign in proptest::collection::vec("(deadline_rr|deadline_wakeup|guaranteed_shares|[a-z]{0,4})(=)?[ -~]{0,8}", 0..4),
+        ) {
+            let r = root();
+            let base = parse("fdl.toml", "[cgroup.web]\ndeadline_rr = \"1ms\"\nguaranteed_shares = 1024\n", r.path()).unwrap();
+            match apply_set(&base, r.path(), &cgroup, &assign) {
+                Ok(entries) => assert_valid(&entries, r.path()),
+                Err(e) => {
+                    let e = e.to_string();
+                    prop_assert!(e.starts_with("cgroup ") && e.len() > "cgroup x: ".len(), "{e:?}");
+                }
+            }
+        }
     }
 }

@@ -1,17 +1,24 @@
 //! Runtime control of a running scx_fdl over a UNIX socket only root can use.
 //!
-//! One JSON request per line, one JSON response per line. The socket thread only moves requests
-//! to the scheduler's loop, which validates and applies them exactly like a configuration file.
+//! One JSON request per line, one JSON response per line. Every connection has its own thread (at
+//! most MAX_CONNECTIONS at once), so a slow or stalled client delays nobody else. A connection
+//! thread only reads, checks and parses; the scheduler's loop validates and applies the request
+//! exactly like a configuration file. Only a complete request (ending in a newline, at most
+//! MAX_REQUEST_BYTES) is ever handed on, and one whose connection already gave up waiting is
+//! dropped unapplied.
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::io::AsRawFd;
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+use nix::sys::stat::{umask, Mode};
 use serde::{Deserialize, Serialize};
 
 /// Where the control socket lives unless --socket says otherwise.
@@ -19,6 +26,12 @@ pub const DEFAULT_SOCKET: &str = "/run/scx_fdl.sock";
 
 /// How long either side waits for the other before giving up on a request.
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Largest request line accepted, newline excluded (a `set` is well under 1 KiB).
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
+
+/// Connections served at once; one more is told to retry instead of queueing behind them.
+const MAX_CONNECTIONS: usize = 32;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "cmd", rename_all = "lowercase")]
@@ -85,75 +98,218 @@ impl Response {
 }
 
 /// A request waiting for the scheduler's loop, with where its answer goes.
-pub type Pending = (Request, Sender<Response>);
+pub struct Pending {
+    request: Request,
+    reply: Sender<Response>,
+    /// WAITING until either the scheduler's loop takes the request or its connection gives up.
+    state: Arc<AtomicU8>,
+}
+
+const WAITING: u8 = 0;
+const TAKEN: u8 = 1;
+const ABANDONED: u8 = 2;
+
+impl Pending {
+    /// Handles the request and sends the answer, unless its connection already gave up waiting
+    /// (then the client was told nothing was applied, so nothing is).
+    pub fn answer(self, handle: impl FnOnce(Request) -> Response) {
+        if self.state.compare_exchange(WAITING, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            log::warn!("control: a request reached the loop after its client was told it timed out; not applied");
+            return;
+        }
+        let _ = self.reply.send(handle(self.request));
+    }
+}
 
 /// Listens on `path` and hands every request to the returned receiver. The socket is created
 /// mode 0600 and peers other than root are refused as well.
 pub fn serve(path: &Path) -> Result<Receiver<Pending>> {
-    if path.exists() {
+    serve_for(path, 0)
+}
+
+/// serve(), accepting peers whose uid is `owner` (root in production; the tests' own uid).
+fn serve_for(path: &Path, owner: u32) -> Result<Receiver<Pending>> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            bail!(
+                "{}: exists and is {}, not a socket: refusing to remove it; move it away or choose \
+                 another --socket",
+                path.display(),
+                file_kind(&meta.file_type())
+            );
+        }
         if UnixStream::connect(path).is_ok() {
             bail!("{}: another scx_fdl is already serving this control socket", path.display());
         }
         std::fs::remove_file(path).with_context(|| format!("removing the stale socket {}", path.display()))?;
     }
-    // SAFETY: umask only changes this process's file creation mask; restored at once.
-    let old_mask = unsafe { libc::umask(0o177) };
+    // Created 0600 from the start (no window where others could connect); the mask is restored at once.
+    let old_mask = umask(Mode::from_bits_truncate(0o177));
     let bound = UnixListener::bind(path);
-    unsafe { libc::umask(old_mask) };
+    umask(old_mask);
     let listener = bound.with_context(|| format!("creating the control socket {}", path.display()))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
 
     let (tx, rx) = mpsc::channel();
+    let open = Arc::new(AtomicUsize::new(0));
     std::thread::Builder::new().name("fdl-control".into()).spawn(move || {
         for stream in listener.incoming().flatten() {
-            if let Err(e) = answer(stream, &tx) {
-                log::warn!("control socket: {e:#}");
-            }
+            accept(stream, &tx, &open, owner);
         }
     })?;
     Ok(rx)
 }
 
-fn peer_uid(stream: &UnixStream) -> Result<u32> {
-    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: SO_PEERCRED fills a ucred of the size given.
-    let rc = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            &mut cred as *mut _ as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        bail!("reading the peer's credentials: {}", std::io::Error::last_os_error());
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "not a socket"
     }
-    Ok(cred.uid)
 }
 
-fn answer(mut stream: UnixStream, tx: &Sender<Pending>) -> Result<()> {
+/// Counts a connection for as long as its thread runs.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Serves one connection on a thread of its own, or refuses it at once when too many are open.
+fn accept(mut stream: UnixStream, tx: &Sender<Pending>, open: &Arc<AtomicUsize>, owner: u32) {
+    if open.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
+        open.fetch_sub(1, Ordering::AcqRel);
+        let busy = anyhow!("busy: {MAX_CONNECTIONS} control connections are open; nothing was applied, try again");
+        let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
+        let _ = reply(&mut stream, &Response::error(&busy));
+        return;
+    }
+    let slot = Slot(open.clone());
+    let tx = tx.clone();
+    let spawned = std::thread::Builder::new().name("fdl-control-conn".into()).spawn(move || {
+        let _slot = slot;
+        if let Err(e) = converse(stream, &tx, owner) {
+            log::warn!("control socket: {e:#}");
+        }
+    });
+    if let Err(e) = spawned {
+        log::warn!("control socket: no thread for a connection: {e}");
+    }
+}
+
+fn peer_uid(stream: &UnixStream) -> Result<u32> {
+    let cred = getsockopt(stream, PeerCredentials).context("reading the peer's credentials (SO_PEERCRED)")?;
+    Ok(cred.uid())
+}
+
+fn reply(stream: &mut UnixStream, response: &Response) -> Result<()> {
+    writeln!(stream, "{}", serde_json::to_string(response)?)?;
+    Ok(())
+}
+
+/// A connection read against one deadline for the whole request, not per read: a client that
+/// trickles a byte now and then cannot hold its thread longer than a silent one.
+struct Deadline<'a> {
+    stream: &'a UnixStream,
+    start: Instant,
+    timeout: Duration,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let expired = || {
+            let why = format!("no complete request within {:?}", self.timeout);
+            std::io::Error::new(ErrorKind::TimedOut, why)
+        };
+        let left = self.timeout.saturating_sub(self.start.elapsed());
+        if left.is_zero() {
+            return Err(expired());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut stream = self.stream;
+        match stream.read(buf) {
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Err(expired()),
+            other => other,
+        }
+    }
+}
+
+/// Reads one request line: everything up to a newline, at most MAX_REQUEST_BYTES before it.
+/// A line cut short (the client closed or stalled before its newline) is an error, never a
+/// request: a valid prefix must not be applied.
+fn read_request(stream: impl Read) -> Result<Request> {
+    let mut line = Vec::new();
+    let mut limited = BufReader::new(stream.take(MAX_REQUEST_BYTES as u64 + 1));
+    match limited.read_until(b'\n', &mut line) {
+        Ok(_) => {}
+        Err(e) if e.kind() == ErrorKind::TimedOut => bail!("{e}: nothing was applied"),
+        Err(e) => bail!("reading the request: {e}: nothing was applied"),
+    }
+    if line.last() != Some(&b'\n') {
+        if line.len() > MAX_REQUEST_BYTES {
+            bail!("request larger than {MAX_REQUEST_BYTES} bytes: refused, nothing was applied");
+        }
+        bail!("incomplete request ({} bytes without a closing newline): nothing was applied", line.len());
+    }
+    parse_request(&line)
+}
+
+/// One request line (without or with its newline) as a request, or why it is not one.
+pub fn parse_request(line: &[u8]) -> Result<Request> {
+    let text = std::str::from_utf8(line).map_err(|e| anyhow!("bad request: not UTF-8: {e}"))?;
+    serde_json::from_str(text).map_err(|e| anyhow!("bad request: {e}"))
+}
+
+fn converse(mut stream: UnixStream, tx: &Sender<Pending>, owner: u32) -> Result<()> {
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let response = if peer_uid(&stream)? != 0 {
-        Response::error(&anyhow::anyhow!("permission denied: only root may control scx_fdl"))
+    let response = if peer_uid(&stream)? != owner {
+        Response::error(&anyhow!("permission denied: only root may control scx_fdl"))
     } else {
-        let mut line = String::new();
-        BufReader::new(&stream).read_line(&mut line)?;
-        match serde_json::from_str::<Request>(&line) {
-            Err(e) => Response::error(&anyhow::anyhow!("bad request: {e}")),
-            Ok(req) => {
-                let (reply_tx, reply_rx) = mpsc::channel();
-                tx.send((req, reply_tx)).context("the scheduler loop is gone")?;
-                reply_rx
-                    .recv_timeout(IO_TIMEOUT)
-                    .unwrap_or_else(|_| Response::error(&anyhow::anyhow!("the scheduler did not answer in time")))
-            }
+        match read_request(Deadline { stream: &stream, start: Instant::now(), timeout: IO_TIMEOUT }) {
+            Err(e) => Response::error(&e),
+            Ok(request) => wait_for_answer(request, tx, IO_TIMEOUT),
         }
     };
-    writeln!(stream, "{}", serde_json::to_string(&response)?)?;
-    Ok(())
+    reply(&mut stream, &response)
+}
+
+/// Hands a request to the scheduler's loop and waits for its answer, at most `timeout` unless
+/// the loop has taken it already (then the answer says what really happened).
+fn wait_for_answer(request: Request, tx: &Sender<Pending>, timeout: Duration) -> Response {
+    let (reply_tx, reply_rx) = mpsc::channel();
+    let state = Arc::new(AtomicU8::new(WAITING));
+    if tx.send(Pending { request, reply: reply_tx, state: state.clone() }).is_err() {
+        return Response::error(&anyhow!("scx_fdl is stopping: nothing was applied"));
+    }
+    let stopped = || {
+        let why = "scx_fdl stopped before it applied this request (shut down or ejected by the kernel)";
+        Response::error(&anyhow!("{why}: nothing was applied"))
+    };
+    match reply_rx.recv_timeout(timeout) {
+        Ok(response) => response,
+        Err(RecvTimeoutError::Disconnected) => stopped(),
+        Err(RecvTimeoutError::Timeout) => {
+            if state.compare_exchange(WAITING, ABANDONED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                Response::error(&anyhow!(
+                    "the scheduler did not take this request within {:?}: nothing was applied",
+                    timeout
+                ))
+            } else {
+                reply_rx.recv().unwrap_or_else(|_| stopped())
+            }
+        }
+    }
 }
 
 /// Sends one request to the scx_fdl serving `path` and returns its answer; an answer that is an
@@ -161,24 +317,32 @@ fn answer(mut stream: UnixStream, tx: &Sender<Pending>) -> Result<()> {
 pub fn request(path: &Path, req: &Request) -> Result<Response> {
     let mut stream = UnixStream::connect(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
-            anyhow::anyhow!("no scx_fdl is serving {}: is it running? ({e})", path.display())
+            anyhow!("no scx_fdl is serving {}: is it running? ({e})", path.display())
         }
         std::io::ErrorKind::PermissionDenied => {
-            anyhow::anyhow!("{}: permission denied: only root may control scx_fdl", path.display())
+            anyhow!("{}: permission denied: only root may control scx_fdl", path.display())
         }
-        _ => anyhow::anyhow!("connecting to {}: {e}", path.display()),
+        _ => anyhow!("connecting to {}: {e}", path.display()),
     })?;
-    stream.set_read_timeout(Some(IO_TIMEOUT * 2))?;
-    writeln!(stream, "{}", serde_json::to_string(req)?)?;
+    // The server waits IO_TIMEOUT for the request and IO_TIMEOUT for the loop: hear its verdict.
+    stream.set_read_timeout(Some(IO_TIMEOUT * 2 + Duration::from_secs(1)))?;
+    stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    // A refused request (too large) may close the socket before all of it is written; its
+    // answer is still there to read.
+    let sent = writeln!(stream, "{}", serde_json::to_string(req)?);
     let mut line = String::new();
-    BufReader::new(&stream).read_line(&mut line).context("reading scx_fdl's answer")?;
+    let read = BufReader::new(&stream).read_line(&mut line);
+    if line.is_empty() {
+        sent.context("sending the request")?;
+        read.context("reading scx_fdl's answer")?;
+        bail!("scx_fdl closed the connection without an answer");
+    }
     let resp: Response = serde_json::from_str(&line).context("scx_fdl's answer is not a response")?;
     if !resp.ok {
         bail!("{}", resp.error.unwrap_or_else(|| "failed, without a reason".into()));
     }
     Ok(resp)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -204,16 +368,14 @@ mod tests {
 
         let server = std::thread::spawn(move || {
             for _ in 0..2 {
-                let (req, reply) = rx.recv().unwrap();
-                let resp = match req {
+                rx.recv().unwrap().answer(|req| match req {
                     Request::Get { cgroup } => Response {
                         ok: true,
                         cgroups: vec![CgroupReport { path: cgroup, ..Default::default() }],
                         ..Default::default()
                     },
                     _ => Response::error(&anyhow::anyhow!("cgroup x: no")),
-                };
-                reply.send(resp).unwrap();
+                });
             }
         });
         // Tests run as root in CI and in the VM; as another user the socket refuses us.
@@ -226,5 +388,190 @@ mod tests {
         }
         let missing = request(&dir.path().join("none.sock"), &Request::List).unwrap_err();
         assert!(missing.to_string().contains("is it running?"), "{missing}");
+    }
+
+    fn my_uid() -> u32 {
+        // SAFETY: geteuid cannot fail.
+        unsafe { libc::geteuid() }
+    }
+
+    /// A scheduler loop stand-in: answers every request with the cgroup it names (or "list").
+    fn answer_all(rx: Receiver<Pending>) {
+        std::thread::spawn(move || {
+            for pending in rx {
+                pending.answer(|req| {
+                    let path = match req {
+                        Request::Get { cgroup } | Request::Set { cgroup, .. } => cgroup,
+                        _ => "list".into(),
+                    };
+                    let cgroups = vec![CgroupReport { path, ..Default::default() }];
+                    Response { ok: true, cgroups, ..Default::default() }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn twenty_clients_are_answered_while_one_stalls() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        answer_all(serve_for(&path, my_uid()).unwrap());
+        // Connected first, then silent: before, it held the only server thread for IO_TIMEOUT (5 s).
+        let mut stalled = UnixStream::connect(&path).unwrap();
+        stalled.write_all(b"{\"cmd\":").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+
+        let start = std::time::Instant::now();
+        let clients: Vec<_> = (0..20)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || request(&path, &Request::Get { cgroup: format!("c{i}") }))
+            })
+            .collect();
+        for (i, c) in clients.into_iter().enumerate() {
+            let resp = c.join().unwrap().unwrap();
+            assert_eq!(resp.cgroups[0].path, format!("c{i}"));
+        }
+        assert!(start.elapsed() < Duration::from_secs(2), "20 clients took {:?}", start.elapsed());
+
+        // The stalled client is told its request was never complete, and nothing was applied.
+        stalled.set_read_timeout(Some(IO_TIMEOUT * 2)).unwrap();
+        let mut answer = String::new();
+        BufReader::new(&stalled).read_line(&mut answer).unwrap();
+        assert!(answer.contains("no complete request within 5s: nothing was applied"), "{answer}");
+    }
+
+    #[test]
+    fn oversized_and_incomplete_requests_are_refused_unapplied() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        let rx = serve_for(&path, my_uid()).unwrap();
+
+        let big = Request::Set { cgroup: "web".into(), assign: vec!["x".repeat(MAX_REQUEST_BYTES)] };
+        let e = request(&path, &big).unwrap_err().to_string();
+        assert_eq!(e, "request larger than 65536 bytes: refused, nothing was applied");
+
+        // A valid request whose newline never came: the client closed early.
+        let mut cut = UnixStream::connect(&path).unwrap();
+        cut.write_all(b"{\"cmd\":\"list\"}").unwrap();
+        cut.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        BufReader::new(&cut).read_line(&mut answer).unwrap();
+        assert!(answer.contains("incomplete request (14 bytes without a closing newline)"), "{answer}");
+
+        assert!(rx.try_recv().is_err(), "a refused request reached the scheduler loop");
+        std::thread::spawn(move || drop(rx.recv()));
+        let e = request(&path, &Request::List).unwrap_err().to_string();
+        assert!(e.contains("stopped before it applied"), "a request the loop drops: {e}");
+    }
+
+    #[test]
+    fn a_trickling_client_gets_one_deadline_for_the_whole_request() {
+        let (mut client, server) = UnixStream::pair().unwrap();
+        let trickle = std::thread::spawn(move || {
+            // Each byte well within the per-read time, the whole far beyond the deadline.
+            for b in b"{\"cmd\":\"list\"}\n" {
+                if client.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(40));
+            }
+        });
+        let start = Instant::now();
+        let reader = Deadline { stream: &server, start, timeout: Duration::from_millis(200) };
+        let e = read_request(reader).unwrap_err().to_string();
+        assert_eq!(e, "no complete request within 200ms: nothing was applied");
+        assert!(start.elapsed() < Duration::from_millis(600), "took {:?}", start.elapsed());
+        drop(server);
+        trickle.join().unwrap();
+    }
+
+    #[test]
+    fn a_request_its_connection_gave_up_on_is_not_applied() {
+        let (tx, rx) = mpsc::channel();
+        let resp = wait_for_answer(Request::List, &tx, Duration::from_millis(50));
+        assert!(resp.error.unwrap().contains("did not take this request within 50ms: nothing was applied"));
+        let mut applied = false;
+        rx.recv().unwrap().answer(|_| {
+            applied = true;
+            Response::default()
+        });
+        assert!(!applied, "applied after the client was told it was not");
+
+        // Taken in time: answered.
+        let ok = || Response { ok: true, ..Default::default() };
+        let loop_ = std::thread::spawn(move || rx.recv().unwrap().answer(|_| ok()));
+        assert!(wait_for_answer(Request::List, &tx, Duration::from_secs(5)).ok);
+        loop_.join().unwrap();
+    }
+
+    #[test]
+    fn a_file_at_the_socket_path_is_neither_removed_nor_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        std::fs::write(&path, "precious").unwrap();
+        let e = serve(&path).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: exists and is a regular file, not a socket: refusing to remove it; move it away or \
+                 choose another --socket",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
+        let e = serve(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("exists and is a directory, not a socket"), "{e}");
+    }
+
+    #[test]
+    fn other_users_and_too_many_connections_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        answer_all(serve_for(&path, my_uid().wrapping_add(1)).unwrap());
+        let e = request(&path, &Request::List).unwrap_err().to_string();
+        assert_eq!(e, "permission denied: only root may control scx_fdl");
+
+        let path = dir.path().join("busy.sock");
+        answer_all(serve_for(&path, my_uid()).unwrap());
+        let held: Vec<UnixStream> = (0..MAX_CONNECTIONS).map(|_| UnixStream::connect(&path).unwrap()).collect();
+        std::thread::sleep(Duration::from_millis(100));
+        let e = request(&path, &Request::List).unwrap_err().to_string();
+        assert!(e.starts_with("busy: 32 control connections are open"), "{e}");
+        drop(held);
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(request(&path, &Request::List).unwrap().ok, "slots come back when connections close");
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_line_is_a_request_or_a_bad_request(line in proptest::collection::vec(any::<u8>(), 0..300)) {
+            if let Err(e) = parse_request(&line) {
+                prop_assert!(e.to_string().starts_with("bad request: "), "{e}");
+            }
+        }
+
+        #[test]
+        fn request_like_lines_are_a_request_or_a_bad_request(
+            line in r#"\{("cmd"|"cgroup"|"assign"|[a-z]{1,3}):("set"|"get"|"list"|"dump"|"[ -~]{0,5}"|\[("[a-z=]{0,4}",?){0,2}\]|[0-9]{1,3})(,("cgroup"|"assign"):("web"|\["deadline_rr=1ms"\]|null)){0,2}\}\n?"#
+        ) {
+            match parse_request(line.as_bytes()) {
+                Ok(req) => prop_assert_eq!(parse_request(serde_json::to_string(&req).unwrap().as_bytes()).unwrap(), req),
+                Err(e) => prop_assert!(e.to_string().starts_with("bad request: "), "{e}"),
+            }
+        }
+
+        #[test]
+        fn any_byte_stream_is_one_complete_request_or_refused(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+            match read_request(bytes.as_slice()) {
+                Ok(_) => prop_assert!(bytes.contains(&b'\n')),
+                Err(e) => {
+                    let e = e.to_string();
+                    prop_assert!(e.starts_with("bad request: ") || e.starts_with("incomplete request ("), "{e}");
+                }
+            }
+        }
     }
 }

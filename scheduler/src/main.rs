@@ -18,6 +18,7 @@ mod guarantee;
 mod monitor;
 mod options;
 mod preflight;
+mod signals;
 mod stats;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -27,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -48,11 +49,7 @@ use stats::{CgroupTree, Publisher, SchedulerStats};
 const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 
 /// Set by SIGHUP: reload the configuration file.
-static RELOAD: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sighup(_: libc::c_int) {
-    RELOAD.store(true, Ordering::Relaxed);
-}
+static RELOAD: LazyLock<Arc<AtomicBool>> = LazyLock::new(Default::default);
 
 /// A configured cgroup's parameters as written to the BPF side, under the cgroup id they went to.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,9 +110,8 @@ impl<'obj> Scheduler<'obj> {
         tun.stall_pid = opts.test_stall_pid.unwrap_or(0);
         tun.fair_deadline_ns = opts.fair_deadline_us * 1000;
         tun.fair_floor_permille = opts.fair_floor_permille;
-        if opts.watchdog_timeout_ms > 0 {
-            skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout_ms;
-        }
+        // Always written: scx_ops_open! has copied SCX_TIMEOUT_MS into it unchecked.
+        skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout()?;
         if let Some(pid) = opts.test_stall_pid {
             warn!("TESTING: task {pid} will never be dispatched; the watchdog must eject scx_fdl");
         }
@@ -336,6 +332,10 @@ impl<'obj> Scheduler<'obj> {
         let list = matches!(req, Request::List);
         let (paths, message) = match req {
             Request::Set { cgroup, assign } => {
+                // The BPF side has exited: its maps are about to go, so a write would be lost.
+                if uei_exited!(&self.skel, uei) {
+                    bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
+                }
                 let new = config::apply_set(&self.config, &self.cgroup_root, &cgroup, &assign)?;
                 let (path, _) = config::resolve_path(&self.cgroup_root, &cgroup)?;
                 self.apply_config(new);
@@ -417,10 +417,7 @@ impl<'obj> Scheduler<'obj> {
         let mut last_publish = start;
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             match requests.recv_timeout(guarantee::PERIOD.saturating_sub(last_control.elapsed())) {
-                Ok((req, reply)) => {
-                    let resp = self.handle(req).unwrap_or_else(|e| Response::error(&e));
-                    let _ = reply.send(resp);
-                }
+                Ok(pending) => pending.answer(|req| self.handle(req).unwrap_or_else(|e| Response::error(&e))),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }
             if RELOAD.swap(false, Ordering::Relaxed) {
@@ -516,13 +513,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     )?;
 
     let shutdown = Arc::new(AtomicBool::new(false));
-    let flag = shutdown.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .context("installing the SIGINT/SIGTERM handler")?;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    if unsafe { libc::signal(libc::SIGHUP, on_sighup as *const () as libc::sighandler_t) } == libc::SIG_ERR {
-        bail!("installing the SIGHUP handler: {}", std::io::Error::last_os_error());
-    }
+    signals::install(&shutdown, &RELOAD)?;
     if let Some(dir) = opts.socket.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -589,9 +580,13 @@ impl Drop for RemoveOnDrop {
     }
 }
 
-/// The subcommands: one request to the running scheduler, its answer printed.
+/// The subcommands: one request to the running scheduler, its answer printed (`check` needs none).
 fn client(cmd: &Command, socket: &Path) -> Result<()> {
     let (req, json) = match cmd {
+        Command::Check { config } => {
+            print!("{}", config::check(config, Path::new(CGROUP_ROOT))?);
+            return Ok(());
+        }
         Command::Set { cgroup, assignments } => {
             (Request::Set { cgroup: cgroup.clone(), assign: assignments.clone() }, false)
         }

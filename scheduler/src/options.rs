@@ -12,11 +12,16 @@ pub const EXIT_EJECTED: u8 = 3;
 
 /// The sched_ext watchdog's timeout when ops.timeout_ms is 0.
 const KERNEL_WATCHDOG_MS: u64 = 30_000;
+/// Longest watchdog timeout accepted (the kernel refuses longer ones).
+const WATCHDOG_MAX_MS: u32 = 30_000;
+/// The environment variable scx_utils reads into ops.timeout_ms when the program is opened.
+pub const TIMEOUT_ENV: &str = "SCX_TIMEOUT_MS";
 
 const EXIT_CODES: &str = "\
 Exit codes:
   0  stopped by SIGINT or SIGTERM; the kernel's default scheduler took over again
-  1  could not start (the message says why and what to do)
+  1  could not start (the message says why and what to do); a subcommand failed (`check`: the
+     file is invalid)
   2  bad command line
   3  the kernel ejected scx_fdl (e.g. a runnable task stalled); the exit reason is printed
 
@@ -68,9 +73,10 @@ pub struct Opts {
     pub starvation_ms: u64,
 
     /// sched_ext watchdog timeout in milliseconds: a runnable task that waits this long ejects
-    /// the scheduler. 0 keeps the kernel's default (30000).
+    /// the scheduler. 0 keeps the kernel's default (30000). SCX_TIMEOUT_MS in the environment
+    /// sets it too, checked the same way; both given must agree.
     #[arg(long, default_value_t = 0, value_name = "MS",
-          value_parser = clap::value_parser!(u32).range(0..=30_000))]
+          value_parser = clap::value_parser!(u32).range(0..=WATCHDOG_MAX_MS as i64))]
     pub watchdog_timeout_ms: u32,
 
     /// FDL configuration (TOML): cgroup paths with deadline parameters. Checked completely before
@@ -149,6 +155,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check a configuration file without a running scheduler (root not needed), exactly as
+    /// --config and SIGHUP would load it: prints each cgroup's parameters and exits 0 if it is
+    /// valid, else prints the error with file, line and cgroup and exits 1. Cgroups that do not
+    /// exist yet are reported as not present yet, not as errors.
+    Check {
+        /// The configuration file (TOML).
+        #[arg(value_name = "CONFIG")]
+        config: std::path::PathBuf,
+    },
     /// Print everything once as JSON: scheduler-wide counters (dispatch paths, kicks,
     /// migrations, the kernel's sched_ext events) and every cgroup's figures with its run-queue
     /// latency histogram (at most 1024 cgroups, as exported to Prometheus).
@@ -156,30 +171,59 @@ pub enum Command {
 }
 
 impl Opts {
-    /// Cross-option checks that clap's per-option ranges cannot express.
+    /// Cross-option checks that clap's per-option ranges cannot express, including the
+    /// watchdog timeout that SCX_TIMEOUT_MS may set.
     pub fn validate(&self) -> Result<()> {
-        let watchdog_ms = match self.watchdog_timeout_ms {
+        if self.min_slice_us > self.slice_us {
+            bail!("--min-slice-us {} must not exceed --slice-us {}", self.min_slice_us, self.slice_us);
+        }
+        self.watchdog_timeout().map(|_| ())
+    }
+
+    /// The watchdog timeout to load with (0: the kernel's default), checked.
+    pub fn watchdog_timeout(&self) -> Result<u32> {
+        self.watchdog_timeout_with(std::env::var(TIMEOUT_ENV).ok().as_deref())
+    }
+
+    /// The watchdog timeout from --watchdog-timeout-ms or, when that is not given, from
+    /// SCX_TIMEOUT_MS (`env`): scx_utils' scx_ops_open! copies that variable into ops.timeout_ms
+    /// unchecked, so it is held to the same range and cross-checks as the option here.
+    fn watchdog_timeout_with(&self, env: Option<&str>) -> Result<u32> {
+        let (ms, source) = match env {
+            None => (self.watchdog_timeout_ms, format!("--watchdog-timeout-ms {}", self.watchdog_timeout_ms)),
+            Some(text) => {
+                let ms = text.trim().parse::<u32>().ok().filter(|ms| *ms <= WATCHDOG_MAX_MS).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{TIMEOUT_ENV}=\"{text}\" in the environment is not a watchdog timeout: give \
+                         milliseconds 0..={WATCHDOG_MAX_MS} (0: the kernel's default), or unset it and use \
+                         --watchdog-timeout-ms"
+                    )
+                })?;
+                if self.watchdog_timeout_ms != 0 && self.watchdog_timeout_ms != ms {
+                    bail!(
+                        "--watchdog-timeout-ms {} and {TIMEOUT_ENV}={ms} in the environment disagree: \
+                         unset {TIMEOUT_ENV}",
+                        self.watchdog_timeout_ms
+                    );
+                }
+                (ms, format!("{TIMEOUT_ENV}={ms} in the environment"))
+            }
+        };
+        let watchdog_ms = match ms {
             0 => KERNEL_WATCHDOG_MS,
             ms => ms as u64,
         };
         if self.starvation_ms >= watchdog_ms {
             bail!(
-                "--starvation-ms {} must be below the watchdog timeout ({watchdog_ms} ms), or a \
-                 task pushed back that far would trip the watchdog",
+                "--starvation-ms {} must be below the watchdog timeout ({watchdog_ms} ms, from {source}), \
+                 or a task pushed back that far would trip the watchdog",
                 self.starvation_ms
             );
         }
-        if self.watchdog_timeout_ms > 0 && (self.watchdog_timeout_ms as u64) < 2 * self.slice_us / 1000 {
-            bail!(
-                "--watchdog-timeout-ms {} is shorter than two slices ({} us each)",
-                self.watchdog_timeout_ms,
-                self.slice_us
-            );
+        if ms > 0 && (ms as u64) < 2 * self.slice_us / 1000 {
+            bail!("{source} is shorter than two slices ({} us each)", self.slice_us);
         }
-        if self.min_slice_us > self.slice_us {
-            bail!("--min-slice-us {} must not exceed --slice-us {}", self.min_slice_us, self.slice_us);
-        }
-        Ok(())
+        Ok(ms)
     }
 
     pub fn stats_interval(&self) -> Option<Duration> {
@@ -238,8 +282,34 @@ mod tests {
     fn starvation_bound_must_stay_below_the_watchdog() {
         let opts = parse(&["--starvation-ms", "5000", "--watchdog-timeout-ms", "4000"]).unwrap();
         let err = opts.validate().unwrap_err().to_string();
-        assert!(err.contains("below the watchdog timeout (4000 ms)"), "{err}");
+        assert!(err.contains("below the watchdog timeout (4000 ms, from --watchdog-timeout-ms 4000)"), "{err}");
         parse(&["--starvation-ms", "3000", "--watchdog-timeout-ms", "4000"]).unwrap().validate().unwrap();
+    }
+
+    #[test]
+    fn scx_timeout_ms_from_the_environment_is_checked_like_the_option() {
+        let opts = parse(&["--starvation-ms", "1000"]).unwrap();
+        // Before: accepted unchecked, and a 500 ms watchdog under a 1000 ms starvation bound.
+        let e = opts.watchdog_timeout_with(Some("500")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--starvation-ms 1000 must be below the watchdog timeout (500 ms, from SCX_TIMEOUT_MS=500 in \
+             the environment), or a task pushed back that far would trip the watchdog"
+        );
+        for bad in ["40000", "-1", "5s", ""] {
+            let e = opts.watchdog_timeout_with(Some(bad)).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("SCX_TIMEOUT_MS=\"{bad}\" in the environment is not")), "{e}");
+        }
+        assert_eq!(opts.watchdog_timeout_with(Some("5000")).unwrap(), 5000);
+        assert_eq!(opts.watchdog_timeout_with(Some("0")).unwrap(), 0, "0: the kernel's default");
+        assert_eq!(opts.watchdog_timeout_with(None).unwrap(), 0);
+        let slow = parse(&["--slice-us", "20000", "--starvation-ms", "10"]).unwrap();
+        assert!(slow.watchdog_timeout_with(Some("30")).unwrap_err().to_string().contains("two slices"));
+
+        let both = parse(&["--watchdog-timeout-ms", "5000"]).unwrap();
+        assert_eq!(both.watchdog_timeout_with(Some("5000")).unwrap(), 5000);
+        let e = both.watchdog_timeout_with(Some("8000")).unwrap_err().to_string();
+        assert!(e.contains("--watchdog-timeout-ms 5000 and SCX_TIMEOUT_MS=8000 in the environment disagree"), "{e}");
     }
 
     #[test]
