@@ -197,7 +197,33 @@ static inline u64 fdl_dl_wakeup(u64 dl, u64 vdt, u64 wakeup_ns, u64 rr_ns)
 	return dl;
 }
 
-/* A busy entity is never further than its deadline_rr ahead: dl = min(dl, vdt + rr). */
+/*
+ * What an entity competes with. Its bucket dl minus vdt is how far it ran ahead of its
+ * bandwidth. A burst takes it up to about deadline_rr ahead, and a wake-up starts it anew;
+ * running more than FDL_OVER_MARGIN_NS further ahead takes sustained use beyond its bandwidth.
+ * Such an entity competes at vdt + rr but after every entity within its bandwidth:
+ *
+ *	key = min(dl, vdt + rr)                 if dl <= vdt + rr + margin
+ *	      vdt + rr + FDL_OVER_NS            otherwise (FDL_OVER_NS: far below the wrap)
+ *
+ * So a container within its guarantee is not kept waiting for long by one that overran (an
+ * overloaded fair container included); among those that overran the earliest deadline goes
+ * first, and all of them get what the others leave.
+ */
+#define FDL_OVER_NS		(1ULL << 40)
+#define FDL_OVER_MARGIN_NS	50000000ULL
+/* How far a bucket may run ahead of vdt + rr: bounds how long an entity that overran takes to
+ * count as within its bandwidth again (dl = min(dl, vdt + rr + FDL_MAX_DEBT_NS)). */
+#define FDL_MAX_DEBT_NS		100000000ULL
+
+static inline u64 fdl_dl_key(u64 dl, u64 vdt, u64 rr_ns)
+{
+	if (fdl_time_before(vdt + rr_ns + FDL_OVER_MARGIN_NS, dl))
+		return vdt + rr_ns + FDL_OVER_NS;
+	return fdl_time_before(vdt + rr_ns, dl) ? vdt + rr_ns : dl;
+}
+
+/* A busy entity's deadline is never further than its deadline_rr ahead: min(dl, vdt + rr). */
 static inline u64 fdl_dl_cap(u64 dl, u64 vdt, u64 rr_ns)
 {
 	return fdl_time_before(vdt + rr_ns, dl) ? vdt + rr_ns : dl;

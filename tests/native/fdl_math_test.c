@@ -151,6 +151,17 @@ static void test_rfc_rules(void)
 	CHECK_EQ("no fair weight active: the floor", fdl_fair_bw(100, 100, 100, 50, 2),
 		 2 * (one * 50 / 1000));
 
+	/* key: within rr of vdt its deadline, beyond it after everything within */
+	CHECK_EQ("within bandwidth: the deadline", fdl_dl_key(v + 3000000, v, 5000000), v + 3000000);
+	CHECK_EQ("a late deadline stays", fdl_dl_key(v - 10, v, 5000000), v - 10);
+	CHECK_EQ("a burst past rr: capped at vdt + rr", fdl_dl_key(v + 9000000, v, 5000000),
+		 v + 5000000);
+	CHECK_EQ("sustained overrun: after all within", fdl_dl_key(v + 60000000, v, 5000000),
+		 v + 5000000 + FDL_OVER_NS);
+	CHECK_EQ("a 20 ms entity within bandwidth goes before a 5 ms one that overran",
+		 fdl_time_before(fdl_dl_key(v + 19000000, v, 20000000),
+				 fdl_dl_key(v + 60000000, v, 5000000)), 1);
+
 	/* mul_div */
 	CHECK_EQ("mul_div exact", fdl_mul_div(1000000007ULL, 3, 7), 428571431ULL);
 	CHECK_EQ("mul_div saturates", fdl_mul_div(1ULL << 62, 1ULL << 10, 1), FDL_U64_MAX);

@@ -104,6 +104,17 @@ static struct task *new_task(int i, u64 cgid)
 	return k;
 }
 
+/* A periodic task: spins spin_ns every period_ns, first woken at the next step. */
+static struct task *periodic(int i, u64 cgid, u64 spin_ns, u64 period_ns)
+{
+	struct task *k = new_task(i, cgid);
+
+	k->spin_ns = spin_ns;
+	k->period_ns = period_ns;
+	k->next_wake = env.now;
+	return k;
+}
+
 static void start(int cpu, struct task *k)
 {
 	running[cpu] = k;
@@ -306,9 +317,9 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	CHECK("the same miss moves vdt only once", vdt() == v1 && fdl.counters.nr_lag_steps == 1,
 	      "steps %llu", fdl.counters.nr_lag_steps);
 	CHECK("the spread is halved around the new vdt",
-	      fdl_entity_dl(c2, v1) == v1 + (v0 + 18 * MS - v1) / 2, "dl - vdt = %lld",
+	      fdl_entity_key(c2, v1) == v1 + (v0 + 18 * MS - v1) / 2, "dl - vdt = %lld",
 	      (long long)(c2->dl - v1));
-	CHECK("an entity catches up with a halving only once", fdl_entity_dl(c2, v1) == c2->dl &&
+	CHECK("an entity catches up with a halving only once", fdl_entity_key(c2, v1) == c2->dl &&
 	      c2->spread_gen == fdl.spread_gen, "gen %llu/%llu", c2->spread_gen, fdl.spread_gen);
 	fdl_entity_picked(c2, c2->dl, env.now);
 	CHECK("right after a miss nobody is late", c2->nr_misses == 0, "%llu", c2->nr_misses);
@@ -406,11 +417,10 @@ static void test_victim_chosen_by_slack(void)
 	reset(1);
 	add_cgroup(10, 100, 4 * MS, 0);
 	add_cgroup(20, 100, 0, 0);
-	f = new_task(0, 20);
+	f = periodic(0, 20, 10 * MS, 40 * MS);	/* fair work within its bandwidth */
 	d = new_task(1, 10);
-	wake(f);
-	run_for(100 * MS);
-	wake(d);	/* slack 4 ms against fair's <= 5 ms: 5 < 1.46 * 4 */
+	run_for(41 * MS);	/* f woke again 1 ms ago: its deadline is about vdt + 5 ms */
+	wake(d);	/* slack 4 ms against fair's 5 ms: 5 < 1.46 * 4 */
 	CHECK("too little slack: no preemption now", env.preempts[0] == 0, "%d", env.preempts[0]);
 	CHECK("but a timer preempts before the deadline", env.timer_armed[0] &&
 	      env.timer_at[0] - env.now <= 2 * MS, "armed %d in %llu us", env.timer_armed[0],
@@ -456,17 +466,6 @@ static void test_clocks_apart(void)
 	CHECK("deadline work leaves the fair queue's clock alone", fdl.fair.vtime_now == fair_vnow,
 	      "moved by %llu", fdl.fair.vtime_now - fair_vnow);
 	CHECK("the container's own clock moves", env.cg[10].ent.vtime_now > 0, "stuck");
-}
-
-/* A periodic task: spins spin_ns every period_ns, first woken at the next step. */
-static struct task *periodic(int i, u64 cgid, u64 spin_ns, u64 period_ns)
-{
-	struct task *k = new_task(i, cgid);
-
-	k->spin_ns = spin_ns;
-	k->period_ns = period_ns;
-	k->next_wake = env.now;
-	return k;
 }
 
 /*
@@ -570,6 +569,32 @@ static void test_interactive_beside_many_wakers(void)
 	      "worst %llu us over %llu wake-ups", k->late_ns / US, k->wakes);
 }
 
+/* Bandwidth before deadlines: a container within its bandwidth with a long deadline (20 ms)
+ * is not kept waiting by an overloaded fair container (5 ms deadline), and the fair container,
+ * overloaded, still gets what the container leaves (more than its floor). */
+static void test_within_bandwidth_beats_overrun(void)
+{
+	struct task *l;
+	u64 fair = 0;
+	int i;
+
+	reset(2);
+	add_cgroup(11, 100, 20 * MS, 0);	/* loose */
+	add_cgroup(20, 100, 0, 0);		/* fair hogs */
+	l = periodic(0, 11, 3 * MS, 20 * MS);
+	for (i = 1; i < 6; i++)
+		wake(new_task(i, 20));
+	run_for(200 * MS);	/* until the fair hogs' use has run FDL_OVER_MARGIN_NS past */
+	l->late_ns = 0;
+	run_for(3000 * MS);
+	for (i = 1; i < 6; i++)
+		fair += tasks[i].ran_ns;
+	CHECK("a 20 ms container within bandwidth waits less than a slice and a tick",
+	      l->late_ns <= 5 * MS, "worst %llu us", l->late_ns / US);
+	CHECK("the overloaded fair container gets what it leaves", fair >= 4500 * MS,
+	      "fair %llu ms of 6000", fair / MS);
+}
+
 int main(void)
 {
 	test_idle_wake_sets_the_deadline();
@@ -583,6 +608,7 @@ int main(void)
 	test_nice_within_a_cgroup();
 	test_cgroups_before_tasks();
 	test_interactive_beside_many_wakers();
+	test_within_bandwidth_beats_overrun();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

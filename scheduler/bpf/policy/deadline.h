@@ -24,10 +24,10 @@ static __always_inline u64 fdl_vdt(u64 now)
 }
 
 /*
- * The entity's live deadline at vdt: with the halvings since it was last looked at, a fresh
- * bucket if its parameters were just written, and capped at vdt + deadline_rr.
+ * Bring the entity's bucket up to date at vdt: the halvings since it was last looked at, a fresh
+ * bucket if its parameters were just written, and at most FDL_MAX_DEBT_NS past vdt + rr.
  */
-static __always_inline u64 fdl_entity_dl(struct fdl_entity *e, u64 vdt)
+static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 {
 	u64 gen = fdl.spread_gen, dl = e->dl;
 
@@ -39,17 +39,21 @@ static __always_inline u64 fdl_entity_dl(struct fdl_entity *e, u64 vdt)
 		dl = fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns);
 		e->fresh = 0;
 	}
-	dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns);
-	e->dl = dl;
-	return dl;
+	e->dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns + FDL_MAX_DEBT_NS);
+}
+
+/* What the entity competes with at vdt (fdl_dl_key): its deadline, or after all within bandwidth. */
+static __always_inline u64 fdl_entity_key(struct fdl_entity *e, u64 vdt)
+{
+	fdl_entity_refresh(e, vdt);
+	return fdl_dl_key(e->dl, vdt, e->deadline_rr_ns);
 }
 
 /* The entity became runnable from empty: a new bucket, no credit for the sleep. */
 static __always_inline void fdl_entity_wake(struct fdl_entity *e, u64 vdt)
 {
-	u64 dl = fdl_entity_dl(e, vdt);
-
-	e->dl = fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns);
+	fdl_entity_refresh(e, vdt);
+	e->dl = fdl_dl_wakeup(e->dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns);
 }
 
 /* It ran delta_ns at bandwidth bw: fill its bucket (an add, so CPUs running members both count). */
@@ -78,8 +82,8 @@ static __always_inline void fdl_miss(u64 min_dl, u64 now)
 }
 
 /*
- * The dispatcher took work from the entity's queue, whose deadline was dl: count the pick, and
- * a miss if vdt had passed dl. Only a queue pick counts: work that went straight to an idle CPU,
+ * The dispatcher took work from the entity's queue, whose key was dl (fdl_entity_key): count the
+ * pick, and a miss if vdt had passed dl (an entity that overran its bandwidth is never late). Only a queue pick counts: work that went straight to an idle CPU,
  * or kept its CPU, did not wait; and a deadline is set anew whenever an entity wakes, so a task
  * that simply slept is never counted late.
  */

@@ -17,8 +17,8 @@
  */
 #define FDL_VICTIM_CANDIDATES	3
 
-/* Record what a CPU runs from now: work of deadline entity `entity` (fdl_entity_id) with
- * deadline dl, filling at bw. */
+/* Record what a CPU runs from now: work of deadline entity `entity` (fdl_entity_id) whose
+ * bucket is at dl, filling at bw. */
 static __always_inline void fdl_cpu_set(struct fdl_cpu *cc, u64 entity, u64 dl, u64 now, u64 bw,
 					u64 rr_ns)
 {
@@ -29,10 +29,10 @@ static __always_inline void fdl_cpu_set(struct fdl_cpu *cc, u64 entity, u64 dl, 
 	cc->rr_ns = rr_ns;
 }
 
-/* The live deadline of a CPU's work: its bucket filled by the time it ran since, capped. */
+/* The live key of a CPU's work: its bucket filled by the time it ran since (fdl_dl_key). */
 static __always_inline u64 fdl_cpu_dl(struct fdl_cpu *cc, u64 now, u64 vdt)
 {
-	return fdl_dl_cap(fdl_dl_fill(cc->dl, now - cc->since, cc->bw), vdt, cc->rr_ns);
+	return fdl_dl_key(fdl_dl_fill(cc->dl, now - cc->since, cc->bw), vdt, cc->rr_ns);
 }
 
 /*
@@ -99,7 +99,7 @@ static __always_inline u64 fdl_timer_delay(u64 dl, u64 now)
 	u64 vdt = fdl_vdt(now);
 	u64 slack = fdl_time_before(vdt, dl) ? dl - vdt : 0;
 
-	return fdl_max(slack / 2, tun.min_slice_ns);
+	return fdl_min(fdl_max(slack / 2, tun.min_slice_ns), tun.slice_ns);
 }
 
 #endif /* __FDL_POLICY_PREEMPT_H */

@@ -119,7 +119,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
 		fdl_fair_place(t, queue, clock);
 	entity = fdl_entity_id(e, queue);
-	dl = fdl_entity_dl(e, fdl_vdt(now));
+	dl = fdl_entity_key(e, fdl_vdt(now));
 	vtime = fdl_fair_queue_vtime(t, clock);
 
 	cpu = env_pick_idle(p);
@@ -127,7 +127,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		cpu = fdl_choose_victim(p, t, entity, dl, now, &later);
 		if (cpu >= 0 && (cc = env_cpu(cpu))) {
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
-			fdl_cpu_set(cc, entity, dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns);
+			fdl_cpu_set(cc, entity, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns);
 			cc->has_next = 0;
 			env_insert_local_on(p, cpu, tun.slice_ns, flags | FDL_ENQ_PREEMPT);
 			fdl_entity_picked(e, dl, now);
@@ -222,7 +222,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 vdt)
 		if (env_nr_queued(cgid) <= 0)
 			continue;
 		if (e->deadline_rr_ns)
-			fdl_consider(sc, cgid, 0, fdl_entity_dl(e, vdt));
+			fdl_consider(sc, cgid, 0, fdl_entity_key(e, vdt));
 		else
 			fdl_consider_fair(sc, cgid, cg->cvtime);
 	}
@@ -238,7 +238,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 vdt)
 		/* The fair clock follows the least cgroup virtual time with work, never back. */
 		if (fdl_time_before(fdl.cvtime_now, sc->fair_key))
 			fdl.cvtime_now = sc->fair_key;
-		fdl_consider(sc, sc->fair_q, 1, fdl_entity_dl(&fdl.fair, vdt));
+		fdl_consider(sc, sc->fair_q, 1, fdl_entity_key(&fdl.fair, vdt));
 	}
 	return 0;
 }
@@ -284,7 +284,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	if (pt) {
 		fdl_charge(pt, cpu);
 		pq = fdl_task_queue(pt, &ptop, &pe);
-		pdl = fdl_entity_dl(pe, vdt);
+		pdl = fdl_entity_key(pe, vdt);
 		if (!be)
 			keep = true;
 		else if (bq == pq)
@@ -298,7 +298,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 			/* Its competitor: the best other deadline entity. */
 			has = be == pe ? ne != NULL : be != NULL;
 			cdl = be == pe ? ndl : bdl;
-			env_set_slice(prev, fdl_slice(pdl, fdl_entity_bw(ptop, pe), cdl, has));
+			env_set_slice(prev, fdl_slice(pe->dl, fdl_entity_bw(ptop, pe), cdl, has));
 			if (cc) {
 				cc->next_dl = cdl;
 				cc->has_next = has;
@@ -355,7 +355,8 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	}
 	queue = fdl_task_queue(t, &top, &e);
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
-	dl = fdl_entity_dl(e, fdl_vdt(now));
+	fdl_entity_refresh(e, fdl_vdt(now));
+	dl = e->dl;
 	bw = fdl_entity_bw(top, e);
 	cc = env_cpu(cpu);
 	if (cc) {
@@ -371,7 +372,8 @@ static __always_inline void fdl_on_tick(struct task_struct *p, struct fdl_task *
 	struct fdl_cpu *cc = env_cpu(cpu);
 
 	fdl_charge(t, cpu);
-	if (cc && cc->has_next && fdl_time_before(cc->next_dl, cc->dl)) {
+	if (cc && cc->has_next &&
+	    fdl_time_before(cc->next_dl, fdl_cpu_dl(cc, env_now(), fdl_vdt(env_now())))) {
 		cc->has_next = 0;
 		env_set_slice(p, 0);
 		stat_inc(nr_tick_preempts);
