@@ -39,7 +39,7 @@ try() {
     echo "$out" | grep -q "$want" && pass "refused: $* -> $out" || fail "refused: $* (said: $out; wanted $want)"
 }
 try "deadline_wakeup set but deadline_rr is 0" scx_fdl set g deadline_wakeup=1ms
-try "write a whole number with a unit" scx_fdl set lat deadline_rr=5
+try "write a number with a unit" scx_fdl set lat deadline_rr=5
 try "unknown parameter \`latency\`" scx_fdl set lat latency=1ms
 try "guaranteed_shares is 0" scx_fdl set lat guaranteed_shares=0
 try "out of range" scx_fdl set lat guaranteed_shares=-5
