@@ -57,6 +57,9 @@ pub struct CgroupReport {
     pub guaranteed_shares: u32,
     /// The guarantee in CPUs (nested guarantees resolved).
     pub guarantee_cpus: f64,
+    /// The guarantee as granted: scaled down with the others when they ask more than the machine.
+    #[serde(default)]
+    pub guarantee_granted_cpus: f64,
     pub cpu_weight: u32,
     /// The weight scheduling uses: cpu.weight, or the guarantee loop's boost.
     pub effective_weight: u32,

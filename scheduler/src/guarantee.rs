@@ -1,11 +1,17 @@
 //! The guaranteed_shares control loop: bandwidth guarantees enforced through effective weights.
 //!
-//! As in the FDL design, every period a cgroup with a guarantee has its CPU use and its waiting
-//! measured and averaged (EMA, weight 10/1024 per 10 ms). If it uses less than its guarantee and
-//! it is waiting for CPU (wait > 100/1024 of its use), its effective weight rises, up to ten times
-//! the weight its guarantee stands for; otherwise the boost decays back to its cpu.weight. The
-//! BPF side uses the effective weight for the cgroup's share and its deadline bandwidth.
+//! Guarantees are first made feasible ([`grant`]): where the first-level guarantees ask more than
+//! the machine can give after fair work's floor, each is scaled down in proportion. As in the FDL
+//! design, every period a cgroup with a guarantee has its CPU use and its waiting measured and
+//! averaged (EMA, weight 10/1024 per 10 ms). If it uses less than its granted guarantee and it is
+//! waiting for CPU (wait > 100/1024 of its use), a first-level cgroup gets at once the weight that
+//! gives it its guarantee against the others' weight ([`weight_for`]), corrected by a feedback
+//! factor while it still falls short (nested cgroups climb step by step, up to ten times the weight
+//! their guarantee stands for); otherwise the boost decays back to its cpu.weight. The BPF side uses
+//! the effective weight for the cgroup's share and its deadline bandwidth.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::config::SHARES_PER_CPU;
@@ -27,22 +33,63 @@ const MAX_BOOST: f64 = 10.0;
 const WEIGHT_MAX: f64 = 10_000.0;
 /// cpu.weight standing for guaranteed_shares 1024, as 1024 CFS shares stand for cpu.weight 100.
 const WEIGHT_PER_SHARES: f64 = 100.0 / SHARES_PER_CPU as f64;
+/// The feedback factor on the computed weight: its step per period while the cgroup is still
+/// short at that weight, and its bounds.
+const CORR_STEP: f64 = 1.0 / 64.0;
+const CORR_MAX: f64 = 4.0;
+
+/// Guarantees as granted: where the first-level guarantees (in CPUs, `asked`, nested ones as
+/// fractions of their parent's) ask more than `nr_cpus` minus fair work's floor, every guarantee is
+/// scaled by the same factor, so the first-level ones sum to what the machine can give and the
+/// nested ones keep their part of their parent's. Returns the granted guarantees and the factor
+/// (1.0: all feasible).
+pub fn grant(asked: &HashMap<PathBuf, f64>, cgroup_root: &Path, nr_cpus: f64, fair_floor: f64) -> (HashMap<PathBuf, f64>, f64) {
+    let capacity = nr_cpus * (1.0 - fair_floor.clamp(0.0, 1.0));
+    let first_level: f64 = asked.iter().filter(|(p, _)| p.parent() == Some(cgroup_root)).map(|(_, g)| g).sum();
+    let factor = if first_level > capacity && first_level > 0.0 { capacity / first_level } else { 1.0 };
+    (asked.iter().map(|(p, g)| (p.clone(), g * factor)).collect(), factor)
+}
+
+/// The weight a first-level cgroup needs for `guarantee_cpus` of `nr_cpus` when the other active
+/// first-level cgroups weigh `w_other` together: its share w / (w + W_other) of the machine must
+/// be g / C, so
+///
+///     w = g * W_other / (C - g)
+///
+/// within [cpu_weight, 10000]. None when the guarantee is the whole machine or more.
+pub fn weight_for(guarantee_cpus: f64, w_other: f64, nr_cpus: f64, cpu_weight: u32) -> Option<f64> {
+    if guarantee_cpus <= 0.0 || guarantee_cpus >= nr_cpus {
+        return None;
+    }
+    let w = guarantee_cpus * w_other.max(0.0) / (nr_cpus - guarantee_cpus);
+    Some(w.clamp(cpu_weight.max(1) as f64, WEIGHT_MAX))
+}
 
 /// One guaranteed cgroup's loop state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Controller {
     /// Averaged CPU use and waiting, in CPUs.
     pub usage_cpus: f64,
     pub wait_cpus: f64,
     /// Effective weight applied; 0: no boost (the cgroup runs at its cpu.weight).
     pub boost: u32,
+    /// Feedback factor on the computed weight (1.0: the computation was right).
+    pub corr: f64,
     last: Option<(u64, u64)>,
+}
+
+impl Default for Controller {
+    fn default() -> Self {
+        Self { usage_cpus: 0.0, wait_cpus: 0.0, boost: 0, corr: 1.0, last: None }
+    }
 }
 
 impl Controller {
     /// Feeds one period's cumulative counters (ns of CPU used and waited by the cgroup's subtree),
-    /// `elapsed` after the previous call. Returns the new effective weight when it changed
-    /// (0: back to cpu.weight).
+    /// `elapsed` after the previous call. `target`: the weight [`weight_for`] computes for a
+    /// first-level cgroup (None for nested ones: they climb). Returns the new effective weight when
+    /// it changed (0: back to cpu.weight).
+    #[allow(clippy::too_many_arguments)]
     pub fn step(
         &mut self,
         usage_ns: u64,
@@ -51,6 +98,7 @@ impl Controller {
         guarantee_cpus: f64,
         guaranteed_shares: u32,
         cpu_weight: u32,
+        target: Option<f64>,
     ) -> Option<u32> {
         let Some((last_usage, last_wait)) = self.last.replace((usage_ns, wait_ns)) else {
             return None;
@@ -69,8 +117,23 @@ impl Controller {
         let base = cpu_weight.max(1) as f64;
         let ceiling = (MAX_BOOST * guaranteed_shares as f64 * WEIGHT_PER_SHARES).clamp(base, WEIGHT_MAX);
         let current = if self.boost > 0 { self.boost as f64 } else { base };
-        let short = self.usage_cpus < guarantee_cpus && self.wait_cpus > self.usage_cpus * WAIT_RATIO;
-        let next = if short {
+        // Short: it waited for CPU in this period (the averages would notice a demand that stopped
+        // only a second later) and its averaged use is below the guarantee (5 % hysteresis, so a
+        // guarantee just met keeps its weight).
+        let waiting = wait > usage * WAIT_RATIO && wait > 0.0;
+        let short = waiting && self.usage_cpus < guarantee_cpus * 1.05;
+        let next = if let (true, Some(target)) = (short, target) {
+            // At the computed weight and still off the guarantee in this period: the computation
+            // is off by a factor (the others' demand, rounding, the emulator): correct it slowly.
+            if current >= target * self.corr * 0.99 {
+                if usage < guarantee_cpus * 0.9 {
+                    self.corr = (self.corr * (1.0 + CORR_STEP)).min(CORR_MAX);
+                } else if usage > guarantee_cpus * 1.1 {
+                    self.corr = (self.corr * (1.0 - CORR_STEP)).max(1.0 / CORR_MAX);
+                }
+            }
+            (target * self.corr).clamp(base, WEIGHT_MAX)
+        } else if short {
             (current * (1.0 + RISE)).max(current + 1.0).min(ceiling)
         } else {
             // At least one per period, or rounding would stall it just above cpu.weight.
@@ -112,7 +175,7 @@ mod tests {
             let got = fair.min(demand);
             usage += (got * 1e7) as u64;
             wait += ((demand - got) * 1e7) as u64;
-            c.step(usage, wait, PERIOD, guarantee, shares, 100);
+            c.step(usage, wait, PERIOD, guarantee, shares, 100, None);
             if i >= steps - 100 {
                 tail += got / 100.0;
             }
@@ -149,7 +212,7 @@ mod tests {
         let mut c = Controller { boost: 1000, ..Default::default() };
         let mut t = 0;
         for _ in 0..2000 {
-            c.step(t, 0, PERIOD, 1.0, 1024, 100);
+            c.step(t, 0, PERIOD, 1.0, 1024, 100, None);
             t += 1_000_000; // 0.1 CPU used, never waiting
         }
         assert_eq!(c.boost, 0);
@@ -158,8 +221,112 @@ mod tests {
     #[test]
     fn the_first_sample_and_restarted_counters_change_nothing() {
         let mut c = Controller::default();
-        assert_eq!(c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100), None);
-        assert_eq!(c.step(0, 0, PERIOD, 1.0, 1024, 100), None);
+        assert_eq!(c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None), None);
+        assert_eq!(c.step(0, 0, PERIOD, 1.0, 1024, 100, None), None);
         assert_eq!(c.usage_cpus, 0.0);
+    }
+
+    /// The toy machine again, with the computed weight: 2 CPUs, the cgroup wanting 2 against
+    /// `others` of weight; returns (seconds until its use was within 10 % of the guarantee, use
+    /// over the last second).
+    fn converge(guarantee: f64, others: f64, secs: f64) -> (Option<f64>, f64, Controller) {
+        let mut c = Controller::default();
+        let (mut usage, mut wait) = (0u64, 0u64);
+        let steps = (secs / PERIOD.as_secs_f64()) as usize;
+        let (mut met, mut tail) = (None, 0.0);
+        for i in 0..steps {
+            let weight = if c.boost > 0 { c.boost as f64 } else { 100.0 };
+            let got = (2.0 * weight / (weight + others)).min(2.0);
+            usage += (got * 1e7) as u64;
+            wait += ((2.0 - got) * 1e7) as u64;
+            c.step(usage, wait, PERIOD, guarantee, 1024, 100, weight_for(guarantee, others, 2.0, 100));
+            if met.is_none() && (got - guarantee).abs() <= 0.1 * guarantee {
+                met = Some(i as f64 * PERIOD.as_secs_f64());
+            }
+            if i >= steps - 100 {
+                tail += got / 100.0;
+            }
+        }
+        (met, tail, c)
+    }
+
+    #[test]
+    fn the_computed_weight_meets_a_guarantee_within_a_second() {
+        // 1 CPU of 2 against six hogs' cgroups (weight 600): w = 1 * 600 / (2 - 1) = 600.
+        assert_eq!(weight_for(1.0, 600.0, 2.0, 100), Some(600.0));
+        let (met, got, c) = converge(1.0, 600.0, 3.0);
+        assert!(met.is_some_and(|t| t <= 1.0), "met after {met:?} s");
+        assert!((got - 1.0).abs() <= 0.1, "got {got} CPUs");
+        assert!((c.corr - 1.0).abs() < 0.01, "no correction needed, corr {}", c.corr);
+    }
+
+    #[test]
+    fn no_weight_for_a_guarantee_of_the_whole_machine() {
+        assert_eq!(weight_for(2.0, 600.0, 2.0, 100), None);
+        assert_eq!(weight_for(0.0, 600.0, 2.0, 100), None);
+        assert_eq!(weight_for(0.01, 100.0, 2.0, 100), Some(100.0), "never below cpu.weight");
+        assert_eq!(weight_for(1.9, 1e6, 2.0, 100), Some(WEIGHT_MAX), "never above 10000");
+    }
+
+    #[test]
+    fn a_boost_is_released_within_a_second_when_the_demand_stops() {
+        let (_, _, mut c) = converge(1.0, 600.0, 2.0);
+        assert!(c.boost >= 500, "boost {}", c.boost);
+        let mut t = 3_000_000_000u64;
+        let mut released = None;
+        c.last = Some((t, 0));
+        for i in 0..200 {
+            t += 100_000; // 0.01 CPU, never waiting
+            c.step(t, 0, PERIOD, 1.0, 1024, 100, weight_for(1.0, 600.0, 2.0, 100));
+            if c.boost < 150 && released.is_none() {
+                released = Some(i as f64 * PERIOD.as_secs_f64());
+            }
+        }
+        assert!(released.is_some_and(|s| s <= 1.0), "released after {released:?} s");
+    }
+
+    #[test]
+    fn infeasible_guarantees_are_scaled_to_the_machine_and_nested_ones_follow() {
+        let root = Path::new("/sys/fs/cgroup");
+        let asked: HashMap<PathBuf, f64> = [
+            (root.join("a"), 7000.0 / 1024.0),
+            (root.join("b"), 7000.0 / 1024.0),
+            (root.join("a/x"), 7000.0 / 1024.0 / 2.0),
+        ]
+        .into_iter()
+        .collect();
+        let (granted, factor) = grant(&asked, root, 2.0, 0.05);
+        assert!((granted[&root.join("a")] - 0.95).abs() < 1e-9, "{granted:?}");
+        assert!((granted[&root.join("b")] - 0.95).abs() < 1e-9);
+        assert!((granted[&root.join("a/x")] - 0.475).abs() < 1e-9, "nested keeps its half");
+        assert!(factor < 0.15, "factor {factor}");
+        // Feasible ones are granted as asked.
+        let asked: HashMap<PathBuf, f64> = [(root.join("a"), 0.5), (root.join("b"), 0.8)].into_iter().collect();
+        let (granted, factor) = grant(&asked, root, 2.0, 0.05);
+        assert_eq!(factor, 1.0);
+        assert_eq!(granted, asked);
+    }
+
+    #[test]
+    fn a_computed_weight_that_is_off_is_corrected_without_oscillating() {
+        // The others hold weight 600 but want only 0.6 CPU: the cgroup gets its guarantee from what
+        // they leave, so it keeps its cpu.weight, and the weight does not swing meanwhile.
+        let mut c = Controller::default();
+        let (mut usage, mut wait) = (0u64, 0u64);
+        let mut weights = Vec::new();
+        for _ in 0..300 {
+            let weight = if c.boost > 0 { c.boost as f64 } else { 100.0 };
+            let others_want = 0.6;
+            let by_weight = 2.0 * weight / (weight + 600.0);
+            let got = by_weight.max(2.0 - others_want).min(2.0);
+            usage += (got * 1e7) as u64;
+            wait += ((2.0 - got) * 1e7) as u64;
+            c.step(usage, wait, PERIOD, 1.0, 1024, 100, weight_for(1.0, 600.0, 2.0, 100));
+            weights.push(c.boost);
+        }
+        let tail = &weights[200..];
+        let (lo, hi) = (tail.iter().min().unwrap(), tail.iter().max().unwrap());
+        assert!(*hi as f64 <= *lo as f64 * 1.2 + 1.0, "weight swings {lo}..{hi}");
+        assert_eq!(c.boost, 0, "no boost where the guarantee is met without one");
     }
 }

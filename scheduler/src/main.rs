@@ -78,8 +78,12 @@ struct Scheduler<'obj> {
     struct_ops: Option<Link>,
     cgroup_root: PathBuf,
     config: Vec<config::Entry>,
-    /// Guarantees in CPUs, from the configuration.
+    /// Guarantees in CPUs, from the configuration, and as granted (guarantee::grant).
     guarantees: HashMap<PathBuf, f64>,
+    granted: HashMap<PathBuf, f64>,
+    /// CPUs, and fair work's floor as a fraction of them (--fair-floor-permille).
+    nr_cpus: f64,
+    fair_floor: f64,
     /// Configured cgroups that exist, with what was written for them.
     applied: HashMap<PathBuf, Applied>,
     /// The guaranteed cgroups' control loops, and the cgroup ids their use is summed over.
@@ -130,6 +134,9 @@ impl<'obj> Scheduler<'obj> {
             cgroup_root: PathBuf::from(CGROUP_ROOT),
             config: Vec::new(),
             guarantees: HashMap::new(),
+            granted: HashMap::new(),
+            nr_cpus: nr_cpus as f64,
+            fair_floor: opts.fair_floor_permille as f64 / 1000.0,
             applied: HashMap::new(),
             controllers: HashMap::new(),
             subtrees: HashMap::new(),
@@ -202,6 +209,19 @@ impl<'obj> Scheduler<'obj> {
             info!("{}: no longer configured: fair, at its cpu.weight", path.display());
         }
         self.guarantees = config::guarantees_cpus(&config, &self.cgroup_root);
+        let (granted, factor) = guarantee::grant(&self.guarantees, &self.cgroup_root, self.nr_cpus, self.fair_floor);
+        if factor < 1.0 {
+            warn!(
+                "the first-level guarantees ask {:.2} CPUs; {:.2} CPUs can be guaranteed ({} CPUs less fair work's floor \
+                 of {:.0} %): every guarantee is granted {:.0} % of what it asks (see scx_fdl list)",
+                self.guarantees.iter().filter(|(p, _)| p.parent() == Some(self.cgroup_root.as_path())).map(|(_, g)| g).sum::<f64>(),
+                self.nr_cpus * (1.0 - self.fair_floor),
+                self.nr_cpus,
+                self.fair_floor * 100.0,
+                factor * 100.0
+            );
+        }
+        self.granted = granted;
         self.config = config;
         self.sync_params();
     }
@@ -269,13 +289,21 @@ impl<'obj> Scheduler<'obj> {
     fn control_guarantees(&mut self, elapsed: Duration) {
         let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
         for path in paths {
-            let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.guarantees.get(&path)) else {
+            let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;
             };
             let (usage, wait) = self.usage_and_wait(self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&[]));
-            let cpu_weight = self.read_cgroup(applied.cgid).map_or(100, |c| c.cpu_weight);
+            let own = self.read_cgroup(applied.cgid);
+            let cpu_weight = own.map_or(100, |c| c.cpu_weight);
+            // A first-level cgroup's weight is computed from the others' (guarantee::weight_for).
+            let target = (own.is_some_and(|c| c.level == 1))
+                .then(|| self.read_cgroup(1).map(|root| (root.wsum - own.map_or(0, |c| c.contrib)) as f64))
+                .flatten()
+                .and_then(|w_other| guarantee::weight_for(guarantee, w_other, self.nr_cpus, cpu_weight));
             let ctl = self.controllers.get_mut(&path).unwrap();
-            if let Some(weight) = ctl.step(usage, wait, elapsed, guarantee, applied.params.guaranteed_shares, cpu_weight) {
+            if let Some(weight) =
+                ctl.step(usage, wait, elapsed, guarantee, applied.params.guaranteed_shares, cpu_weight, target)
+            {
                 if let Err(e) = self.set_boost(applied.cgid, weight) {
                     warn!("{}: {e:#}", path.display());
                 }
@@ -299,6 +327,7 @@ impl<'obj> Scheduler<'obj> {
             deadline_wakeup_ns: params.deadline_wakeup_ns,
             guaranteed_shares: params.guaranteed_shares,
             guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
+            guarantee_granted_cpus: self.granted.get(path).copied().unwrap_or(0.0),
             ..Default::default()
         };
         if let Some(node) = node {
@@ -314,7 +343,7 @@ impl<'obj> Scheduler<'obj> {
         }
         if let Some(ctl) = self.controllers.get(path) {
             r.usage_cpus_avg = ctl.usage_cpus;
-            r.attainment = ctl.attainment(r.guarantee_cpus);
+            r.attainment = ctl.attainment(r.guarantee_granted_cpus);
         }
         r
     }
@@ -483,7 +512,10 @@ impl<'obj> Scheduler<'obj> {
                 r.effective_weight,
                 r.cpu_weight,
                 if r.guaranteed_shares > 0 {
-                    format!(", {:.2} of {:.2} guaranteed CPUs", r.usage_cpus_avg, r.guarantee_cpus)
+                    format!(
+                        ", {:.2} of {:.2} guaranteed CPUs (asked {:.2})",
+                        r.usage_cpus_avg, r.guarantee_granted_cpus, r.guarantee_cpus
+                    )
                 } else {
                     String::new()
                 }

@@ -280,6 +280,7 @@ fn describe() {
         ("scx_fdl_cgroup_deadline_wakeup_seconds", Seconds, "Configured deadline_wakeup"),
         ("scx_fdl_cgroup_guaranteed_shares", Count, "Configured guaranteed_shares (1024 = one CPU at the first level)"),
         ("scx_fdl_cgroup_guarantee_cpus", Count, "The guarantee in CPUs"),
+        ("scx_fdl_cgroup_guarantee_granted_cpus", Count, "The guarantee as granted, in CPUs: scaled down when the guarantees ask more than the machine"),
         ("scx_fdl_cgroup_guarantee_usage_cpus", Count, "Guaranteed cgroups: CPU use averaged by the control loop (about 1 s)"),
         ("scx_fdl_cgroup_guarantee_attainment_ratio", Count, "Guaranteed cgroups: averaged use over the guarantee"),
     ];
@@ -381,6 +382,7 @@ impl Publisher {
         if r.guaranteed_shares > 0 {
             Self::gauge("scx_fdl_cgroup_guaranteed_shares", cg(), r.guaranteed_shares as f64);
             Self::gauge("scx_fdl_cgroup_guarantee_cpus", cg(), r.guarantee_cpus);
+            Self::gauge("scx_fdl_cgroup_guarantee_granted_cpus", cg(), r.guarantee_granted_cpus);
             Self::gauge("scx_fdl_cgroup_guarantee_usage_cpus", cg(), r.usage_cpus_avg);
             Self::gauge("scx_fdl_cgroup_guarantee_attainment_ratio", cg(), r.attainment);
         }

@@ -84,7 +84,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_cgroup_effective_weight scx_fdl_cgroup_deadline_misses_total \
     scx_fdl_cgroup_max_lateness_seconds scx_fdl_cgroup_deadline_rr_seconds \
     scx_fdl_cgroup_deadline_wakeup_seconds scx_fdl_cgroup_guaranteed_shares \
-    scx_fdl_cgroup_guarantee_cpus scx_fdl_cgroup_guarantee_usage_cpus \
+    scx_fdl_cgroup_guarantee_cpus scx_fdl_cgroup_guarantee_granted_cpus scx_fdl_cgroup_guarantee_usage_cpus \
     scx_fdl_cgroup_guarantee_attainment_ratio; do
     grep -q "^$m[{ ]" /tmp/m2 || missing="$missing $m"
 done
