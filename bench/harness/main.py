@@ -112,7 +112,9 @@ def run_one(a, sc, runner_kind):
             log(f"{s}: {st}: its row will say so")
         elif b:
             bins.append(b)
-            cmds[s] = s + (" --config fdl.toml" if s == "scx_fdl" and sc.fdl_config() else "")
+            # fdl_params = "set": the guest sets them with `scx_fdl set` once scx_fdl is enabled.
+            with_config = s == "scx_fdl" and sc.fdl_params == "config" and sc.fdl_config()
+            cmds[s] = s + (" --config fdl.toml" if with_config else "")
     run_scheds = [s for s in a.schedulers if statuses[s] == "ok"]
     probe = "fdl-probe"
     if a.probe != "fdl-probe":

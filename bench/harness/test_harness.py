@@ -5,7 +5,7 @@ import os
 import tempfile
 import unittest
 
-from . import report, scenario, stats
+from . import plan, report, scenario, stats
 
 GOOD = """\
 description = "test"
@@ -131,6 +131,43 @@ class Scenarios(unittest.TestCase):
             (GOOD.replace("[cgroup.fdl]", "[cgroup.fdl"), "F: not valid TOML: "),
             ("repeats = 3\n" + GOOD, "F:1: repeats: unknown key"),
             (GOOD + "repeats = 3\n", "F:24: [[workload]] #2 repeats: unknown key"),
+        ]
+        for text, want in cases:
+            with self.subTest(want=want):
+                msg = self.error(text)
+                self.assertTrue(msg.startswith(want), f"got: {msg}\nwant: {want}...")
+
+    def test_fdl_params_and_cgroups_after_start(self):
+        path, load = self.load('fdl_params = "set"\ncgroups_after_start = true\n' + GOOD)
+        sc = load(path)
+        self.assertEqual((sc.fdl_params, sc.cgroups_after_start), ("set", True))
+        self.assertEqual(sc.fdl_set_args(), [("fdl", ["deadline_rr=1ms", "deadline_wakeup=500us",
+                                                      "guaranteed_shares=7000"])])
+        text = plan.write(sc, ["eevdf", "scx_fdl"], {"scx_fdl": "scx_fdl"}, "fdl-probe", 5, 1)
+        self.assertIn("BENCH_FDL_PARAMS=set", text)
+        self.assertIn("BENCH_LATE_CGROUPS=fdl\n", text)
+        self.assertIn("    bench_fdl_set fdl deadline_rr=1ms deadline_wakeup=500us guaranteed_shares=7000", text)
+        # The defaults: parameters from --config, every cgroup there from the start.
+        path, load = self.load(GOOD)
+        sc = load(path)
+        self.assertEqual((sc.fdl_params, sc.cgroups_after_start), ("config", False))
+        text = plan.write(sc, ["scx_fdl"], {"scx_fdl": "scx_fdl --config fdl.toml"}, "fdl-probe", 5, 1)
+        self.assertIn("BENCH_LATE_CGROUPS=''", text)
+        self.assertNotIn("bench_fdl_set", text)
+
+    def test_fdl_params_errors(self):
+        no_fdl = GOOD.replace('deadline_rr = "1ms"\ndeadline_wakeup = "500us"\nguaranteed_shares = 7000\n', "")
+        cases = [
+            ('fdl_params = "sett"\n' + GOOD,
+             'F:1: fdl_params: \'sett\': want "config" (scx_fdl --config) or "set" (scx_fdl set once it is enabled)'),
+            ("cgroups_after_start = 1\n" + GOOD, "F:1: cgroups_after_start: 1: want true or false"),
+            ('fdl_params = "set"\n' + no_fdl, 'F:1: fdl_params: "set" but no [cgroup.*] has FDL parameters'),
+            ("cgroups_after_start = true\n" + no_fdl,
+             "F:1: cgroups_after_start: true but no [cgroup.*] has FDL parameters"),
+            (GOOD.replace('deadline_rr = "1ms"', 'deadline_rr = "2.5ms"'),
+             "F:8: [cgroup.fdl] deadline_rr: '2.5ms' is not how scx_fdl spells a duration: a whole number"),
+            (GOOD.replace('deadline_wakeup = "500us"', 'deadline_wakeup = "500 us"'),
+             "F:9: [cgroup.fdl] deadline_wakeup: '500 us' is not how scx_fdl spells a duration"),
         ]
         for text, want in cases:
             with self.subTest(want=want):
