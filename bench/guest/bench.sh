@@ -82,18 +82,19 @@ fdl_dump() {
         FDL_STATS_ERR="${FDL_STATS_ERR}scx_fdl dump failed: $(log_tail "$1.err" 2); "
         return 1
     fi
-    # Only the "cgroups" array (it closes at two spaces' indent); its objects start with "path".
+    # Only the "cgroups" array (it closes at two spaces' indent); one object per cgroup, its keys at six
+    # spaces' indent in any order (serde_json sorts them).
     awk -v root="$CG/" '
+        function val(line) { sub(/^[^:]*: */, "", line); sub(/,$/, "", line); gsub(/"/, "", line); return line }
         /^  "cgroups": \[/ { in_cg = 1; next }
         in_cg && /^  \]/ { in_cg = 0 }
         !in_cg { next }
-        function val(line) { sub(/^[^:]*: */, "", line); sub(/,$/, "", line); gsub(/"/, "", line); return line }
-        /^ *"path":/ { name = val($0); if (index(name, root) == 1) name = substr(name, length(root) + 1)
-                       names[++n] = name }
-        /^ *"nr_misses":/ { misses[name] = val($0) }
-        /^ *"nr_picks":/ { picks[name] = val($0) }
-        /^ *"max_lateness_ns":/ { late[name] = val($0) }
-        END { for (i = 1; i <= n; i++) { c = names[i]; print c, misses[c] + 0, picks[c] + 0, late[c] + 0 } }
+        /^    \{/ { name = ""; misses = picks = late = 0; next }
+        /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0; next }
+        /^      "path":/ { name = val($0); if (index(name, root) == 1) name = substr(name, length(root) + 1) }
+        /^      "nr_misses":/ { misses = val($0) }
+        /^      "nr_picks":/ { picks = val($0) }
+        /^      "max_lateness_ns":/ { late = val($0) }
     ' "$1.json" > "$1"
 }
 
