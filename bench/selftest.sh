@@ -4,8 +4,9 @@
 #      its percentiles), scenario errors that name file, line and field, the report's rows;
 #   2. a bad scenario file is refused by bench/run.sh before anything runs, with a precise error,
 #      also for the matrix's keys; issue 10's verdict rules on synthetic results; the matrix spec;
-#   3. the tiny scenario end to end in the VM under EEVDF and scx_fdl (about 1-2 minutes), and the
-#      report, JSON, CSV and plots it must produce.
+#   3. the tiny scenario end to end in the VM under EEVDF and scx_fdl (about 2 minutes; parameters by
+#      scx_fdl set, the cgroup created after start), and the report, JSON, CSV and plots it must
+#      produce, with scx_fdl's own figures.
 # Usage: bench/selftest.sh [--no-vm]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -81,7 +82,10 @@ for v in ("antagonist", "quiet"):
         if v == "antagonist":
             t = row["throughput"]["antagonist-hackbench"]["median"]
             assert t and t > 0, (v, s, "hackbench throughput", t)
-print("results.json: both schedulers, both variants, p99 and hackbench throughput present")
+    # scx_fdl's own figures (scx_fdl dump around the window) for its deadline cgroup.
+    f = r[v]["scx_fdl"]["fdl_stats"].get("fdl")
+    assert f and f["n"] == 1 and f["picks"] >= f["misses"] >= 0, (v, "scx_fdl fdl_stats", f)
+print("results.json: both schedulers, both variants, p99, hackbench throughput and scx_fdl's figures present")
 PY
     then ok "results.json complete"; else bad "results.json incomplete (see above)"; cat "$tmp/tiny/report.txt"; fi
 fi

@@ -325,11 +325,12 @@ def markdown(sp, rows, scheds, meta):
             notes.append(f"- **{cell.name} / {v}** ({vd['class']}; CPU used/guaranteed: {use}; "
                          f"{vd['fair_detail']}): FAIL: " + "; ".join(failed))
         else:
-            notes.append(f"- **{cell.name} / {v}** ({vd['class']}; CPU used/guaranteed: {use}): PASS, "
-                         f"{len(vd['rules'])} rules held")
+            notes.append(f"- **{cell.name} / {v}** ({vd['class']}; CPU used/guaranteed: {use}; "
+                         f"{vd['fair_detail']}): PASS, {len(vd['rules'])} rules held")
     head = [f"Matrix {os.path.relpath(sp.path, ROOT)}: {meta['ncells']} cells "
             f"({'quick subset, ' if meta['quick'] else ''}{meta['duration']} per measurement, "
-            f"{sp.repeat} repeat(s)), schedulers {', '.join(scheds)}; run took {fmt_secs(meta['elapsed_s'])}.",
+            f"{sp.repeat} repeat(s)), schedulers {', '.join(scheds)}; "
+            + (f"run took {fmt_secs(meta['elapsed_s'])}." if meta.get("finished", True) else "the run did not finish."),
             f"Verdicts (scx_fdl against EEVDF, issue 10's rules): {counts['PASS']} PASS, {counts['FAIL']} FAIL, "
             f"{counts['n.a.']} n.a.",
             "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
@@ -394,7 +395,7 @@ def main(argv=None):
     meta = {"spec": os.path.relpath(sp.path, ROOT), "quick": a.quick, "schedulers": a.schedulers,
             "cells": [c.name for c, _ in cells], "ncells": len(cells),
             "duration": sp.quick_duration if a.quick else sp.duration, "elapsed_s": 0,
-            "incomplete_cells": [], "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
+            "incomplete_cells": [], "finished": False, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
     # Written now too, so that --report-only can report a run that was cut short.
     with open(os.path.join(out_dir, "matrix.json"), "w") as f:
         json.dump({"meta": meta}, f, indent=1)
@@ -409,7 +410,7 @@ def main(argv=None):
         if rc:
             failed.append(cell.name)
             log(f"cell {cell.name}: bench/run.sh exited {rc}; its report says what was measured")
-    meta.update(elapsed_s=round(time.monotonic() - t0), incomplete_cells=failed)
+    meta.update(elapsed_s=round(time.monotonic() - t0), incomplete_cells=failed, finished=True)
     print(write_report(sp, [c for c, _ in cells], a.schedulers, out_dir, meta))
     log(f"matrix report: {out_dir}/matrix.md (and matrix.json; each cell's own report in cells/NAME/)")
     log(f"matrix took {fmt_secs(meta['elapsed_s'])}")
