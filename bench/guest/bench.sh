@@ -295,7 +295,12 @@ while [ $repeat -le "$BENCH_REPEAT" ]; do
         if [ "$sched" != eevdf ]; then
             start_bench_sched "$sched"
         fi
-        [ -n "$SCHED_ERR" ] || prepare_params "$sched"
+        if [ -z "$SCHED_ERR" ]; then
+            prepare_params "$sched"
+        else
+            # The next scheduler removes them again.
+            for c in $BENCH_LATE_CGROUPS; do mkcg "$c" 100; done
+        fi
         for variant in $BENCH_VARIANTS; do
             echo "FDL-BENCH-STEP sched=$sched variant=$variant repeat=$repeat"
             if [ -n "$SCHED_ERR$PARAM_ERR" ]; then
