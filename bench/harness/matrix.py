@@ -24,10 +24,10 @@ LOADS = ("quiet", "antagonist")
 PATHS = {"config": ("config", False), "set": ("set", False), "after-start": ("config", True)}
 DEADLINE_CGROUPS = ("loose", "fdl")
 PROBE_CGROUPS = ("cfs",) + DEADLINE_CGROUPS
-# For the estimate: a boot, each scheduler's time to load under TCG (as measured: scx_fdl 38 s on
+# For the estimate: a boot, each scheduler's time to load under TCG (as measured: scx_fdl 36-60 s on
 # 2026-11-23, scx_lavd 39 s, the others 1-5 s) and the guest's own work around each measurement.
 BOOT_S, STEP_EXTRA_S = 40, 5
-LOAD_S = {"eevdf": 0, "scx_fdl": 40, "scx_lavd": 40}
+LOAD_S = {"eevdf": 0, "scx_fdl": 45, "scx_lavd": 40}
 
 
 class Cell:
@@ -336,12 +336,28 @@ def markdown(sp, rows, scheds, meta):
             "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness counts since it "
             "started on that boot (quiet runs first).", ""]
+    builds = {}
+    for cell, v, sc, per, reason in rows:
+        b = meta.get("binaries", {}).get(cell.name, {}).get("scx_fdl")
+        if b:
+            builds.setdefault(f"{b['sha256']} ({b['mtime']})", []).append(cell.name)
+    if len(builds) > 1:
+        head.insert(2, "**The scx_fdl binary changed during the run** (sha256 prefix, built): " + "; ".join(
+            f"{b}: {', '.join(dict.fromkeys(c))}" for b, c in builds.items()) + ".")
+    elif builds:
+        head.insert(2, f"scx_fdl binary: sha256 {next(iter(builds))}.")
     cells = "\n".join(f"- `{c.name}`: {c.why}" for c in sp.cells if c.name in meta["cells"])
     return "\n".join(head + lines + ["", "Cells:", cells, "", "Verdicts:"] + notes) + "\n", counts
 
 
 def write_report(sp, cells, scheds, out_dir, meta):
     rows = collect(sp, cells, out_dir, scheds)
+    # Which build of each scheduler every cell ran (from the cells' own results).
+    meta["binaries"] = {}
+    for c in cells:
+        res = _results(os.path.join(out_dir, "cells", c.name))
+        if res and res["meta"].get("binaries"):
+            meta["binaries"][c.name] = res["meta"]["binaries"]
     md, counts = markdown(sp, rows, scheds, meta)
     with open(os.path.join(out_dir, "matrix.md"), "w") as f:
         f.write(md)

@@ -332,6 +332,10 @@ class Verdict(unittest.TestCase):
                  "fdl": {"misses": 2, "picks": 1000, "max_lateness_us": 20001}}
         v = self.verdict(sc, good, stats=stats)          # 1 % missed; lateness above 5 x 4 ms
         self.assertEqual(self.failed(v), ["misses < 1 % of picks", "worst lateness <= 5 x deadline_rr"])
+        stats = {"loose": {"misses": 0, "picks": 0, "max_lateness_us": 0},      # nothing picked: nothing missed
+                 "fdl": {"misses": 3, "picks": 0, "max_lateness_us": 100}}       # misses, but no picks counted
+        v = self.verdict(sc, good, stats=stats)
+        self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["fdl: 3 of 0 (no picks counted)"])
 
     def test_antagonist_throughput_and_when_fair_rules_apply(self):
         sc = self.cell(900)
@@ -374,7 +378,9 @@ class Verdict(unittest.TestCase):
                 recs += [self.rec("scx_fdl", v, p99[c.shares], self.USE) for v in c.loads]
                 agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs)
                 os.makedirs(os.path.join(d, "cells", c.name))
-                report.write_json(agg, {"complete": True}, os.path.join(d, "cells", c.name, "results.json"))
+                build = {"scx_fdl": {"sha256": f"abc{c.shares}", "mtime": "2026-11-23 09:00:00 UTC"}}
+                report.write_json(agg, {"complete": True, "binaries": build},
+                                  os.path.join(d, "cells", c.name, "results.json"))
             meta = {"quick": False, "schedulers": ["eevdf", "scx_fdl"], "cells": [c.name for c in cells],
                     "ncells": len(cells), "duration": "20s", "elapsed_s": 60}
             matrix.write_report(sp, cells, ["eevdf", "scx_fdl"], d, meta)
@@ -386,6 +392,8 @@ class Verdict(unittest.TestCase):
         self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.8 / 3.0 | 0.30 | 2/1000 | 9.0 |  |", md)
         self.assertIn("FAIL: p99 <= 1.2 x EEVDF (above) (cfs: 30000 vs EEVDF 10000 us)", md)
         self.assertIn("shares100.config / quiet**: n.a.: not run (no results.json)", md)
+        self.assertIn("**The scx_fdl binary changed during the run** (sha256 prefix, built): abc900 (2026-11-23 "
+                      "09:00:00 UTC): spin3-sleep20.rr4-20.shares900.config; abc7000", md)
 
     def test_not_measured(self):
         sc = self.cell(900)

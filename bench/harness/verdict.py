@@ -102,9 +102,10 @@ def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
             s = stats.get(c.name)
             if not s:
                 rule("misses < 1 % of picks", False, f"{c.name}: no scx_fdl figures (scx_fdl dump)")
-            elif s["picks"]:
+            elif s["picks"] or s["misses"]:
+                # Misses without picks: the denominator is missing (an scx_fdl without nr_picks).
                 rule("misses < 1 % of picks", s["misses"] < MISS_FRACTION * s["picks"],
-                     f"{c.name}: {s['misses']} of {s['picks']}")
+                     f"{c.name}: {s['misses']} of {s['picks']}" + ("" if s["picks"] else " (no picks counted)"))
     else:
         for w in probes:
             mine, ref = p99[w.name]
