@@ -376,20 +376,21 @@ class Verdict(unittest.TestCase):
                 sc = scenario.load(spath)
                 recs = [self.rec("eevdf", v, self.EEVDF, self.USE) for v in c.loads]
                 recs += [self.rec("scx_fdl", v, p99[c.shares], self.USE) for v in c.loads]
-                agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs)
+                agg = report.aggregate(sc, ["eevdf", "scx_fdl", "scx_lavd"], {"scx_lavd": "not built"}, recs)
                 os.makedirs(os.path.join(d, "cells", c.name))
                 build = {"scx_fdl": {"sha256": f"abc{c.shares}", "mtime": "2026-11-23 09:00:00 UTC"}}
                 report.write_json(agg, {"complete": True, "binaries": build},
                                   os.path.join(d, "cells", c.name, "results.json"))
-            meta = {"quick": False, "schedulers": ["eevdf", "scx_fdl"], "cells": [c.name for c in cells],
+            meta = {"quick": False, "schedulers": ["eevdf", "scx_fdl", "scx_lavd"], "cells": [c.name for c in cells],
                     "ncells": len(cells), "duration": "20s", "elapsed_s": 60}
-            matrix.write_report(sp, cells, ["eevdf", "scx_fdl"], d, meta)
+            matrix.write_report(sp, cells, ["eevdf", "scx_fdl", "scx_lavd"], d, meta)
             with open(os.path.join(d, "matrix.md")) as f:
                 md = f.read()
         self.assertIn("2 PASS, 2 FAIL, 2 n.a.", md)
+        # A peer that was not built keeps its columns, marked n/a.
         self.assertIn("| spin3-sleep20.rr4-20.shares900.config | quiet | within | cfs | - | 2.5 / 10.0 | "
-                      "2.8 / 11.0 | 1.10 | - | - | **PASS** |", md)
-        self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.8 / 3.0 | 0.30 | 2/1000 | 9.0 |  |", md)
+                      "2.8 / 11.0 | 1.10 | n/a | - | - | - | **PASS** |", md)
+        self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.8 / 3.0 | 0.30 | n/a | - | 2/1000 | 9.0 |  |", md)
         self.assertIn("FAIL: p99 <= 1.2 x EEVDF (above) (cfs: 30000 vs EEVDF 10000 us)", md)
         self.assertIn("shares100.config / quiet**: n.a.: not run (no results.json)", md)
         self.assertIn("**The scx_fdl binary changed during the run** (sha256 prefix, built): abc900 (2026-11-23 "
