@@ -10,7 +10,7 @@ import sys
 import time
 import tomllib
 
-from . import report, scenario, verdict
+from . import scenario, verdict
 from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, log
 from .scenario import ScenarioError, _duration, _int, _Reader, _unknown
 
@@ -255,7 +255,7 @@ def _results(cdir):
         return None
 
 
-def collect(sp, cells, out_dir, scheds):
+def collect(cells, out_dir):
     """[(cell, variant, scenario, per-scheduler rows or None, reason)] from the cells' results."""
     rows = []
     for cell in cells:
@@ -351,7 +351,7 @@ def markdown(sp, rows, scheds, meta):
 
 
 def write_report(sp, cells, scheds, out_dir, meta):
-    rows = collect(sp, cells, out_dir, scheds)
+    rows = collect(cells, out_dir)
     # Which build of each scheduler every cell ran (from the cells' own results).
     meta["binaries"] = {}
     for c in cells:
