@@ -5,13 +5,14 @@ cells' results become one report with a verdict per cell (verdict.py)."""
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 import tomllib
 
 from . import scenario, verdict
-from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, log
+from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, log, resolve_scheduler
 from .scenario import ScenarioError, _duration, _int, _Reader, _unknown
 
 DEFAULT_SPEC = os.path.join(ROOT, "bench", "matrix", "issue10.toml")
@@ -225,7 +226,21 @@ def parse_args(argv):
     return a
 
 
-def run_cell(a, cell, text, out_dir):
+def snapshot_scx_fdl(out_dir):
+    """A copy of scx_fdl for every cell of the run (kept on a resumed run): on a host where target/ is
+    rebuilt while the matrix runs, the cells would otherwise measure different builds. Returns its
+    path, or None when there is no binary to copy (bench/run.sh then says why in scx_fdl's rows)."""
+    snap = os.path.join(out_dir, "bin", "scx_fdl")
+    if not os.path.exists(snap):
+        src, status = resolve_scheduler("scx_fdl")
+        if status != "ok":
+            return None
+        os.makedirs(os.path.dirname(snap), exist_ok=True)
+        shutil.copy2(src, snap)
+    return snap
+
+
+def run_cell(a, cell, text, out_dir, env):
     """Run one cell's scenario with bench/run.sh; returns (cell dir, exit status)."""
     sdir = os.path.join(out_dir, "scenarios")
     cdir = os.path.join(out_dir, "cells", cell.name)
@@ -244,7 +259,7 @@ def run_cell(a, cell, text, out_dir):
     # A fresh directory: run.sh appends to raw.jsonl.
     if os.path.isdir(cdir):
         os.rename(cdir, f"{cdir}.old-{time.strftime('%H%M%S')}")
-    return cdir, subprocess.call(cmd, cwd=ROOT)
+    return cdir, subprocess.call(cmd, cwd=ROOT, env=env)
 
 
 def _results(cdir):
@@ -415,10 +430,15 @@ def main(argv=None):
     # Written now too, so that --report-only can report a run that was cut short.
     with open(os.path.join(out_dir, "matrix.json"), "w") as f:
         json.dump({"meta": meta}, f, indent=1)
+    env = dict(os.environ)
+    snap = snapshot_scx_fdl(out_dir) if "scx_fdl" in a.schedulers else None
+    if snap:
+        env["FDL_SCHED_BIN"] = snap
+        log(f"every cell runs the scx_fdl copied to {snap}")
     for i, (cell, text) in enumerate(cells, 1):
         log(f"cell {i}/{len(cells)}: {cell.name} ({cell.why}) | {fmt_secs(time.monotonic() - t0)} elapsed")
         try:
-            _, rc = run_cell(a, cell, text, out_dir)
+            _, rc = run_cell(a, cell, text, out_dir, env)
         except KeyboardInterrupt:
             log("interrupted: the report holds the cells measured so far")
             failed.append(cell.name)
