@@ -356,8 +356,13 @@ class Verdict(unittest.TestCase):
         v = self.verdict(sc, {"cfs": 12100, "loose": 9000, "fdl": 8000})
         self.assertEqual(self.failed(v), ["p99 <= 1.2 x EEVDF (above)"])
         sc = self.cell(300)                              # fits, but fdl uses 0.35 CPU of its 0.29
-        v = self.verdict(sc, {"cfs": 11000, "loose": 9000, "fdl": 8000}, use=dict(self.USE, fdl=0.35))
+        stats = {"loose": {"misses": 20, "picks": 1000, "max_lateness_us": 0},
+                 "fdl": {"misses": 20, "picks": 1000, "max_lateness_us": 0}}
+        v = self.verdict(sc, {"cfs": 11000, "loose": 9000, "fdl": 8000}, use=dict(self.USE, loose=0.2, fdl=0.35),
+                         stats=stats)
         self.assertEqual(v["class"], "above")
+        # The miss rule holds loose, whose guarantee fits, and not fdl, which used more than its own.
+        self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["loose: 20 of 1000"])
 
     def test_matrix_report(self):
         """The combined report of a matrix run, from cells' results as bench/run.sh writes them."""
