@@ -236,7 +236,9 @@ emit_result() {
     printf '}, "cpu_usec": {'
     sep=""
     for c in $BENCH_CGROUPS; do
-        printf '%s"%s": %s' "$sep" "$c" "$(echo "$USAGE" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')"
+        # null when nothing was measured (a scheduler that did not start): the line must stay JSON.
+        u=$(echo "$USAGE" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')
+        printf '%s"%s": %s' "$sep" "$c" "${u:-null}"
         sep=", "
     done
     echo '}}'
