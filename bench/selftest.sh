@@ -2,9 +2,11 @@
 # The benchmark harness checks itself (exit 0 = pass); a test of the instrument, not a benchmark:
 #   1. statistics on known samples (harness: medians, spread, ratios, schbench parsing; fdl-probe:
 #      its percentiles), scenario errors that name file, line and field, the report's rows;
-#   2. a bad scenario file is refused by bench/run.sh before anything runs, with a precise error;
-#   3. the tiny scenario end to end in the VM under EEVDF and scx_fdl (about 1-2 minutes), and the
-#      report, JSON, CSV and plots it must produce.
+#   2. a bad scenario file is refused by bench/run.sh before anything runs, with a precise error,
+#      also for the matrix's keys; issue 10's verdict rules on synthetic results; the matrix spec;
+#   3. the tiny scenario end to end in the VM under EEVDF and scx_fdl (about 2 minutes; parameters by
+#      scx_fdl set, the cgroup created after start), and the report, JSON, CSV and plots it must
+#      produce, with scx_fdl's own figures.
 # Usage: bench/selftest.sh [--no-vm]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +41,24 @@ want="$tmp/bad.toml:2: [cgroup.fdl] deadline_wakeup: set but deadline_rr is not"
 if [[ $rc == 2 && $out == *"$want"* ]]; then ok "bad scenario refused: $out"
 else bad "bad scenario: want exit 2 and '$want', got exit $rc: $out"; fi
 
+# The matrix's scenario keys are refused as precisely as the others, before anything runs.
+printf 'fdl_params = "sett"\n' | cat - "$tmp/bad.toml" > "$tmp/bad-params.toml"
+out=$(bench/run.sh "$tmp/bad-params.toml" 2>&1)
+rc=$?
+want="$tmp/bad-params.toml:1: fdl_params: 'sett': want \"config\" (scx_fdl --config) or \"set\""
+if [[ $rc == 2 && $out == *"$want"* ]]; then ok "bad fdl_params refused: $out"
+else bad "bad fdl_params: want exit 2 and '$want', got exit $rc: $out"; fi
+
+# issue 10's verdict rules on synthetic results, and the matrix spec (pure Python, no VM).
+if PYTHONPATH=$root "$py" -m unittest -q bench.harness.test_harness.Verdict bench.harness.test_harness.Matrix \
+        > "$tmp/verdict.log" 2>&1; then
+    ok "matrix verdicts on synthetic results and the issue10 spec"
+else
+    bad "matrix verdicts:"; tail -20 "$tmp/verdict.log"
+fi
+if out=$(bench/matrix.sh --check 2>&1); then ok "bench/matrix.sh --check: ${out##*$'\n'}"
+else bad "bench/matrix.sh --check: $out"; fi
+
 if [[ ${1:-} != --no-vm ]]; then
     start=$(date +%s)
     timeout -k 10 400 bench/run.sh tiny --schedulers eevdf,scx_fdl --out "$tmp/tiny" > "$tmp/run.log" 2>&1
@@ -62,7 +82,10 @@ for v in ("antagonist", "quiet"):
         if v == "antagonist":
             t = row["throughput"]["antagonist-hackbench"]["median"]
             assert t and t > 0, (v, s, "hackbench throughput", t)
-print("results.json: both schedulers, both variants, p99 and hackbench throughput present")
+    # scx_fdl's own figures (scx_fdl dump around the window) for its deadline cgroup.
+    f = r[v]["scx_fdl"]["fdl_stats"].get("fdl")
+    assert f and f["n"] == 1 and f["picks"] >= f["misses"] >= 0, (v, "scx_fdl fdl_stats", f)
+print("results.json: both schedulers, both variants, p99, hackbench throughput and scx_fdl's figures present")
 PY
     then ok "results.json complete"; else bad "results.json incomplete (see above)"; cat "$tmp/tiny/report.txt"; fi
 fi

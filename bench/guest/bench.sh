@@ -25,7 +25,18 @@ log_tail() { grep -v '^ *$' "$1" | tail -"${2:-4}" | cut -c1-240; }
 
 # The workload primitives the plan's functions call. Each starts its work in the background inside
 # cgroup $1; results go to $OUT/<name>.*.
-bench_weight() { echo "$2" > "$CG/$1/cpu.weight"; }
+# A cgroup created after the scheduler starts (cgroups_after_start) is absent until then; it gets its
+# weight when it is created.
+bench_weight() { [ ! -d "$CG/$1" ] || echo "$2" > "$CG/$1/cpu.weight"; }
+# bench_fdl_set CGROUP KEY=VALUE...: scx_fdl set (fdl_params = "set"); a refusal is an error of
+# every measurement under this start of scx_fdl.
+bench_fdl_set() {
+    if ! out=$(scx_fdl set "$@" 2>&1); then
+        PARAM_ERR="${PARAM_ERR}scx_fdl set $* failed: $(echo "$out" | grep -v '^ *$' | tail -2 | tr '\n' ' '); "
+    else
+        say "scx_fdl set $*"
+    fi
+}
 bench_probe() {
     cg=$1 name=$2
     shift 2
@@ -63,6 +74,70 @@ bench_hogs() {
 }
 
 usage() { awk '/^usage_usec/ {print $2}' "$CG/$1/cpu.stat"; }
+
+# fdl_dump FILE: scx_fdl's own figures now (`scx_fdl dump`, pretty JSON), reduced to one line per
+# scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns". On failure FDL_STATS_ERR says why.
+fdl_dump() {
+    if ! scx_fdl dump > "$1.json" 2> "$1.err"; then
+        FDL_STATS_ERR="${FDL_STATS_ERR}scx_fdl dump failed: $(log_tail "$1.err" 2); "
+        return 1
+    fi
+    # Only the "cgroups" array (it closes at two spaces' indent); one object per cgroup, its keys at six
+    # spaces' indent in any order (serde_json sorts them).
+    awk -v root="$CG/" '
+        function val(line) { sub(/^[^:]*: */, "", line); sub(/,$/, "", line); gsub(/"/, "", line); return line }
+        /^  "cgroups": \[/ { in_cg = 1; next }
+        in_cg && /^  \]/ { in_cg = 0 }
+        !in_cg { next }
+        /^    \{/ { name = ""; misses = picks = late = 0; next }
+        /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0; next }
+        /^      "path":/ { name = val($0); if (index(name, root) == 1) name = substr(name, length(root) + 1) }
+        /^      "nr_misses":/ { misses = val($0) }
+        /^      "nr_picks":/ { picks = val($0) }
+        /^      "max_lateness_ns":/ { late = val($0) }
+    ' "$1.json" > "$1"
+}
+
+# The FDL-BENCH "fdl_stats" object from the dumps before and after the window: per scenario cgroup
+# the misses and picks during the window and the worst lateness since scx_fdl started (at the end,
+# and before the window).
+fdl_stats_json() {
+    if [ ! -s "$OUT/dump.before" ] || [ ! -s "$OUT/dump.after" ]; then
+        echo null
+        return
+    fi
+    awk -v want=" $BENCH_CGROUPS " '
+        FNR == NR { m[$1] = $2; p[$1] = $3; l[$1] = $4; next }
+        index(want, " " $1 " ") {
+            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d}", \
+                sep, $1, $2 - m[$1], $3 - p[$1], $4 / 1000, l[$1] / 1000
+            sep = ", "
+        }
+        BEGIN { printf "{" } END { printf "}\n" }
+    ' "$OUT/dump.before" "$OUT/dump.after"
+}
+
+# prepare_params SCHED: once the scheduler is enabled, create the cgroups that were to come later
+# (cgroups_after_start) and give scx_fdl its parameters with `scx_fdl set` (fdl_params = "set").
+# Problems go to PARAM_ERR.
+prepare_params() {
+    if [ -n "$BENCH_LATE_CGROUPS" ]; then
+        for c in $BENCH_LATE_CGROUPS; do mkcg "$c" 100; done
+        set_weights "$1"
+    fi
+    if [ "$1" = scx_fdl ] && [ "$BENCH_FDL_PARAMS" = set ]; then
+        fdl_set_params
+    fi
+    [ -n "$BENCH_LATE_CGROUPS" ] || return 0
+    # scx_fdl looks for configured cgroups every second; every scheduler waits alike.
+    sleep "$BENCH_RESCAN_WAIT"
+    if [ "$1" = scx_fdl ] && [ "$BENCH_FDL_PARAMS" = config ]; then
+        for c in $BENCH_LATE_CGROUPS; do
+            grep -q "$CG/$c: deadline_rr" "$SLOG/$1.log" ||
+                PARAM_ERR="${PARAM_ERR}scx_fdl did not apply the parameters of cgroup $c within $BENCH_RESCAN_WAIT s of its creation (no '$CG/$c: deadline_rr' line in its log); "
+        done
+    fi
+}
 
 # Kill everything left in the scenario's cgroups (hackbench's children too) and wait until empty.
 kill_cgroups() {
@@ -125,7 +200,10 @@ emit_result() {
     sched=$1 variant=$2 repeat=$3 err=$4
     printf 'FDL-BENCH {"sched": "%s", "variant": "%s", "repeat": %s, "error": %s' "$sched" "$variant" "$repeat" \
         "$([ -n "$err" ] && jstr "$err" || echo null)"
-    printf ', "window_s": %s, "ops": %s, "probes": {' "${WINDOW:-0}" "$(jstr "$OPS")"
+    printf ', "window_s": %s, "ops": %s' "${WINDOW:-0}" "$(jstr "$OPS")"
+    printf ', "fdl_stats": %s, "fdl_stats_error": %s' "$(fdl_stats_json)" \
+        "$([ -n "$FDL_STATS_ERR" ] && jstr "$FDL_STATS_ERR" || echo null)"
+    printf ', "probes": {'
     sep=""
     for p in $PROBES; do
         name=${p%%:*}
@@ -158,7 +236,9 @@ emit_result() {
     printf '}, "cpu_usec": {'
     sep=""
     for c in $BENCH_CGROUPS; do
-        printf '%s"%s": %s' "$sep" "$c" "$(echo "$USAGE" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')"
+        # null when nothing was measured (a scheduler that did not start): the line must stay JSON.
+        u=$(echo "$USAGE" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')
+        printf '%s"%s": %s' "$sep" "$c" "${u:-null}"
         sep=", "
     done
     echo '}}'
@@ -168,10 +248,11 @@ emit_result() {
 measure() {
     rm -rf "$OUT"
     mkdir -p "$OUT"
-    PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" BG=""
+    PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" BG="" FDL_STATS_ERR=""
     OPS=$(scx_ops)
     "load_$2"
     sleep "$BENCH_SETTLE"
+    [ "$1" != scx_fdl ] || fdl_dump "$OUT/dump.before"
     t0=$(now)
     before=""
     for c in $BENCH_CGROUPS; do before="$before $c=$(usage "$c")"; done
@@ -185,6 +266,7 @@ measure() {
         b=$(echo "$before" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')
         USAGE="$USAGE $c=$(($(usage "$c") - b))"
     done
+    [ "$1" != scx_fdl ] || fdl_dump "$OUT/dump.after"
     # stress-ng prints its metrics when interrupted, not when killed.
     for s in $STRESS; do kill -INT "${s#*:}" 2>/dev/null; done
     for s in $STRESS; do wait "${s#*:}" 2>/dev/null; done
@@ -208,15 +290,25 @@ while [ $repeat -le "$BENCH_REPEAT" ]; do
         # Measured on an earlier boot of this run (the host restarts a guest lost to an emulator fault).
         case " $BENCH_SKIP " in *" $sched:$repeat "*) continue ;; esac
         set_weights "$sched"
-        SCHED_ERR="" START_S=0
+        SCHED_ERR="" START_S=0 PARAM_ERR=""
+        for c in $BENCH_LATE_CGROUPS; do
+            rmdir "$CG/$c" || { say "cannot remove cgroup $c before starting $sched (cgroups_after_start)"; exit 2; }
+        done
         if [ "$sched" != eevdf ]; then
             start_bench_sched "$sched"
         fi
+        if [ -z "$SCHED_ERR" ]; then
+            prepare_params "$sched"
+        else
+            # The next scheduler removes them again.
+            for c in $BENCH_LATE_CGROUPS; do mkcg "$c" 100; done
+        fi
         for variant in $BENCH_VARIANTS; do
             echo "FDL-BENCH-STEP sched=$sched variant=$variant repeat=$repeat"
-            if [ -n "$SCHED_ERR" ]; then
-                PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" OPS=""
-                emit_result "$sched" "$variant" "$repeat" "$SCHED_ERR"
+            if [ -n "$SCHED_ERR$PARAM_ERR" ]; then
+                PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" OPS="" FDL_STATS_ERR=""
+                rm -f "$OUT/dump.before" "$OUT/dump.after"
+                emit_result "$sched" "$variant" "$repeat" "$SCHED_ERR$PARAM_ERR"
             else
                 measure "$sched" "$variant" "$repeat"
             fi

@@ -104,7 +104,7 @@ def run_one(a, sc, runner_kind):
     out_dir = os.path.abspath(out_dir)  # vm/run.sh runs from the repository root
     os.makedirs(out_dir, exist_ok=True)
 
-    statuses, bins, cmds = {}, [], {}
+    statuses, bins, cmds, binaries = {}, [], {}, {}
     for s in a.schedulers:
         b, st = runner.resolve_scheduler(s)
         statuses[s] = st
@@ -112,7 +112,10 @@ def run_one(a, sc, runner_kind):
             log(f"{s}: {st}: its row will say so")
         elif b:
             bins.append(b)
-            cmds[s] = s + (" --config fdl.toml" if s == "scx_fdl" and sc.fdl_config() else "")
+            binaries[s] = binary_id(b)
+            # fdl_params = "set": the guest sets them with `scx_fdl set` once scx_fdl is enabled.
+            with_config = s == "scx_fdl" and sc.fdl_params == "config" and sc.fdl_config()
+            cmds[s] = s + (" --config fdl.toml" if with_config else "")
     run_scheds = [s for s in a.schedulers if statuses[s] == "ok"]
     probe = "fdl-probe"
     if a.probe != "fdl-probe":
@@ -174,7 +177,7 @@ def run_one(a, sc, runner_kind):
     meta = dict(machine(runner_kind, sc, info), scenario_file=sc.path, schedulers=a.schedulers, repeat=repeat,
                 duration_s=duration, probe=probe, statuses=statuses, started=stamp, elapsed_s=round(elapsed),
                 complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
-                boots=boot, restarts=restarts, crash=info.get("crash"),
+                boots=boot, restarts=restarts, crash=info.get("crash"), binaries=binaries,
                 command="bench/run.sh " + " ".join(sys.argv[1:]))
     if not info.get("complete"):
         log(f"the run did not finish (exit {rc}{'; guest kernel: ' + info['crash'] if info.get('crash') else ''}): "
@@ -182,6 +185,19 @@ def run_one(a, sc, runner_kind):
     finish(sc, a.schedulers, statuses, records, sched_events, meta, out_dir)
     log(f"scenario {sc.name} took {fmt_secs(elapsed)}")
     return 0 if info.get("complete") else 1
+
+
+def binary_id(path):
+    """Which build of a scheduler ran: its path, modification time and the start of its sha256 (a
+    binary can be rebuilt between two runs, or two cells of a matrix)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    st = os.stat(path)
+    return {"path": path, "sha256": h.hexdigest()[:16],
+            "mtime": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(st.st_mtime)) + " UTC"}
 
 
 def measured_pairs(records, sched_events, variants):

@@ -2,6 +2,8 @@
 
 import shlex
 
+from . import scenario
+
 
 def probe_args(w, probe):
     """Command-line options of the latency workload: fdl-probe, or schbench's own spelling."""
@@ -26,6 +28,10 @@ def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=()):
         f"BENCH_SETTLE={sc.settle_s}",
         f"BENCH_START_TIMEOUT={sc.start_timeout_s}",
         f"BENCH_PROBE={probe}",
+        f"BENCH_FDL_PARAMS={sc.fdl_params}",
+        # Removed before each scheduler starts and created once it is enabled.
+        f"BENCH_LATE_CGROUPS={q(' '.join(c.name for c in sc.fdl_cgroups()) if sc.cgroups_after_start else '')}",
+        f"BENCH_RESCAN_WAIT={scenario.RESCAN_WAIT_S}",
         f"BENCH_SKIP={q(' '.join(f'{s}:{r}' for s, r in sorted(skip)))}",
         "",
         "sched_cmd() {",
@@ -42,6 +48,12 @@ def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=()):
     out += ["    else"]
     out += [f"        bench_weight {c.name} {c.weight_without_fdl}" for c in sc.cgroups.values()]
     out += ["    fi", "}", ""]
+
+    # fdl_params = "set": scx_fdl starts without --config and gets them here once enabled.
+    out += ["fdl_set_params() {", "    :"]
+    if sc.fdl_params == "set":
+        out += [f"    bench_fdl_set {q(name)} {' '.join(q(a) for a in kv)}" for name, kv in sc.fdl_set_args()]
+    out += ["}", ""]
 
     for v in sc.variants:
         load = [w for w in sc.workloads_in(v) if w.kind != "probe"]

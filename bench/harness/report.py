@@ -33,7 +33,7 @@ def aggregate(sc, scheds, statuses, records):
             errors = [f"repeat {r['repeat']}: {r['error']}" for r in recs if r.get("error")]
             good = [r for r in recs if not r.get("error")]
             row = {"status": statuses.get(s, "ok"), "measurements": len(good), "errors": errors,
-                   "latency": {}, "throughput": {}, "cpus": {}}
+                   "latency": {}, "throughput": {}, "cpus": {}, "fdl_stats": fdl_stats(good, errors)}
             for w in (p for p in probes if v in p.variants):
                 vals = {k: [] for k in LAT_KEYS + ["samples"]}
                 for r in good:
@@ -65,6 +65,23 @@ def aggregate(sc, scheds, statuses, records):
             for n, t in row["throughput"].items():
                 t["ratio_to_eevdf"] = stats.ratio(t["median"], base and base["throughput"].get(n, {}).get("median"))
         out["variants"][v] = per
+    return out
+
+
+def fdl_stats(good, errors):
+    """scx_fdl's own figures per cgroup over the repeats: misses and picks during the windows
+    (summed) and the worst lateness at the end of a window (the largest; it counts since scx_fdl
+    started, so it covers earlier variants of the same start too). {} for other schedulers."""
+    out = {}
+    for r in good:
+        if r.get("fdl_stats_error"):
+            errors.append(f"repeat {r['repeat']}: {r['fdl_stats_error']}")
+        for c, f in (r.get("fdl_stats") or {}).items():
+            o = out.setdefault(c, {"misses": 0, "picks": 0, "max_lateness_us": 0, "n": 0})
+            o["misses"] += f["misses"]
+            o["picks"] += f["picks"]
+            o["max_lateness_us"] = max(o["max_lateness_us"], f["max_lateness_us"])
+            o["n"] += 1
     return out
 
 
@@ -124,6 +141,13 @@ def text(agg, meta):
                 for s, row in per.items()]
         out.append("\nCPUs used per cgroup during the measurement")
         out.append(_table(["scheduler"] + cgs, rows))
+        rows = [[s, c, f["misses"], f["picks"], f"{100 * f['misses'] / f['picks']:.2f}" if f["picks"] else "-",
+                 f["max_lateness_us"]]
+                for s, row in per.items() for c, f in row.get("fdl_stats", {}).items() if f["picks"] or f["misses"]]
+        if rows:
+            out.append("\nscx_fdl's own figures (scx_fdl dump): deadline misses and picks in the windows, worst "
+                       "lateness since it started")
+            out.append(_table(["scheduler", "cgroup", "misses", "picks", "miss %", "worst lateness (us)"], rows))
         errs = [(s, e) for s, row in per.items() for e in row["errors"]]
         if errs:
             out.append("\nProblems")
@@ -176,6 +200,9 @@ def write_csv(agg, path):
                 for c, x in row["cpus"].items():
                     w.writerow([agg["scenario"], v, s, st, "cpus", c, "cpus", x["median"], x["min"], x["max"],
                                 x["n"], ""])
+                for c, f in row.get("fdl_stats", {}).items():
+                    for k in ("misses", "picks", "max_lateness_us"):
+                        w.writerow([agg["scenario"], v, s, st, "fdl_stats", c, k, f[k], "", "", f["n"], ""])
                 if not row["latency"] and not row["throughput"]:
                     w.writerow([agg["scenario"], v, s, st, "", "", "", "", "", "", 0, ""])
 

@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 
 WORKLOAD_KINDS = ("probe", "hackbench", "stress-ng", "hogs")
 TOP_KEYS = {"description", "vcpus", "mem_mb", "duration", "warmup", "settle", "repeat", "variants",
-            "start_timeout", "cgroup", "workload"}
+            "start_timeout", "fdl_params", "cgroups_after_start", "cgroup", "workload"}
+# How scx_fdl gets the FDL parameters: its --config file, or `scx_fdl set` once it is enabled.
+FDL_PARAMS = ("config", "set")
+# scx_fdl reads cgroups created after it started within a second; the guest waits this long for it.
+RESCAN_WAIT_S = 2
 CGROUP_KEYS = {"cpu_weight", "weight_without_fdl", "deadline_rr", "deadline_wakeup", "guaranteed_shares"}
 WORKLOAD_KEYS = {
     "probe": {"kind", "cgroup", "name", "variants", "message_threads", "workers", "sleep", "spin"},
@@ -23,6 +27,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 VARIANT_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 ARGS_RE = re.compile(r"^[A-Za-z0-9 ._=,:+-]*$")
 DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s|m)\s*$")
+# What scx_fdl's config and `set` accept (scheduler/src/config.rs parse_duration): a whole number and a unit.
+FDL_DURATION_RE = re.compile(r"^\d+(ns|us|ms|s)$")
 UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000}
 
 
@@ -72,11 +78,26 @@ class Scenario:
     repeat: int
     start_timeout_s: int
     variants: list
+    fdl_params: str = "config"
+    cgroups_after_start: bool = False
     cgroups: dict = field(default_factory=dict)
     workloads: list = field(default_factory=list)
 
     def workloads_in(self, variant):
         return [w for w in self.workloads if variant in w.variants]
+
+    def fdl_cgroups(self):
+        return [c for c in self.cgroups.values() if c.has_fdl()]
+
+    def fdl_set_args(self):
+        """[(cgroup, ["key=value", ...])]: the `scx_fdl set` of every cgroup with FDL parameters,
+        only the keys it has, durations spelled as in the config."""
+        out = []
+        for c in self.fdl_cgroups():
+            kv = [f"{k}={getattr(c, k)}" for k in ("deadline_rr", "deadline_wakeup", "guaranteed_shares")
+                  if getattr(c, k) is not None]
+            out.append((c.name, kv))
+        return out
 
     def fdl_config(self):
         """scx_fdl's --config TOML for the cgroups that carry FDL parameters."""
@@ -202,6 +223,14 @@ def parse(path, doc, text):
         start_timeout_s=top_dur("start_timeout", "180s", 1_000_000_000, 3600_000_000_000),
         variants=variants,
     )
+    sc.fdl_params = doc.get("fdl_params", "config")
+    if sc.fdl_params not in FDL_PARAMS:
+        r.error("fdl_params", f"{sc.fdl_params!r}: want \"config\" (scx_fdl --config) or \"set\" "
+                "(scx_fdl set once it is enabled)", key="fdl_params")
+    sc.cgroups_after_start = doc.get("cgroups_after_start", False)
+    if not isinstance(sc.cgroups_after_start, bool):
+        r.error("cgroups_after_start", f"{sc.cgroups_after_start!r}: want true or false",
+                key="cgroups_after_start")
 
     cgroups = doc["cgroup"]
     if not isinstance(cgroups, dict) or not cgroups:
@@ -221,6 +250,9 @@ def parse(path, doc, text):
         for key in ("deadline_rr", "deadline_wakeup"):
             if key in c:
                 _duration(r, where + key, c[key], 50_000, 1_000_000_000, t, key)
+                if not FDL_DURATION_RE.match(c[key]):
+                    r.error(where + key, f"{c[key]!r} is not how scx_fdl spells a duration: a whole number and "
+                            'ns, us, ms or s, no space (e.g. "2500us")', t, key)
                 setattr(cg, key, c[key])
         if cg.deadline_wakeup is not None and cg.deadline_rr is None:
             r.error(where + "deadline_wakeup", "set but deadline_rr is not (a wake-up deadline needs deadline_rr)",
@@ -282,4 +314,12 @@ def parse(path, doc, text):
     for v in variants:
         if not sc.workloads_in(v):
             r.error("variants", f"variant {v!r} has no workload", key="variants")
+    # Both keys change how scx_fdl gets FDL parameters: without any they would test nothing.
+    if not sc.fdl_cgroups():
+        if sc.fdl_params != "config":
+            r.error("fdl_params", '"set" but no [cgroup.*] has FDL parameters (deadline_rr, '
+                    "deadline_wakeup or guaranteed_shares): there is nothing to set", key="fdl_params")
+        if sc.cgroups_after_start:
+            r.error("cgroups_after_start", "true but no [cgroup.*] has FDL parameters: only those are "
+                    "created after the scheduler starts", key="cgroups_after_start")
     return sc

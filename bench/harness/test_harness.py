@@ -5,7 +5,7 @@ import os
 import tempfile
 import unittest
 
-from . import report, scenario, stats
+from . import matrix, plan, report, scenario, stats, verdict
 
 GOOD = """\
 description = "test"
@@ -137,6 +137,43 @@ class Scenarios(unittest.TestCase):
                 msg = self.error(text)
                 self.assertTrue(msg.startswith(want), f"got: {msg}\nwant: {want}...")
 
+    def test_fdl_params_and_cgroups_after_start(self):
+        path, load = self.load('fdl_params = "set"\ncgroups_after_start = true\n' + GOOD)
+        sc = load(path)
+        self.assertEqual((sc.fdl_params, sc.cgroups_after_start), ("set", True))
+        self.assertEqual(sc.fdl_set_args(), [("fdl", ["deadline_rr=1ms", "deadline_wakeup=500us",
+                                                      "guaranteed_shares=7000"])])
+        text = plan.write(sc, ["eevdf", "scx_fdl"], {"scx_fdl": "scx_fdl"}, "fdl-probe", 5, 1)
+        self.assertIn("BENCH_FDL_PARAMS=set", text)
+        self.assertIn("BENCH_LATE_CGROUPS=fdl\n", text)
+        self.assertIn("    bench_fdl_set fdl deadline_rr=1ms deadline_wakeup=500us guaranteed_shares=7000", text)
+        # The defaults: parameters from --config, every cgroup there from the start.
+        path, load = self.load(GOOD)
+        sc = load(path)
+        self.assertEqual((sc.fdl_params, sc.cgroups_after_start), ("config", False))
+        text = plan.write(sc, ["scx_fdl"], {"scx_fdl": "scx_fdl --config fdl.toml"}, "fdl-probe", 5, 1)
+        self.assertIn("BENCH_LATE_CGROUPS=''", text)
+        self.assertNotIn("bench_fdl_set", text)
+
+    def test_fdl_params_errors(self):
+        no_fdl = GOOD.replace('deadline_rr = "1ms"\ndeadline_wakeup = "500us"\nguaranteed_shares = 7000\n', "")
+        cases = [
+            ('fdl_params = "sett"\n' + GOOD,
+             'F:1: fdl_params: \'sett\': want "config" (scx_fdl --config) or "set" (scx_fdl set once it is enabled)'),
+            ("cgroups_after_start = 1\n" + GOOD, "F:1: cgroups_after_start: 1: want true or false"),
+            ('fdl_params = "set"\n' + no_fdl, 'F:1: fdl_params: "set" but no [cgroup.*] has FDL parameters'),
+            ("cgroups_after_start = true\n" + no_fdl,
+             "F:1: cgroups_after_start: true but no [cgroup.*] has FDL parameters"),
+            (GOOD.replace('deadline_rr = "1ms"', 'deadline_rr = "2.5ms"'),
+             "F:8: [cgroup.fdl] deadline_rr: '2.5ms' is not how scx_fdl spells a duration: a whole number"),
+            (GOOD.replace('deadline_wakeup = "500us"', 'deadline_wakeup = "500 us"'),
+             "F:9: [cgroup.fdl] deadline_wakeup: '500 us' is not how scx_fdl spells a duration"),
+        ]
+        for text, want in cases:
+            with self.subTest(want=want):
+                msg = self.error(text)
+                self.assertTrue(msg.startswith(want), f"got: {msg}\nwant: {want}...")
+
     def test_missing_file(self):
         with self.assertRaises(scenario.ScenarioError) as cm:
             scenario.load("/nonexistent/x.toml")
@@ -186,6 +223,196 @@ class Report(unittest.TestCase):
             with open(os.path.join(d, "r.csv")) as f:
                 csv_text = f.read()
             self.assertIn("build failed: E0425", csv_text)
+
+
+class Matrix(unittest.TestCase):
+    def spec_error(self, text):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(text)
+        self.addCleanup(os.unlink, f.name)
+        with self.assertRaises(scenario.ScenarioError) as cm:
+            matrix.load_spec(f.name)
+        return str(cm.exception).replace(f.name, "F")
+
+    def test_shipped_spec(self):
+        sp = matrix.load_spec(matrix.DEFAULT_SPEC)
+        # Every value of every axis is covered, and every path has a cell.
+        for axis, values in (("shape", sp.shapes), ("deadlines", sp.deadline_sets),
+                             ("shares", [100, 300, 900, 7000]), ("path", matrix.PATHS)):
+            for v in values:
+                self.assertTrue(any(getattr(c, axis) == v for c in sp.cells), f"{axis} {v} in no cell")
+        quick = matrix.generate(sp, True)
+        self.assertTrue(0 < len(quick) < len(sp.cells))
+        self.assertLessEqual(matrix.estimate_s(sp, [c for c, _ in quick], ["eevdf", "scx_fdl"], True), 12 * 60)
+        self.assertLessEqual(matrix.estimate_s(sp, sp.cells, ["eevdf", "scx_fdl"], False), 60 * 60)
+        for cell, text in matrix.generate(sp, False):
+            sc = scenario.parse(cell.name, __import__("tomllib").loads(text), text)
+            self.assertEqual(sc.cgroups["fdl"].guaranteed_shares, cell.shares)
+            self.assertEqual(sc.cgroups["fdl"].weight_without_fdl, 100)
+            self.assertEqual((sc.fdl_params, sc.cgroups_after_start), matrix.PATHS[cell.path])
+            self.assertIsNone(sc.cgroups["cfs"].deadline_rr)
+
+    def test_spec_errors(self):
+        with open(matrix.DEFAULT_SPEC) as f:
+            good = f.read()
+        first = good.index("[[cell]]")
+        cases = [
+            (good[:first] + '[[cell]]\nshape = "spin2"\nwhy = "x"\n',
+             "[[cell]] #1 shape: 'spin2': not one of [shape.*] (spin3-sleep20, spin10-sleep30, spin1-sleep5, wake)"),
+            (good[:first] + '[[cell]]\npath = "sett"\nwhy = "x"\n',
+             "[[cell]] #1 path: 'sett': want one of config, set, after-start"),
+            (good[:first] + "[[cell]]\nshares = 0\n", "[[cell]] #1 shares: 0 is not a whole number in 1..1048576"),
+            (good[:first] + "[[cell]]\nshares = 100\n", "[[cell]] #1 why: missing: say why"),
+            (good[:first] + '[[cell]]\nwhy = "a"\n[[cell]]\nwhy = "b"\n',
+             "[[cell]] #2 name: 'spin3-sleep20.rr4-20.shares300.config': another cell has these axes"),
+            (good.replace('spin = "10ms"', 'spin = "10 parsecs"'),
+             "[shape.spin10-sleep30] spin: '10 parsecs' is not a duration"),
+            (good.replace('loose = { deadline_rr = "20ms" }', 'loose = { deadline_rr = "20.5ms" }'),
+             "cell spin3-sleep20.rr4-20.shares300.config: "),
+        ]
+        for text, want in cases:
+            with self.subTest(want=want):
+                msg = self.spec_error(text)
+                self.assertIn(want, msg)
+                self.assertTrue(msg.startswith("F"), msg)
+
+
+class Verdict(unittest.TestCase):
+    """issue 10's rules on synthetic results of a matrix cell (no VM)."""
+
+    def cell(self, shares):
+        sp = matrix.load_spec(matrix.DEFAULT_SPEC)
+        c = next(c for c in sp.cells if c.shares == shares and c.shape == "spin3-sleep20"
+                 and c.deadlines == "rr4-20")
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(matrix.scenario_text(sp, c, False))
+        self.addCleanup(os.unlink, f.name)
+        return scenario.load(f.name)
+
+    def rec(self, sched, variant, p99, cpus, runs=10, stats=None):
+        probes = {n: {"p50": v // 4, "p99": v, "p99.9": v, "min": 1, "max": v, "samples": 500 if v else 0}
+                  for n, v in p99.items()}
+        r = {"sched": sched, "variant": variant, "repeat": 1, "error": None, "window_s": 10.0, "probes": probes,
+             "hackbench": {"antagonist-hackbench": {"runs": runs, "secs": 10.0}} if variant == "antagonist" else {},
+             "stress": {}, "cpu_usec": {c: int(u * 10e6) for c, u in cpus.items()}}
+        if sched == "scx_fdl":
+            r["fdl_stats"] = stats or {"loose": {"misses": 1, "picks": 1000, "max_lateness_us": 30000},
+                                       "fdl": {"misses": 2, "picks": 1000, "max_lateness_us": 9000},
+                                       "cfs": {"misses": 0, "picks": 0, "max_lateness_us": 0}}
+        return r
+
+    EEVDF = {"cfs": 10000, "loose": 10000, "fdl": 10000}
+    USE = {"antagonist": 0.0, "cfs": 0.3, "loose": 0.3, "fdl": 0.3}
+
+    def verdict(self, sc, fdl_p99, variant="quiet", use=None, eevdf_use=None, runs=10, stats=None, statuses=None):
+        recs = [self.rec("eevdf", variant, self.EEVDF, eevdf_use or use or self.USE),
+                self.rec("scx_fdl", variant, fdl_p99, use or self.USE, runs=runs, stats=stats)]
+        agg = report.aggregate(sc, ["eevdf", "scx_fdl"], statuses or {}, recs)
+        return verdict.cell(sc, variant, agg["variants"][variant])
+
+    def failed(self, v):
+        return [n for n, ok, _ in v["rules"] if not ok]
+
+    def test_within_pass_and_each_rule(self):
+        sc = self.cell(900)
+        good = {"cfs": 11000, "loose": 4500, "fdl": 3000}
+        v = self.verdict(sc, good)
+        self.assertEqual((v["class"], v["verdict"]), ("within", "PASS"), v["rules"])
+        v = self.verdict(sc, dict(good, fdl=6500))      # 6.5 ms > 4 ms + 2 ms, and above loose
+        self.assertEqual(v["verdict"], "FAIL")
+        self.assertEqual(self.failed(v), ["p99 <= deadline_rr + 2 ms", "p99 <= 0.5 x EEVDF",
+                                          "tighter deadline, lower p99"])
+        v = self.verdict(sc, dict(good, loose=5500))    # above half of EEVDF's 10 ms
+        self.assertEqual(self.failed(v), ["p99 <= 0.5 x EEVDF"])
+        v = self.verdict(sc, dict(good, cfs=0))         # no samples: starved
+        self.assertIn("nothing starved", self.failed(v))
+        v = self.verdict(sc, dict(good, cfs=12500))     # the cgroup without parameters lost its EEVDF share
+        self.assertEqual(self.failed(v), ["no-parameter p99 <= 1.2 x EEVDF"])
+        stats = {"loose": {"misses": 10, "picks": 1000, "max_lateness_us": 30000},
+                 "fdl": {"misses": 2, "picks": 1000, "max_lateness_us": 20001}}
+        v = self.verdict(sc, good, stats=stats)          # 1 % missed; lateness above 5 x 4 ms
+        self.assertEqual(self.failed(v), ["misses < 1 % of picks", "worst lateness <= 5 x deadline_rr"])
+        stats = {"loose": {"misses": 0, "picks": 0, "max_lateness_us": 0},      # nothing picked: nothing missed
+                 "fdl": {"misses": 3, "picks": 0, "max_lateness_us": 100}}       # misses, but no picks counted
+        v = self.verdict(sc, good, stats=stats)
+        self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["fdl: 3 of 0 (no picks counted)"])
+
+    def test_antagonist_throughput_and_when_fair_rules_apply(self):
+        sc = self.cell(900)
+        good = {"cfs": 11000, "loose": 4500, "fdl": 3000}
+        use = {"antagonist": 1.1, "cfs": 0.3, "loose": 0.3, "fdl": 0.3}
+        v = self.verdict(sc, good, "antagonist", use=use, runs=8)   # 80 % of EEVDF's hackbench runs
+        self.assertEqual(self.failed(v), ["antagonist throughput >= 90 % of EEVDF"])
+        # scx_fdl gives the deadline cgroups 0.3 CPU more each than EEVDF did on a full machine:
+        # their guarantees take it from the others, so the fair rules do not apply.
+        v = self.verdict(sc, good, "antagonist", use=dict(use, loose=0.6, fdl=0.6), eevdf_use=use, runs=8)
+        self.assertFalse(v["fair_applies"])
+        self.assertEqual(v["verdict"], "PASS", v["rules"])
+
+    def test_above(self):
+        sc = self.cell(7000)                             # 13.7 CPUs guaranteed on 2
+        v = self.verdict(sc, {"cfs": 11900, "loose": 9000, "fdl": 8000})
+        self.assertEqual((v["class"], v["verdict"]), ("above", "PASS"), v["rules"])
+        v = self.verdict(sc, {"cfs": 12100, "loose": 9000, "fdl": 8000})
+        self.assertEqual(self.failed(v), ["p99 <= 1.2 x EEVDF (above)"])
+        sc = self.cell(300)                              # fits, but fdl uses 0.35 CPU of its 0.29
+        stats = {"loose": {"misses": 20, "picks": 1000, "max_lateness_us": 0},
+                 "fdl": {"misses": 20, "picks": 1000, "max_lateness_us": 0}}
+        v = self.verdict(sc, {"cfs": 11000, "loose": 9000, "fdl": 8000}, use=dict(self.USE, loose=0.2, fdl=0.35),
+                         stats=stats)
+        self.assertEqual(v["class"], "above")
+        # The miss rule holds loose, whose guarantee fits, and not fdl, which used more than its own.
+        self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["loose: 20 of 1000"])
+
+    def test_matrix_report(self):
+        """The combined report of a matrix run, from cells' results as bench/run.sh writes them."""
+        sp = matrix.load_spec(matrix.DEFAULT_SPEC)
+        cells = [c for c in sp.cells if c.shape == "spin3-sleep20" and c.deadlines == "rr4-20"
+                 and c.path == "config" and c.shares in (900, 7000, 100)]
+        p99 = {900: {"cfs": 11000, "loose": 4500, "fdl": 3000}, 7000: {"cfs": 30000, "loose": 9000, "fdl": 8000}}
+        with tempfile.TemporaryDirectory() as d:
+            for c in cells:
+                os.makedirs(os.path.join(d, "scenarios"), exist_ok=True)
+                spath = os.path.join(d, "scenarios", f"{c.name}.toml")
+                with open(spath, "w") as f:
+                    f.write(matrix.scenario_text(sp, c, False))
+                if c.shares == 100:
+                    continue                                 # never run: n.a.
+                sc = scenario.load(spath)
+                recs = [self.rec("eevdf", v, self.EEVDF, self.USE) for v in c.loads]
+                recs += [self.rec("scx_fdl", v, p99[c.shares], self.USE) for v in c.loads]
+                agg = report.aggregate(sc, ["eevdf", "scx_fdl", "scx_lavd"], {"scx_lavd": "not built"}, recs)
+                os.makedirs(os.path.join(d, "cells", c.name))
+                build = {"scx_fdl": {"sha256": f"abc{c.shares}", "mtime": "2026-11-23 09:00:00 UTC"}}
+                report.write_json(agg, {"complete": True, "binaries": build},
+                                  os.path.join(d, "cells", c.name, "results.json"))
+            meta = {"quick": False, "schedulers": ["eevdf", "scx_fdl", "scx_lavd"], "cells": [c.name for c in cells],
+                    "ncells": len(cells), "duration": "20s", "elapsed_s": 60}
+            matrix.write_report(sp, cells, ["eevdf", "scx_fdl", "scx_lavd"], d, meta)
+            with open(os.path.join(d, "matrix.md")) as f:
+                md = f.read()
+        self.assertIn("2 PASS, 2 FAIL, 2 n.a.", md)
+        # A peer that was not built keeps its columns, marked n/a.
+        self.assertIn("| spin3-sleep20.rr4-20.shares900.config | quiet | within | cfs | - | 2.5 / 10.0 | "
+                      "2.8 / 11.0 | 1.10 | n/a | - | - | - | **PASS** |", md)
+        self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.8 / 3.0 | 0.30 | n/a | - | 2/1000 | 9.0 |  |", md)
+        self.assertIn("FAIL: p99 <= 1.2 x EEVDF (above) (cfs: 30000 vs EEVDF 10000 us)", md)
+        self.assertIn("shares100.config / quiet**: n.a.: not run (no results.json)", md)
+        self.assertIn("**The scx_fdl binary changed during the run** (sha256 prefix, built): abc900 (2026-11-23 "
+                      "09:00:00 UTC): spin3-sleep20.rr4-20.shares900.config; abc7000", md)
+
+    def test_not_measured(self):
+        sc = self.cell(900)
+        recs = [self.rec("eevdf", "quiet", self.EEVDF, self.USE)]
+        agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {"scx_fdl": "not built: target/release/scx_fdl missing"},
+                               recs)
+        v = verdict.cell(sc, "quiet", agg["variants"]["quiet"])
+        self.assertEqual(v["verdict"], "n.a.")
+        self.assertIn("scx_fdl not measured: not built", v["why"])
+        # The aggregate carries scx_fdl's own figures per cgroup.
+        agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + [self.rec("scx_fdl", "quiet", self.EEVDF, self.USE)])
+        self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"],
+                         {"misses": 2, "picks": 1000, "max_lateness_us": 9000, "n": 1})
 
 
 class Restart(unittest.TestCase):

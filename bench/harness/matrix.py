@@ -1,0 +1,457 @@
+"""bench/matrix.sh: the benchmark matrix of a spec file (bench/matrix/issue10.toml). Each cell of the
+spec becomes one scenario file (one VM boot, its loads as variants), run by bench/run.sh; the
+cells' results become one report with a verdict per cell (verdict.py)."""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+
+from . import scenario, verdict
+from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, log, resolve_scheduler
+from .scenario import ScenarioError, _duration, _int, _Reader, _unknown
+
+DEFAULT_SPEC = os.path.join(ROOT, "bench", "matrix", "issue10.toml")
+TOP_KEYS = {"description", "vcpus", "duration", "quick_duration", "warmup", "settle", "repeat", "loads",
+            "antagonist", "message_threads", "workers", "defaults", "shape", "deadlines", "cell"}
+AXES = ("shape", "deadlines", "shares", "path")
+CELL_KEYS = set(AXES) | {"name", "why", "quick", "loads"}
+LOADS = ("quiet", "antagonist")
+# How parameters reach scx_fdl: (fdl_params, cgroups_after_start) of the generated scenario.
+PATHS = {"config": ("config", False), "set": ("set", False), "after-start": ("config", True)}
+DEADLINE_CGROUPS = ("loose", "fdl")
+PROBE_CGROUPS = ("cfs",) + DEADLINE_CGROUPS
+# For the estimate: a boot, each scheduler's time to load under TCG (as measured: scx_fdl 36-60 s on
+# 2026-11-23, scx_lavd 39 s, the others 1-5 s) and the guest's own work around each measurement.
+BOOT_S, STEP_EXTRA_S = 40, 5
+LOAD_S = {"eevdf": 0, "scx_fdl": 45, "scx_lavd": 40}
+
+
+class Cell:
+    def __init__(self, name, why, quick, shape, deadlines, shares, path, loads):
+        self.name, self.why, self.quick = name, why, quick
+        self.shape, self.deadlines, self.shares, self.path, self.loads = shape, deadlines, shares, path, loads
+
+
+class Spec:
+    def __init__(self, path):
+        self.path = path
+        self.cells = []
+
+
+def load_spec(path):
+    """The spec, checked completely: every error names the file, line and key."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", errors="replace")
+        doc = tomllib.loads(text)
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: not valid TOML: {e}") from None
+    r = _Reader(path, text)
+    _unknown(r, "", doc, TOP_KEYS)
+    sp = Spec(path)
+    sp.description = str(doc.get("description", ""))
+    sp.vcpus = _int(r, "vcpus", doc.get("vcpus", 2), 1, 1024, key="vcpus")
+    for key, default in (("duration", "20s"), ("quick_duration", "8s"), ("warmup", "3s"), ("settle", "2s")):
+        _duration(r, key, doc.get(key, default), 0 if key in ("warmup", "settle") else 1_000_000_000,
+                  3600_000_000_000, key=key)
+        setattr(sp, key, doc.get(key, default))
+    sp.repeat = _int(r, "repeat", doc.get("repeat", 1), 1, 100, key="repeat")
+    sp.message_threads = _int(r, "message_threads", doc.get("message_threads", 1), 1, 1024, key="message_threads")
+    sp.workers = _int(r, "workers", doc.get("workers", 2), 1, 1024, key="workers")
+    sp.antagonist = doc.get("antagonist", "-g 2 -f 10 -s 20000 -l 10")
+    if not isinstance(sp.antagonist, str) or not scenario.ARGS_RE.match(sp.antagonist):
+        r.error("antagonist", f"{sp.antagonist!r}: hackbench's arguments (letters, digits, spaces, . _ = , : + -)",
+                key="antagonist")
+    sp.loads = _loads(r, doc.get("loads", list(LOADS)), None, "loads")
+
+    sp.shapes = {}
+    for name, s in _tables(r, doc, "shape").items():
+        t = f"shape.{name}"
+        _unknown(r, f"[{t}] ", s, {"spin", "sleep"}, t)
+        for k in ("spin", "sleep"):
+            if k not in s:
+                r.error(f"[{t}] {k}", "missing: a shape needs spin and sleep", t)
+            _duration(r, f"[{t}] {k}", s[k], 1_000, 10_000_000_000, t, k)
+        sp.shapes[name] = (s["spin"], s["sleep"])
+    sp.deadline_sets = {}
+    for name, d in _tables(r, doc, "deadlines").items():
+        t = f"deadlines.{name}"
+        _unknown(r, f"[{t}] ", d, set(DEADLINE_CGROUPS), t)
+        for cg in DEADLINE_CGROUPS:
+            p = d.get(cg)
+            if not isinstance(p, dict) or "deadline_rr" not in p:
+                r.error(f"[{t}] {cg}", '{ deadline_rr = "...", deadline_wakeup = "..." } (wake-up optional)', t, cg)
+            _unknown(r, f"[{t}] {cg}.", p, {"deadline_rr", "deadline_wakeup"}, t)
+        sp.deadline_sets[name] = {cg: dict(d[cg]) for cg in DEADLINE_CGROUPS}
+
+    defaults = doc.get("defaults", {})
+    if not isinstance(defaults, dict):
+        r.error("defaults", "want a table [defaults]", key="defaults")
+    _unknown(r, "[defaults] ", defaults, set(AXES), "defaults")
+    for k in AXES:
+        if k not in defaults:
+            r.error(f"[defaults] {k}", f"missing: [defaults] gives every axis ({', '.join(AXES)})", "defaults")
+    cells = doc.get("cell")
+    if not isinstance(cells, list) or not cells:
+        r.error("cell", "missing: the spec needs [[cell]] tables", key="cell")
+    names = set()
+    for i, c in enumerate(cells):
+        where = f"[[cell]] #{i + 1} "
+        _unknown(r, where, c, CELL_KEYS, "cell", i)
+        v = {k: c.get(k, defaults[k]) for k in AXES}
+        if v["shape"] not in sp.shapes:
+            r.error(where + "shape", f"{v['shape']!r}: not one of [shape.*] ({', '.join(sp.shapes)})", "cell",
+                    "shape", i)
+        if v["deadlines"] not in sp.deadline_sets:
+            r.error(where + "deadlines", f"{v['deadlines']!r}: not one of [deadlines.*] "
+                    f"({', '.join(sp.deadline_sets)})", "cell", "deadlines", i)
+        _int(r, where + "shares", v["shares"], 1, 1 << 20, "cell", "shares", i)
+        if v["path"] not in PATHS:
+            r.error(where + "path", f"{v['path']!r}: want one of {', '.join(PATHS)}", "cell", "path", i)
+        why = c.get("why")
+        if not isinstance(why, str) or not why.strip():
+            r.error(where + "why", "missing: say why the cell is in the matrix", "cell", "why", i)
+        quick = c.get("quick", False)
+        if not isinstance(quick, bool):
+            r.error(where + "quick", f"{quick!r}: want true or false", "cell", "quick", i)
+        name = c.get("name", f"{v['shape']}.{v['deadlines']}.shares{v['shares']}.{v['path']}")
+        if not isinstance(name, str) or not scenario.NAME_RE.match(name):
+            r.error(where + "name", f"{name!r}: letters, digits, _ . -", "cell", "name", i)
+        if name in names:
+            r.error(where + "name", f"{name!r}: another cell has these axes (give it a distinct name)", "cell",
+                    "name" if "name" in c else "shape", i)
+        names.add(name)
+        loads = _loads(r, c["loads"], i, where + "loads") if "loads" in c else sp.loads
+        sp.cells.append(Cell(name, why, quick, v["shape"], v["deadlines"], v["shares"], v["path"], loads))
+    for i, sc in enumerate(generate(sp, False)):
+        # A generated scenario that does not pass the scenario checks is the spec's fault.
+        try:
+            scenario.parse(f"{path} [[cell]] #{i + 1}", tomllib.loads(sc[1]), sc[1])
+        except ScenarioError as e:
+            raise ScenarioError(f"{path}: cell {sp.cells[i].name}: {e}") from None
+    return sp
+
+
+def _tables(r, doc, key):
+    t = doc.get(key)
+    if not isinstance(t, dict) or not t or not all(isinstance(v, dict) for v in t.values()):
+        r.error(key, f"missing: want tables [{key}.NAME]", key=key)
+    for name in t:
+        if not scenario.NAME_RE.match(name):
+            r.error(f"[{key}.{name}]", "a name is letters, digits, _ . -", f"{key}.{name}")
+    return t
+
+
+def _loads(r, loads, index, where):
+    if not isinstance(loads, list) or not loads or not all(x in LOADS for x in loads) or len(set(loads)) != len(loads):
+        r.error(where, f"{loads!r}: want a list of distinct loads from {', '.join(LOADS)}",
+                "cell" if index is not None else None, "loads", index)
+    return loads
+
+
+def scenario_text(sp, cell, quick):
+    """The scenario file of one cell."""
+    spin, sleep = sp.shapes[cell.shape]
+    dls = sp.deadline_sets[cell.deadlines]
+    fdl_params, late = PATHS[cell.path]
+    out = [f"# Generated by bench/matrix.sh from {os.path.relpath(sp.path, ROOT)}: cell {cell.name}.",
+           f"# Why: {cell.why}",
+           f'description = "matrix cell {cell.name}: shape {cell.shape}, deadlines {cell.deadlines}, '
+           f'shares {cell.shares}, parameters by {cell.path}"',
+           f"vcpus = {sp.vcpus}",
+           f'duration = "{sp.quick_duration if quick else sp.duration}"',
+           f'warmup = "{sp.warmup}"', f'settle = "{sp.settle}"', f"repeat = {sp.repeat}",
+           "variants = [" + ", ".join(f'"{v}"' for v in cell.loads) + "]",
+           f'fdl_params = "{fdl_params}"', f"cgroups_after_start = {'true' if late else 'false'}", ""]
+    cgroups = (["antagonist"] if "antagonist" in cell.loads else []) + list(PROBE_CGROUPS)
+    for cg in cgroups:
+        out.append(f"[cgroup.{cg}]")
+        out.append("cpu_weight = 100")
+        if cg in DEADLINE_CGROUPS:
+            for k in ("deadline_rr", "deadline_wakeup"):
+                if k in dls[cg]:
+                    out.append(f'{k} = "{dls[cg][k]}"')
+            out.append(f"guaranteed_shares = {cell.shares}")
+            out.append("weight_without_fdl = 100   # no stand-in boost under EEVDF and the peers")
+        out.append("")
+    if "antagonist" in cell.loads:
+        out += ["[[workload]]", 'kind = "hackbench"', 'cgroup = "antagonist"', f'args = "{sp.antagonist}"',
+                'variants = ["antagonist"]', ""]
+    for cg in PROBE_CGROUPS:
+        out += ["[[workload]]", 'kind = "probe"', f'cgroup = "{cg}"', f"message_threads = {sp.message_threads}",
+                f"workers = {sp.workers}", f'sleep = "{sleep}"', f'spin = "{spin}"', ""]
+    return "\n".join(out)
+
+
+def generate(sp, quick):
+    """[(cell, scenario text)] of the cells to run."""
+    return [(c, scenario_text(sp, c, quick)) for c in sp.cells if c.quick or not quick]
+
+
+def estimate_s(sp, cells, scheds, quick):
+    d = scenario.duration_ns(sp.quick_duration if quick else sp.duration) / 1e9
+    step = d + scenario.duration_ns(sp.warmup) / 1e9 + scenario.duration_ns(sp.settle) / 1e9 + STEP_EXTRA_S
+    return sum(BOOT_S + sum(LOAD_S.get(s, 5) + len(c.loads) * step * sp.repeat for s in scheds) for c in cells)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="bench/matrix.sh",
+        description="Run the benchmark matrix of a spec (one VM boot per cell, each cell's loads as variants) "
+                    "and write one report with a PASS/FAIL/n.a. verdict per cell.")
+    ap.add_argument("--spec", default=DEFAULT_SPEC, help="the matrix spec (default: bench/matrix/issue10.toml)")
+    ap.add_argument("--quick", action="store_true", help="only the cells marked quick, with quick_duration")
+    ap.add_argument("--schedulers", default="eevdf,scx_fdl",
+                    help=f"comma-separated, in the order run; eevdf and scx_fdl are needed for the verdicts "
+                         f"(default: %(default)s; all: {','.join(ALL_SCHEDULERS)})")
+    ap.add_argument("--cells", help="comma-separated cell names: only these (see --check for the names)")
+    ap.add_argument("--out", metavar="DIR", help="results directory (default .cache/bench/results/matrix-TIME); "
+                    "cells already complete in it are not run again")
+    ap.add_argument("--lock", metavar="FILE", help="hold flock(1) on FILE around each VM boot, so that other VM "
+                    "users of this host wait their turn between cells")
+    ap.add_argument("--check", action="store_true", help="only check the spec and list the cells")
+    ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run in DIR")
+    a = ap.parse_args(argv)
+    a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
+    for s in a.schedulers:
+        if s not in ALL_SCHEDULERS:
+            ap.error(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(ALL_SCHEDULERS)})")
+    return a
+
+
+def snapshot_scx_fdl(out_dir):
+    """A copy of scx_fdl for every cell of the run (kept on a resumed run): on a host where target/ is
+    rebuilt while the matrix runs, the cells would otherwise measure different builds. Returns its
+    path, or None when there is no binary to copy (bench/run.sh then says why in scx_fdl's rows)."""
+    snap = os.path.join(out_dir, "bin", "scx_fdl")
+    if not os.path.exists(snap):
+        src, status = resolve_scheduler("scx_fdl")
+        if status != "ok":
+            return None
+        os.makedirs(os.path.dirname(snap), exist_ok=True)
+        shutil.copy2(src, snap)
+    return snap
+
+
+def run_cell(a, cell, text, out_dir, env):
+    """Run one cell's scenario with bench/run.sh; returns (cell dir, exit status)."""
+    sdir = os.path.join(out_dir, "scenarios")
+    cdir = os.path.join(out_dir, "cells", cell.name)
+    os.makedirs(sdir, exist_ok=True)
+    spath = os.path.join(sdir, f"{cell.name}.toml")
+    with open(spath, "w") as f:
+        f.write(text)
+    done = _results(cdir)
+    if done and done["meta"].get("complete") and done["meta"].get("schedulers") == a.schedulers:
+        log(f"cell {cell.name}: complete in {cdir}, not run again")
+        return cdir, 0
+    cmd = [os.path.join(ROOT, "bench", "run.sh"), spath, "--schedulers", ",".join(a.schedulers), "--out", cdir,
+           "--runner", "vm"]
+    if a.lock:
+        cmd = ["flock", a.lock] + cmd
+    # A fresh directory: run.sh appends to raw.jsonl.
+    if os.path.isdir(cdir):
+        os.rename(cdir, f"{cdir}.old-{time.strftime('%H%M%S')}")
+    return cdir, subprocess.call(cmd, cwd=ROOT, env=env)
+
+
+def _results(cdir):
+    try:
+        with open(os.path.join(cdir, "results.json")) as f:
+            return json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def collect(cells, out_dir):
+    """[(cell, variant, scenario, per-scheduler rows or None, reason)] from the cells' results."""
+    rows = []
+    for cell in cells:
+        spath = os.path.join(out_dir, "scenarios", f"{cell.name}.toml")
+        res = _results(os.path.join(out_dir, "cells", cell.name))
+        try:
+            sc = scenario.load(spath)
+        except ScenarioError as e:
+            sc, res = None, None
+            why = str(e)
+        for v in cell.loads:
+            if res is None:
+                rows.append((cell, v, sc, None, why if sc is None else "not run (no results.json)"))
+            else:
+                per = res["results"]["variants"].get(v)
+                rows.append((cell, v, sc, per, None if per else f"variant {v} not in the cell's results"))
+    return rows
+
+
+def _ms(us):
+    return "-" if us is None else f"{us / 1000:.1f}"
+
+
+def markdown(sp, rows, scheds, meta):
+    """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
+    EEVDF, scx_fdl's misses/picks and worst lateness, a verdict per cell; then why each cell failed."""
+    hdr = ["cell", "load", "class", "cgroup", "deadline_rr"]
+    for s in scheds:
+        hdr += [f"{s} p50/p99 (ms)"] + ([] if s == "eevdf" else [f"{s} p99/EEVDF"])
+    hdr += ["scx_fdl misses/picks", "scx_fdl worst late (ms)", "verdict"]
+    lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
+    notes, counts = [], {"PASS": 0, "FAIL": 0, "n.a.": 0}
+    for cell, v, sc, per, reason in rows:
+        if per is None or sc is None:
+            counts["n.a."] += 1
+            lines.append("| " + " | ".join([cell.name, v, "-", "-", "-"] + ["-"] * (len(hdr) - 6) + ["n.a."]) + " |")
+            notes.append(f"- **{cell.name} / {v}**: n.a.: {reason}")
+            continue
+        vd = verdict.cell(sc, v, per)
+        counts[vd["verdict"]] += 1
+        first = True
+        for w in (w for w in sc.workloads_in(v) if w.kind == "probe"):
+            cg = sc.cgroups[w.cgroup]
+            r = [cell.name if first else "", v if first else "", (vd["class"] or "-") if first else "", w.name,
+                 cg.deadline_rr or "-"]
+            for s in scheds:
+                row = per.get(s)
+                if not row or row["status"] != "ok":
+                    r += ["n/a"] + ([] if s == "eevdf" else ["-"])
+                    continue
+                lat = row["latency"].get(w.name, {})
+                r.append(f"{_ms(lat.get('p50', {}).get('median'))} / {_ms(lat.get('p99', {}).get('median'))}")
+                if s != "eevdf":
+                    x = row["p99_ratio_to_eevdf"].get(w.name)
+                    r.append("-" if x is None else f"{x:.2f}")
+            st = (per.get("scx_fdl") or {}).get("fdl_stats", {}).get(w.cgroup)
+            r += [f"{st['misses']}/{st['picks']}" if st and cg.deadline_rr else "-",
+                  _ms(st["max_lateness_us"]) if st and cg.deadline_rr else "-",
+                  f"**{vd['verdict']}**" if first else ""]
+            lines.append("| " + " | ".join(r) + " |")
+            first = False
+        failed = [f"{n} ({d})" for n, ok, d in vd["rules"] if not ok]
+        use = ", ".join(f"{c} {u:.2f}/{g:.2f}" for c, (u, g) in vd.get("use", {}).items())
+        if vd["verdict"] == "n.a.":
+            notes.append(f"- **{cell.name} / {v}**: n.a.: {vd['why']}")
+        elif failed:
+            notes.append(f"- **{cell.name} / {v}** ({vd['class']}; CPU used/guaranteed: {use}; "
+                         f"{vd['fair_detail']}): FAIL: " + "; ".join(failed))
+        else:
+            notes.append(f"- **{cell.name} / {v}** ({vd['class']}; CPU used/guaranteed: {use}; "
+                         f"{vd['fair_detail']}): PASS, {len(vd['rules'])} rules held")
+    head = [f"Matrix {os.path.relpath(sp.path, ROOT)}: {meta['ncells']} cells "
+            f"({'quick subset, ' if meta['quick'] else ''}{meta['duration']} per measurement, "
+            f"{sp.repeat} repeat(s)), schedulers {', '.join(scheds)}; "
+            + (f"run took {fmt_secs(meta['elapsed_s'])}." if meta.get("finished", True) else "the run did not finish."),
+            f"Verdicts (scx_fdl against EEVDF, issue 10's rules): {counts['PASS']} PASS, {counts['FAIL']} FAIL, "
+            f"{counts['n.a.']} n.a.",
+            "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
+            "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness counts since it "
+            "started on that boot (quiet runs first).", ""]
+    builds = {}
+    for cell, v, sc, per, reason in rows:
+        b = meta.get("binaries", {}).get(cell.name, {}).get("scx_fdl")
+        if b:
+            builds.setdefault(f"{b['sha256']} ({b['mtime']})", []).append(cell.name)
+    if len(builds) > 1:
+        head.insert(2, "**The scx_fdl binary changed during the run** (sha256 prefix, built): " + "; ".join(
+            f"{b}: {', '.join(dict.fromkeys(c))}" for b, c in builds.items()) + ".")
+    elif builds:
+        head.insert(2, f"scx_fdl binary: sha256 {next(iter(builds))}.")
+    cells = "\n".join(f"- `{c.name}`: {c.why}" for c in sp.cells if c.name in meta["cells"])
+    return "\n".join(head + lines + ["", "Cells:", cells, "", "Verdicts:"] + notes) + "\n", counts
+
+
+def write_report(sp, cells, scheds, out_dir, meta):
+    rows = collect(cells, out_dir)
+    # Which build of each scheduler every cell ran (from the cells' own results).
+    meta["binaries"] = {}
+    for c in cells:
+        res = _results(os.path.join(out_dir, "cells", c.name))
+        if res and res["meta"].get("binaries"):
+            meta["binaries"][c.name] = res["meta"]["binaries"]
+    md, counts = markdown(sp, rows, scheds, meta)
+    with open(os.path.join(out_dir, "matrix.md"), "w") as f:
+        f.write(md)
+    verdicts = []
+    for cell, v, sc, per, reason in rows:
+        vd = verdict.cell(sc, v, per) if per and sc else {"verdict": "n.a.", "why": reason}
+        verdicts.append({"cell": cell.name, "load": v, **{k: vd.get(k) for k in ("verdict", "class", "rules", "why")}})
+    with open(os.path.join(out_dir, "matrix.json"), "w") as f:
+        json.dump({"meta": meta, "counts": counts, "verdicts": verdicts}, f, indent=1)
+    return md
+
+
+def main(argv=None):
+    a = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        sp = load_spec(a.spec)
+    except ScenarioError as e:
+        print(f"bench: error: {e}", file=sys.stderr)
+        return 2
+    if a.report_only:
+        with open(os.path.join(a.report_only, "matrix.json")) as f:
+            meta = json.load(f)["meta"]
+        cells = [c for c in sp.cells if c.name in meta["cells"]]
+        print(write_report(sp, cells, meta["schedulers"], a.report_only, meta))
+        return 0
+    cells = generate(sp, a.quick)
+    if a.cells:
+        want = [n.strip() for n in a.cells.split(",") if n.strip()]
+        have = {c.name for c, _ in cells}
+        for n in want:
+            if n not in have:
+                print(f"bench: error: --cells: no cell {n!r}{' in the quick subset' if a.quick else ''} "
+                      f"(have: {', '.join(sorted(have))})", file=sys.stderr)
+                return 2
+        cells = [(c, t) for c, t in cells if c.name in want]
+    est = estimate_s(sp, [c for c, _ in cells], a.schedulers, a.quick)
+    if a.check:
+        for c, _ in cells:
+            print(f"{c.name}: {c.why}{' (quick)' if c.quick else ''}")
+        print(f"{len(cells)} cells, about {fmt_secs(est)} with {', '.join(a.schedulers)}")
+        return 0
+    if "eevdf" not in a.schedulers or "scx_fdl" not in a.schedulers:
+        log("without both eevdf and scx_fdl every verdict is n.a.")
+    out_dir = os.path.abspath(a.out or os.path.join(CACHE, "bench", "results",
+                                                    f"matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
+    os.makedirs(out_dir, exist_ok=True)
+    log(f"matrix {a.spec}: {len(cells)} cells x {', '.join(a.schedulers)}, about {fmt_secs(est)}; "
+        f"results -> {out_dir}")
+    t0 = time.monotonic()
+    failed = []
+    meta = {"spec": os.path.relpath(sp.path, ROOT), "quick": a.quick, "schedulers": a.schedulers,
+            "cells": [c.name for c, _ in cells], "ncells": len(cells),
+            "duration": sp.quick_duration if a.quick else sp.duration, "elapsed_s": 0,
+            "incomplete_cells": [], "finished": False, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
+    # Written now too, so that --report-only can report a run that was cut short.
+    with open(os.path.join(out_dir, "matrix.json"), "w") as f:
+        json.dump({"meta": meta}, f, indent=1)
+    env = dict(os.environ)
+    snap = snapshot_scx_fdl(out_dir) if "scx_fdl" in a.schedulers else None
+    if snap:
+        env["FDL_SCHED_BIN"] = snap
+        log(f"every cell runs the scx_fdl copied to {snap}")
+    for i, (cell, text) in enumerate(cells, 1):
+        log(f"cell {i}/{len(cells)}: {cell.name} ({cell.why}) | {fmt_secs(time.monotonic() - t0)} elapsed")
+        try:
+            _, rc = run_cell(a, cell, text, out_dir, env)
+        except KeyboardInterrupt:
+            log("interrupted: the report holds the cells measured so far")
+            failed.append(cell.name)
+            break
+        if rc:
+            failed.append(cell.name)
+            log(f"cell {cell.name}: bench/run.sh exited {rc}; its report says what was measured")
+    meta.update(elapsed_s=round(time.monotonic() - t0), incomplete_cells=failed, finished=True)
+    print(write_report(sp, [c for c, _ in cells], a.schedulers, out_dir, meta))
+    log(f"matrix report: {out_dir}/matrix.md (and matrix.json; each cell's own report in cells/NAME/)")
+    log(f"matrix took {fmt_secs(meta['elapsed_s'])}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""The "Done when" rules of issue 10, applied to one matrix cell: one scenario variant measured under
+EEVDF and scx_fdl on the same boot. Pure functions of the aggregated results (report.aggregate),
+so that they can be checked on synthetic numbers.
+
+A cell is "within" when the guarantees of its deadline cgroups fit the machine
+(sum(guaranteed_shares) / 1024 <= vCPUs) and every deadline cgroup used less CPU than its guarantee
+(the larger of its use under EEVDF and under scx_fdl); otherwise it is "above". Rules:
+  within:   each deadline cgroup's p99 <= deadline_rr + 2 ms and <= 0.5 x EEVDF's p99; the tighter
+            deadline has the lower p99; every probe has samples;
+  above:    no probe's p99 above 1.2 x EEVDF's;
+  fair:     where the guarantees leave the cgroups without parameters their EEVDF share (what the
+            guarantees entitle the deadline cgroups to beyond their EEVDF use fits in the CPU time
+            EEVDF left idle), each such probe's p99 <= 1.2 x EEVDF's and the antagonist's
+            throughput >= 90 % of EEVDF's;
+  lateness: scx_fdl's worst lateness in each deadline cgroup <= 5 x its deadline_rr;
+  misses:   in each deadline cgroup whose guarantee fits (all guarantees fit the machine, and its
+            use is below its own), scx_fdl's misses < 1 % of its picks.
+"""
+
+from .scenario import duration_ns
+
+SHARES_PER_CPU = 1024
+WAKEUP_FLOOR_US = 2000        # the VM's wake-up floor, allowed on top of deadline_rr
+WITHIN_EEVDF_RATIO = 0.5
+ABOVE_EEVDF_RATIO = 1.2
+FAIR_EEVDF_RATIO = 1.2
+THROUGHPUT_RATIO = 0.9
+LATENESS_RRS = 5
+MISS_FRACTION = 0.01
+IDLE_SLACK_CPUS = 0.05        # measurement noise in "fits in EEVDF's idle time"
+
+
+def _med(x):
+    return x.get("median") if x else None
+
+
+def _p99(row, name):
+    return _med(row["latency"].get(name, {}).get("p99"))
+
+
+def _cpus(row, cg):
+    return _med(row["cpus"].get(cg))
+
+
+def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
+    """Verdict of one cell: {"verdict": PASS|FAIL|n.a., "class": within|above|None, "rules":
+    [(rule, ok, detail)], "why": reason if n.a.}. sc: the scenario; per: agg["variants"][variant]."""
+    out = {"verdict": "n.a.", "class": None, "rules": [], "why": None}
+    f, e = per.get(fdl), per.get(base)
+    for s, row in ((fdl, f), (base, e)):
+        if not row or row["status"] != "ok":
+            out["why"] = f"{s} not measured: {row['status'] if row else 'not in the run'}"
+            return out
+    probes = [w for w in sc.workloads_in(variant) if w.kind == "probe"]
+    deadline = [c for c in sc.cgroups.values() if c.deadline_rr is not None]
+    rr_us = {c.name: duration_ns(c.deadline_rr) / 1000 for c in deadline}
+    rules = out["rules"]
+
+    def rule(name, ok, detail):
+        rules.append((name, bool(ok), detail))
+
+    # The class: do the guarantees fit, and did every deadline cgroup stay below its guarantee?
+    guar = {c.name: (c.guaranteed_shares or 0) / SHARES_PER_CPU for c in deadline}
+    use = {}
+    for c in deadline:
+        u = [x for x in (_cpus(f, c.name), _cpus(e, c.name)) if x is not None]
+        if not u:
+            out["why"] = f"no CPU use measured for {c.name}"
+            return out
+        use[c.name] = max(u)
+    fits = sum(guar.values()) <= sc.vcpus
+    below = all(use[c] < guar[c] for c in guar)
+    out["class"] = "within" if deadline and fits and below else "above"
+    out["use"] = {c: (round(use[c], 3), round(guar[c], 3)) for c in guar}
+
+    p99 = {w.name: (_p99(f, w.name), _p99(e, w.name)) for w in probes}
+    for w in probes:
+        if None in p99[w.name]:
+            rule("probe measured", False, f"{w.name}: no p99 under {fdl if p99[w.name][0] is None else base}")
+    if any(not ok for _, ok, _ in rules):
+        out["verdict"] = "FAIL"
+        return out
+    by_cg = {w.cgroup: w.name for w in probes}
+    stats = f.get("fdl_stats") or {}
+
+    if out["class"] == "within":
+        for c in deadline:
+            n = by_cg.get(c.name)
+            if n is None:
+                continue
+            mine, ref = p99[n]
+            rule("p99 <= deadline_rr + 2 ms", mine <= rr_us[c.name] + WAKEUP_FLOOR_US,
+                 f"{n}: {mine:.0f} us vs {rr_us[c.name] + WAKEUP_FLOOR_US:.0f}")
+            rule("p99 <= 0.5 x EEVDF", mine <= WITHIN_EEVDF_RATIO * ref, f"{n}: {mine:.0f} vs EEVDF {ref:.0f} us")
+        ordered = sorted((c for c in deadline if c.name in by_cg), key=lambda c: rr_us[c.name])
+        for a, b in zip(ordered, ordered[1:]):
+            if rr_us[a.name] < rr_us[b.name]:
+                pa, pb = p99[by_cg[a.name]][0], p99[by_cg[b.name]][0]
+                rule("tighter deadline, lower p99", pa < pb, f"{a.name} {pa:.0f} < {b.name} {pb:.0f} us")
+        for w in probes:
+            samples = _med(f["latency"][w.name].get("samples"))
+            rule("nothing starved", samples and samples > 0, f"{w.name}: {samples} samples")
+    else:
+        for w in probes:
+            mine, ref = p99[w.name]
+            rule("p99 <= 1.2 x EEVDF (above)", mine <= ABOVE_EEVDF_RATIO * ref,
+                 f"{w.name}: {mine:.0f} vs EEVDF {ref:.0f} us")
+
+    # Cgroups without parameters: held to EEVDF only where the guarantees need nothing of theirs.
+    plain = [c for c in sc.cgroups.values() if not c.has_fdl()]
+    extra = sum(max(0.0, min(guar[c.name], _cpus(f, c.name) or 0) - (_cpus(e, c.name) or 0)) for c in deadline)
+    idle = sc.vcpus - sum(_cpus(e, c) or 0 for c in sc.cgroups)
+    out["fair_applies"] = extra <= idle + IDLE_SLACK_CPUS
+    out["fair_detail"] = f"guarantees beyond EEVDF use {extra:.2f} CPU, EEVDF idle {idle:.2f} CPU"
+    if out["fair_applies"]:
+        for c in plain:
+            n = by_cg.get(c.name)
+            # Above, every probe is held to the same 1.2 x already.
+            if n is not None and out["class"] == "within":
+                mine, ref = p99[n]
+                rule("no-parameter p99 <= 1.2 x EEVDF", mine <= FAIR_EEVDF_RATIO * ref,
+                     f"{n}: {mine:.0f} vs EEVDF {ref:.0f} us")
+        for n, t in f["throughput"].items():
+            r = t.get("ratio_to_eevdf")
+            rule("antagonist throughput >= 90 % of EEVDF", r is not None and r >= THROUGHPUT_RATIO,
+                 f"{n}: {'-' if r is None else f'{r:.2f}'} x EEVDF")
+
+    for c in deadline:
+        s = stats.get(c.name)
+        if not s:
+            rule("worst lateness <= 5 x deadline_rr", False, f"{c.name}: no scx_fdl figures (scx_fdl dump)")
+            continue
+        # Per cgroup, while its guarantee fits (even if the other one's does not).
+        if fits and use[c.name] < guar[c.name] and (s["picks"] or s["misses"]):
+            # Misses without picks: the denominator is missing (an scx_fdl without nr_picks).
+            rule("misses < 1 % of picks", s["misses"] < MISS_FRACTION * s["picks"],
+                 f"{c.name}: {s['misses']} of {s['picks']}" + ("" if s["picks"] else " (no picks counted)"))
+        rule("worst lateness <= 5 x deadline_rr", s["max_lateness_us"] <= LATENESS_RRS * rr_us[c.name],
+             f"{c.name}: {s['max_lateness_us']} us vs {LATENESS_RRS * rr_us[c.name]:.0f}")
+    out["verdict"] = "PASS" if all(ok for _, ok, _ in rules) else "FAIL"
+    return out
