@@ -39,6 +39,7 @@ struct fdl_cpu {
 	u64 next_dl;		/* the earliest competing deadline when it was picked */
 	u32 has_next;		/* next_dl is valid */
 	u32 __pad;
+	u64 fair_pick;		/* the queue the dispatcher last took work from by the fair order */
 };
 
 /*

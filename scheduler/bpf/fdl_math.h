@@ -223,6 +223,21 @@ static inline u64 fdl_dl_key(u64 dl, u64 vdt, u64 rr_ns)
 	return fdl_time_before(vdt + rr_ns, dl) ? vdt + rr_ns : dl;
 }
 
+/*
+ * The fair container's deadline is never more than its own deadline_rr behind:
+ *
+ *	dl = max(dl, vdt - rr)
+ *
+ * Fair work makes no promise; its deadline only places it among the containers. When the
+ * guarantees take more than the machine leaves it, it is late for as long as that lasts; without
+ * this floor its claim would grow without bound and, once the containers leave it room, shut
+ * them out for as long. A container's miss moves vdt instead (fdl_miss_lag_step).
+ */
+static inline u64 fdl_dl_floor(u64 dl, u64 vdt, u64 rr_ns)
+{
+	return fdl_time_before(dl, vdt - rr_ns) ? vdt - rr_ns : dl;
+}
+
 /* A busy entity's deadline is never further than its deadline_rr ahead: min(dl, vdt + rr). */
 static inline u64 fdl_dl_cap(u64 dl, u64 vdt, u64 rr_ns)
 {

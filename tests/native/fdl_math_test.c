@@ -108,6 +108,10 @@ static void test_deadlines(void)
 	/* cap: min(dl, vdt + rr) */
 	CHECK_EQ("cap pulls a far deadline in", fdl_dl_cap(vdt + 5000000, vdt, 1000000), vdt + 1000000);
 	CHECK_EQ("cap keeps an early (late) deadline", fdl_dl_cap(vdt - 7, vdt, 1000000), vdt - 7);
+	CHECK_EQ("floor lifts a deadline more than rr behind", fdl_dl_floor(vdt - 9000000, vdt, 5000000),
+		 vdt - 5000000);
+	CHECK_EQ("floor keeps a deadline less than rr behind", fdl_dl_floor(vdt - 7, vdt, 5000000), vdt - 7);
+	CHECK_EQ("floor keeps a future deadline", fdl_dl_floor(vdt + 7, vdt, 5000000), vdt + 7);
 
 	/* miss: vdt_lag += vdt - min_dl + max(rr / 4, 50 us) */
 	CHECK_EQ("miss step with a 5 ms rr", fdl_miss_lag_step(vdt, vdt - 300000, 5000000),

@@ -595,6 +595,47 @@ static void test_within_bandwidth_beats_overrun(void)
 	      "fair %llu ms of 6000", fair / MS);
 }
 
+/*
+ * A deadline never makes things worse than no deadline: two cgroups run the same probe (two
+ * workers spin 3 ms every 23 ms), one without parameters, one with a loose deadline (20 ms),
+ * beside a hackbench-like cgroup of ten wakers (5 CPUs of demand on 2). EDF alone runs the loose
+ * cgroup late, near its 20 ms deadline, while the cgroup without parameters is served by its
+ * cgroup virtual time. The deadline cgroup also stands in the fair order, so it waits no longer
+ * than the cgroup without parameters (within a tick), and no shorter than the 4 ms one.
+ */
+static void test_deadline_never_worse_than_fair(void)
+{
+	struct task *c[2], *l[2], *d[2];
+	u64 cw = 0, lw = 0, dw = 0;
+	int i;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);	/* fdl */
+	add_cgroup(11, 100, 20 * MS, 0);	/* loose */
+	add_cgroup(12, 100, 0, 0);		/* cfs */
+	add_cgroup(20, 100, 0, 0);		/* antagonist */
+	for (i = 0; i < 2; i++) {
+		d[i] = periodic(i, 10, 3 * MS, 23 * MS);
+		l[i] = periodic(2 + i, 11, 3 * MS, 23 * MS);
+		c[i] = periodic(4 + i, 12, 3 * MS, 23 * MS);
+	}
+	for (i = 6; i < 16; i++)
+		periodic(i, 20, 2 * MS, 4 * MS);
+	run_for(3000 * MS);
+	for (i = 0; i < 2; i++) {
+		cw = c[i]->max_delay_ns > cw ? c[i]->max_delay_ns : cw;
+		lw = l[i]->max_delay_ns > lw ? l[i]->max_delay_ns : lw;
+		dw = d[i]->max_delay_ns > dw ? d[i]->max_delay_ns : dw;
+	}
+	printf("never-worse: fdl %llu us, loose %llu us, cfs %llu us\n", dw / US, lw / US, cw / US);
+	CHECK("the loose deadline cgroup waits no longer than the one without parameters",
+	      lw <= cw + 1 * MS, "loose %llu us, cfs %llu us", lw / US, cw / US);
+	CHECK("the 4 ms cgroup waits no longer than the loose one", dw <= lw + 1 * MS,
+	      "fdl %llu us, loose %llu us", dw / US, lw / US);
+	CHECK("the 4 ms cgroup's wake-ups run within its deadline_wakeup and a tick",
+	      dw <= 3 * MS, "fdl %llu us", dw / US);
+}
+
 int main(void)
 {
 	test_idle_wake_sets_the_deadline();
@@ -609,6 +650,7 @@ int main(void)
 	test_cgroups_before_tasks();
 	test_interactive_beside_many_wakers();
 	test_within_bandwidth_beats_overrun();
+	test_deadline_never_worse_than_fair();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -22,6 +22,18 @@ static __always_inline s64 fdl_root_wsum(void)
 }
 
 /*
+ * A first-level cgroup's share in the fair order (fixed point): a deadline container stands there
+ * at its cpu.weight (its boost buys deadline bandwidth, not a larger fair share), any other at its
+ * effective weight.
+ */
+static __always_inline u64 fdl_cgroup_fair_share(struct fdl_cgroup *top, s64 root_wsum)
+{
+	u32 w = top->ent.deadline_rr_ns ? top->cpu_weight : (top->contrib ?: top->weight);
+
+	return fdl_share_of(FDL_SHARE_ONE, w ?: 1, root_wsum);
+}
+
+/*
  * A fair first-level cgroup (or the root's own tasks, cvtime = &fdl.root_cvtime) wakes: it
  * keeps at most wakeup_lag_ns of CPU time of credit at its share, as a whole, however many
  * tasks it has.
@@ -34,7 +46,8 @@ static __always_inline void fdl_cgroup_wake(u64 *cvtime, u64 share)
 /*
  * Add dw to the wsum of cgroup cgid and dn to its count of active members. A cgroup that thereby
  * becomes active starts contributing its weight to its parent (an inactive one stops), and so on
- * up the tree. A deadline container that becomes active starts a new bucket: it wakes.
+ * up the tree. A first-level cgroup that becomes active wakes in the fair order; a deadline
+ * container also starts a new bucket.
  */
 FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 {
@@ -51,11 +64,12 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 		old = __sync_fetch_and_add(&cg->nr_active, dn);
 		if ((dn > 0 && old != 0) || (dn < 0 && old != 1))
 			return 0;	/* activity unchanged: the parent is unaffected */
-		if (dn > 0 && cg->level == 1 && cg->ent.deadline_rr_ns)
-			fdl_entity_wake(&cg->ent, vdt);
-		else if (dn > 0 && cg->level == 1)
-			fdl_cgroup_wake(&cg->cvtime, fdl_share_of(FDL_SHARE_ONE, cg->weight,
-								   cg->weight + fdl_root_wsum()));
+		if (dn > 0 && cg->level == 1) {
+			if (cg->ent.deadline_rr_ns)
+				fdl_entity_wake(&cg->ent, vdt);
+			fdl_cgroup_wake(&cg->cvtime,
+					fdl_cgroup_fair_share(cg, cg->weight + fdl_root_wsum()));
+		}
 
 		contrib = dn > 0 ? cg->weight : 0;
 		old = __sync_lock_test_and_set(&cg->contrib, contrib);
@@ -135,7 +149,8 @@ static __always_inline u64 fdl_task_share(struct fdl_task *t)
 /*
  * The queue a task belongs to now: its first-level cgroup's (DSQ id = that cgroup's id; *top is
  * the cgroup), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
- * entity its work runs under: the cgroup's if it is a deadline container, else the fair container.
+ * entity its work runs under: the cgroup's if it is a deadline container, else the fair container
+ * (a deadline container's task too while it runs by the fair order: t->via_fair).
  */
 static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
 					  struct fdl_entity **dl)
@@ -151,7 +166,7 @@ static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup 
 	if (!c || !c->has_dsq)
 		return FDL_DSQ_FAIR;
 	*top = c;
-	if (c->ent.deadline_rr_ns)
+	if (c->ent.deadline_rr_ns && !t->via_fair)
 		*dl = &c->ent;
 	return cg->top_cgid;
 }

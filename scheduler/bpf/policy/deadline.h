@@ -25,7 +25,8 @@ static __always_inline u64 fdl_vdt(u64 now)
 
 /*
  * Bring the entity's bucket up to date at vdt: the halvings since it was last looked at, a fresh
- * bucket if its parameters were just written, and at most FDL_MAX_DEBT_NS past vdt + rr.
+ * bucket if its parameters were just written, and at most FDL_MAX_DEBT_NS past vdt + rr; the fair
+ * container's at most its deadline_rr behind vdt (fdl_dl_floor).
  */
 static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 {
@@ -39,7 +40,10 @@ static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 		dl = fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns);
 		e->fresh = 0;
 	}
-	e->dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns + FDL_MAX_DEBT_NS);
+	dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns + FDL_MAX_DEBT_NS);
+	if (e == &fdl.fair)
+		dl = fdl_dl_floor(dl, vdt, e->deadline_rr_ns);
+	e->dl = dl;
 }
 
 /* What the entity competes with at vdt (fdl_dl_key): its deadline, or after all within bandwidth. */
@@ -98,7 +102,13 @@ static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 
 	__sync_fetch_and_add(&e->nr_misses, 1);
 	if (late > e->max_lateness_ns)
 		e->max_lateness_ns = late;
-	fdl_miss(dl, now);
+	/*
+	 * Fair work has no deadline of its own to keep: the fair container's deadline only places it
+	 * among the containers, and its lateness is bounded by fdl_dl_floor. Moving vdt back for it
+	 * would only squeeze the containers' deadlines, so only a container's miss does.
+	 */
+	if (e != &fdl.fair)
+		fdl_miss(dl, now);
 }
 
 /* A deadline container's slot in fdl.containers (its existing one, or a free one), or -1. */

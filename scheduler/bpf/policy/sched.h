@@ -23,8 +23,9 @@ static __always_inline void fdl_count_dispatch(u32 path)
 
 /*
  * Charge the running task for the CPU time since it was last charged: its vtime at its current
- * share, its cgroup's usage, and its deadline entity's bucket. Called on every tick as well as at
- * stop and dispatch, so each stretch is charged at the share and bandwidth that held during it.
+ * share, its cgroup's usage, its first-level cgroup's place in the fair order, and the bucket of
+ * the deadline entity it runs under. Called on every tick as well as at stop and dispatch, so
+ * each stretch is charged at the share and bandwidth that held during it.
  */
 static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu)
 {
@@ -41,13 +42,15 @@ static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu)
 	cg = env_cgroup(fdl_task_cgid(t));
 	if (cg)
 		__sync_fetch_and_add(&cg->usage_ns, delta);
-	if (e == &fdl.fair) {
-		/* Fair work also moves its cgroup on in cgroup virtual time, at the cgroup's share. */
-		if (top)
-			__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta, fdl_cgroup_share(top)));
-		else
-			__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
-	}
+	/*
+	 * All work moves its cgroup on in cgroup virtual time, a deadline container's too, however
+	 * it got the CPU: the fair order then serves that container only up to its fair share.
+	 */
+	if (top)
+		__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta,
+						fdl_cgroup_fair_share(top, fdl_root_wsum())));
+	else
+		__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
 	bw = fdl_entity_bw(top, e);
 	fdl_entity_fill(e, delta, bw);
 	cc = env_cpu(cpu);
@@ -67,6 +70,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight)
 	struct fdl_entity *e;
 
 	t->weight = weight;
+	t->via_fair = 0;
 	if (!t->acct_cgid) {
 		cgid = env_cgroup(t->cgid) ? t->cgid : FDL_ROOT_CGID;
 		t->acct_cgid = cgid;
@@ -114,6 +118,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	s32 cpu, later = -1;
 
 	t->enqueued_at = now;
+	t->via_fair = 0;	/* it waits under its own deadline entity */
 	queue = fdl_task_queue(t, &top, &e);
 	clock = fdl_queue_clock(top);
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
@@ -129,6 +134,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns);
 			cc->has_next = 0;
+			cc->fair_pick = 0;
 			env_insert_local_on(p, cpu, tun.slice_ns, flags | FDL_ENQ_PREEMPT);
 			fdl_entity_picked(e, dl, now);
 			fdl_count_dispatch(FDL_DISPATCH_PREEMPT);
@@ -188,8 +194,10 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 cv
 
 /*
  * Scan the first-level queues into this CPU's fdl_scan: deadline containers with work are
- * candidates at their deadline; of the fair queues with work, the one with the least cgroup
- * virtual time stands for the fair container at its deadline. Also refreshes the figures the
+ * candidates at their deadline; of all queues with work, deadline containers' included, the one
+ * with the least cgroup virtual time stands for the fair container at its deadline. So a deadline
+ * container is served by its deadline or, while it has used less than its fair share, by the fair
+ * order, whichever comes first: a deadline never makes a cgroup worse off than none. Also refreshes the figures the
  * fair container's bandwidth and the miss step are computed from.
  */
 FDL_GLOBAL int fdl_scan_queues(u64 vdt)
@@ -223,8 +231,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 vdt)
 			continue;
 		if (e->deadline_rr_ns)
 			fdl_consider(sc, cgid, 0, fdl_entity_key(e, vdt));
-		else
-			fdl_consider_fair(sc, cgid, cg->cvtime);
+		fdl_consider_fair(sc, cgid, cg->cvtime);
 	}
 	if (fdl.dl_wsum != sc->dl_wsum)
 		fdl.dl_wsum = sc->dl_wsum;
@@ -238,6 +245,13 @@ FDL_GLOBAL int fdl_scan_queues(u64 vdt)
 		/* The fair clock follows the least cgroup virtual time with work, never back. */
 		if (fdl_time_before(fdl.cvtime_now, sc->fair_key))
 			fdl.cvtime_now = sc->fair_key;
+		/*
+		 * Only deadline containers stand in the fair order (no fair task is runnable, so the
+		 * fair container never woke): they compete there with a fresh bucket, not the stale
+		 * one of fair work that ran long ago.
+		 */
+		if (!fdl.fair.nr_runnable)
+			fdl_entity_wake(&fdl.fair, vdt);
 		fdl_consider(sc, sc->fair_q, 1, fdl_entity_key(&fdl.fair, vdt));
 	}
 	return 0;
@@ -314,6 +328,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		if (cc) {
 			cc->next_dl = ndl;
 			cc->has_next = ne != NULL;
+			cc->fair_pick = be == &fdl.fair ? bq : 0;
 		}
 		return;
 	}
@@ -321,14 +336,17 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	if (ne && env_move_to_local(nq)) {
 		fdl_entity_picked(ne, ndl, now);
 		fdl_count_dispatch(ne == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
-		if (cc)
+		if (cc) {
 			cc->has_next = 0;
+			cc->fair_pick = ne == &fdl.fair ? nq : 0;
+		}
 	}
 }
 
 /*
- * The task starts on cpu: account its wait, move its queue's clock, record what the CPU runs, and
- * give it a slice that ends where the competing deadline seen at dispatch takes over.
+ * The task starts on cpu: account its wait, move its queue's clock, record what the CPU runs
+ * (under which deadline entity: a deadline container's task picked by the fair order runs as fair
+ * work), and give it a slice that ends where the competing deadline seen at dispatch takes over.
  */
 static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
@@ -353,12 +371,21 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		}
 		t->enqueued_at = 0;
 	}
+	cc = env_cpu(cpu);
+	/* Taken from a deadline container's queue by the fair order: it runs as fair work. */
+	t->via_fair = 0;
 	queue = fdl_task_queue(t, &top, &e);
+	if (cc && cc->fair_pick) {
+		if (cc->fair_pick == queue && e != &fdl.fair) {
+			t->via_fair = 1;
+			e = &fdl.fair;
+		}
+		cc->fair_pick = 0;
+	}
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
 	fdl_entity_refresh(e, fdl_vdt(now));
 	dl = e->dl;
 	bw = fdl_entity_bw(top, e);
-	cc = env_cpu(cpu);
 	if (cc) {
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), dl, now, bw, e->deadline_rr_ns);
 		if (cc->has_next)

@@ -56,6 +56,8 @@ struct fdl_task {
 	u64 enqueued_at;	/* when it was last queued (0: not waiting) */
 	u32 fair_counted;	/* counted in fdl.fair.nr_runnable */
 	s32 last_cpu;		/* CPU it last ran on, plus one (0: never ran) */
+	u32 via_fair;		/* a deadline container's task that runs by the fair order */
+	u32 __pad;
 };
 
 #ifdef FDL_NATIVE
