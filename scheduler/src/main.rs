@@ -72,6 +72,15 @@ fn subtree_cgids(path: &Path) -> Vec<u64> {
     ids
 }
 
+/// Runs one of the BPF side's syscall programs (BPF_PROG_RUN) on `args`, which it reads and writes.
+/// `T` must be one of the bindgen structs of intf.h: plain old data, shared with the BPF side.
+fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> {
+    // SAFETY: T is plain old data (see above), borrowed mutably for the call only.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>()) };
+    prog.test_run(ProgramInput { context_in: Some(bytes), ..Default::default() })?;
+    Ok(())
+}
+
 /// A loaded and attached scx_fdl. Dropping it detaches the scheduler.
 struct Scheduler<'obj> {
     skel: BpfSkel<'obj>,
@@ -149,12 +158,7 @@ impl<'obj> Scheduler<'obj> {
     /// Sets a cgroup's effective weight (0: back to its cpu.weight) through the BPF side.
     fn set_boost(&self, cgid: u64, weight: u32) -> Result<()> {
         let mut args = bpf_intf::fdl_boost_args { cgid, weight, ret: 0 };
-        // SAFETY: fdl_boost_args is plain old data shared with the BPF side.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(&mut args as *mut _ as *mut u8, std::mem::size_of_val(&args))
-        };
-        let input = ProgramInput { context_in: Some(bytes), ..Default::default() };
-        self.skel.progs.fdl_set_boost.test_run(input).context("running fdl_set_boost")?;
+        run_syscall(&self.skel.progs.fdl_set_boost, &mut args).context("running fdl_set_boost")?;
         if args.ret != 0 {
             bail!("cgroup {cgid} is not tracked by the BPF side ({})", args.ret);
         }
@@ -166,12 +170,7 @@ impl<'obj> Scheduler<'obj> {
     fn set_deadlines(&self, cgid: u64, rr_ns: u64, wakeup_ns: u64) -> Result<()> {
         let mut args =
             bpf_intf::fdl_params_args { cgid, deadline_rr_ns: rr_ns, deadline_wakeup_ns: wakeup_ns, ret: 0, __pad: 0 };
-        // SAFETY: fdl_params_args is plain old data shared with the BPF side.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(&mut args as *mut _ as *mut u8, std::mem::size_of_val(&args))
-        };
-        let input = ProgramInput { context_in: Some(bytes), ..Default::default() };
-        self.skel.progs.fdl_set_params.test_run(input).context("running fdl_set_params")?;
+        run_syscall(&self.skel.progs.fdl_set_params, &mut args).context("running fdl_set_params")?;
         match args.ret {
             0 => Ok(()),
             r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
