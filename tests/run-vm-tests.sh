@@ -20,6 +20,7 @@ cases=(
     "overcommit|overcommit|pass"
     "control|control|pass"
     "prometheus|prometheus|pass"
+    "limits|limits|pass"
 )
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's

@@ -15,6 +15,7 @@ mod bpf_intf {
 mod config;
 mod control;
 mod guarantee;
+mod limits;
 mod monitor;
 mod options;
 mod preflight;
@@ -42,7 +43,7 @@ use bpf_skel::{BpfSkel, BpfSkelBuilder};
 use config::Params;
 use control::{CgroupReport, Pending, Request, Response};
 use guarantee::Controller;
-use options::{Command, Opts, EXIT_EJECTED, EXIT_START_FAILED};
+use options::{Command, Opts, EXIT_EJECTED, EXIT_START_FAILED, EXIT_UNENFORCED_LIMIT};
 use stats::{CgroupTree, Publisher, SchedulerStats};
 
 /// Where cgroup v2 is mounted.
@@ -439,6 +440,7 @@ impl<'obj> Scheduler<'obj> {
         shutdown: &AtomicBool,
         requests: &Receiver<Pending>,
         mut publisher: Option<&mut Publisher>,
+        limits: &mut LimitWatch,
     ) -> UserExitInfo {
         let start = Instant::now();
         let (mut last_control, mut last_sync, mut last_stats) = (start, start, start);
@@ -450,6 +452,9 @@ impl<'obj> Scheduler<'obj> {
             }
             if RELOAD.swap(false, Ordering::Relaxed) {
                 self.reload(opts.config.as_deref());
+            }
+            if !limits.poll() {
+                break;
             }
             if last_control.elapsed() >= guarantee::PERIOD {
                 self.control_guarantees(last_control.elapsed());
@@ -542,6 +547,19 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         unsafe { libc::geteuid() },
         &preflight::kernel_release(),
     )?;
+    let limited = limits::limited(Path::new(CGROUP_ROOT));
+    if !limited.is_empty() {
+        if !opts.allow_unenforced_cpu_max {
+            bail!(limits::refusal(&limited));
+        }
+        warn!("not enforced (--allow-unenforced-cpu-max): {}", limits::describe(&limited));
+    }
+    let mut limit_watch = LimitWatch {
+        rx: limits::watch(PathBuf::from(CGROUP_ROOT), limits::WATCH_PERIOD),
+        known: limited,
+        allow: opts.allow_unenforced_cpu_max,
+        refused: None,
+    };
 
     let shutdown = Arc::new(AtomicBool::new(false));
     signals::install(&shutdown, &RELOAD)?;
@@ -561,11 +579,15 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     loop {
         let mut open_object = MaybeUninit::uninit();
         let mut sched = Scheduler::init(opts, config, exits, &mut open_object)?;
-        let uei = sched.run(opts, &shutdown, &requests, publisher.as_mut());
+        let uei = sched.run(opts, &shutdown, &requests, publisher.as_mut(), &mut limit_watch);
         config = std::mem::take(&mut sched.config);
         exits = std::mem::take(&mut sched.exits);
         drop(sched);
 
+        if let Some(why) = limit_watch.refused.take() {
+            log::error!("stopping, so that the kernel's scheduler enforces the limit: {why}");
+            return Ok(ExitCode::from(EXIT_UNENFORCED_LIMIT));
+        }
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             info!("the kernel asked for a restart (CPU hotplug): reloading");
             *exits.entry("restart".to_string()).or_default() += 1;
@@ -600,6 +622,38 @@ fn log_verified_insns(skel: &BpfSkel, took: Duration) {
         }
     }
     info!("loaded in {:.1} s; instructions verified: {}", took.as_secs_f64(), counts.join(", "));
+}
+
+/// The cgroups with a CPU limit, as the watcher last saw them (limits::watch), and what to do about
+/// a new one.
+struct LimitWatch {
+    rx: Receiver<BTreeMap<PathBuf, limits::Limit>>,
+    known: BTreeMap<PathBuf, limits::Limit>,
+    allow: bool,
+    /// Set when a new limit made scx_fdl stop: the message.
+    refused: Option<String>,
+}
+
+impl LimitWatch {
+    /// Takes the watcher's news. Returns false when scx_fdl must stop: a cgroup got a limit and
+    /// running without enforcement was not accepted.
+    fn poll(&mut self) -> bool {
+        while let Ok(now) = self.rx.try_recv() {
+            let new: BTreeMap<PathBuf, limits::Limit> =
+                now.iter().filter(|(p, l)| self.known.get(*p) != Some(l)).map(|(p, l)| (p.clone(), *l)).collect();
+            metrics::gauge!("scx_fdl_cgroups_unenforced_cpu_max").set(if self.allow { now.len() as f64 } else { 0.0 });
+            self.known = now;
+            if new.is_empty() {
+                continue;
+            }
+            if !self.allow {
+                self.refused = Some(limits::refusal(&new));
+                return false;
+            }
+            warn!("not enforced (--allow-unenforced-cpu-max): {}", limits::describe(&new));
+        }
+        true
+    }
 }
 
 /// Removes the control socket when the scheduler stops.

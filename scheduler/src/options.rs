@@ -9,6 +9,9 @@ use clap::Parser;
 pub const EXIT_START_FAILED: u8 = 1;
 /// The kernel ejected scx_fdl (watchdog stall, BPF error); tasks went back to the default scheduler.
 pub const EXIT_EJECTED: u8 = 3;
+/// A cgroup got a CPU limit that scx_fdl does not enforce; it stopped so that the kernel's
+/// scheduler enforces it.
+pub const EXIT_UNENFORCED_LIMIT: u8 = 4;
 
 /// The sched_ext watchdog's timeout when ops.timeout_ms is 0.
 const KERNEL_WATCHDOG_MS: u64 = 30_000;
@@ -24,6 +27,9 @@ Exit codes:
      file is invalid)
   2  bad command line
   3  the kernel ejected scx_fdl (e.g. a runnable task stalled); the exit reason is printed
+  4  a cgroup got a CPU limit (cpu.max) while scx_fdl ran: scx_fdl does not enforce limits yet,
+     so it stopped and the kernel's scheduler, which does, took over (see
+     --allow-unenforced-cpu-max)
 
 Runs only on a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT=y); elsewhere use the VM rig
 (./demo.sh, vm/run.sh).";
@@ -96,6 +102,13 @@ pub struct Opts {
     #[arg(long, default_value_t = 50, value_name = "PERMILLE",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub fair_floor_permille: u32,
+
+    /// Run even though cgroups have CPU limits (cpu.max), which scx_fdl does not enforce yet:
+    /// their tasks then run unlimited. Each limited cgroup is logged and counted
+    /// (scx_fdl_cgroups_unenforced_cpu_max). Without it, scx_fdl refuses to start while a
+    /// cgroup has a limit, and stops (exit code 4) when one gets a limit while it runs.
+    #[arg(long)]
+    pub allow_unenforced_cpu_max: bool,
 
     /// Shortest slice, in microseconds, that a competing deadline cuts a running task's slice to,
     /// and the shortest delay of a deadline timer.

@@ -1,0 +1,153 @@
+//! CPU limits (`cpu.max`) that scx_fdl does not enforce yet.
+//!
+//! The kernel does not throttle sched_ext tasks: under a sched_ext scheduler a cgroup's `cpu.max`
+//! binds only if the scheduler enforces it, and scx_fdl does not yet (issue 12). Rather than
+//! remove every limit silently, scx_fdl refuses to start while a cgroup has one, and stops (the
+//! kernel's scheduler, which enforces it, takes over) when one appears while it runs — unless
+//! `--allow-unenforced-cpu-max` accepts running without enforcement; then each limited cgroup is
+//! logged and counted.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use walkdir::WalkDir;
+
+/// How often the watcher walks the cgroup tree for limits.
+pub const WATCH_PERIOD: Duration = Duration::from_secs(2);
+
+/// A cgroup's `cpu.max`: `quota` microseconds per `period` microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub quota_us: u64,
+    pub period_us: u64,
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cpu.max {} {} ({:.2} CPUs)", self.quota_us, self.period_us, self.cpus())
+    }
+}
+
+impl Limit {
+    pub fn cpus(&self) -> f64 {
+        self.quota_us as f64 / self.period_us.max(1) as f64
+    }
+}
+
+/// Parses the text of a `cpu.max` file: `max PERIOD` (no limit, None) or `QUOTA PERIOD`.
+pub fn parse(text: &str) -> Option<Limit> {
+    let mut words = text.split_whitespace();
+    let quota = words.next()?;
+    let period_us = words.next().and_then(|p| p.parse().ok()).unwrap_or(100_000);
+    if quota == "max" {
+        return None;
+    }
+    Some(Limit { quota_us: quota.parse().ok()?, period_us })
+}
+
+/// Every cgroup below `root` with a CPU limit. A cgroup that goes away during the walk, or whose
+/// cpu controller is not enabled (no `cpu.max`), is skipped. The walk does not follow symlinks.
+///
+/// walkdir rather than a hand-written recursion: it bounds open descriptors and reports
+/// unreadable directories as errors to skip, which a tree that changes under the walk needs.
+pub fn limited(root: &Path) -> BTreeMap<PathBuf, Limit> {
+    WalkDir::new(root)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir())
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path().join("cpu.max")).ok()?;
+            Some((e.into_path(), parse(&text)?))
+        })
+        .collect()
+}
+
+/// One line per limited cgroup, for messages.
+pub fn describe(limits: &BTreeMap<PathBuf, Limit>) -> String {
+    limits.iter().map(|(p, l)| format!("{} ({l})", p.display())).collect::<Vec<_>>().join(", ")
+}
+
+/// The refusal to run: what is limited, why it matters, and what to do.
+pub fn refusal(limits: &BTreeMap<PathBuf, Limit>) -> String {
+    format!(
+        "{} cgroup(s) have a CPU limit, which scx_fdl does not enforce yet: {}. The kernel does not \
+         throttle sched_ext tasks, so under scx_fdl these limits would be lifted. Remove the limits \
+         (echo max > .../cpu.max), or start with --allow-unenforced-cpu-max to run without them",
+        limits.len(),
+        describe(limits)
+    )
+}
+
+/// Walks the tree every `period` on a thread of its own (a large tree must not hold up the
+/// scheduler's loop) and sends the limited set whenever it changed, starting with the first walk.
+pub fn watch(root: PathBuf, period: Duration) -> Receiver<BTreeMap<PathBuf, Limit>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("cpu-max-watch".into())
+        .spawn(move || {
+            let mut last = None;
+            loop {
+                let now = limited(&root);
+                if last.as_ref() != Some(&now) {
+                    if tx.send(now.clone()).is_err() {
+                        return;
+                    }
+                    last = Some(now);
+                }
+                std::thread::sleep(period);
+            }
+        })
+        .expect("spawning the cpu.max watcher");
+    rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn parses_the_kernel_formats() {
+        assert_eq!(parse("max 100000\n"), None);
+        assert_eq!(parse("20000 100000\n"), Some(Limit { quota_us: 20000, period_us: 100000 }));
+        assert_eq!(parse("50000 50000"), Some(Limit { quota_us: 50000, period_us: 50000 }));
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("garbage 100000"), None);
+        assert!((parse("30000 100000").unwrap().cpus() - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn finds_limits_at_any_depth_and_only_those() {
+        let root = tempfile::tempdir().unwrap();
+        let pod = root.path().join("kubepods.slice/kubepods-burstable.slice/pod1.slice");
+        fs::create_dir_all(pod.join("cri-containerd-1.scope")).unwrap();
+        fs::create_dir_all(root.path().join("free")).unwrap();
+        fs::create_dir_all(root.path().join("nocpu")).unwrap();
+        fs::write(root.path().join("kubepods.slice/cpu.max"), "max 100000\n").unwrap();
+        fs::write(pod.join("cpu.max"), "200000 100000\n").unwrap();
+        fs::write(pod.join("cri-containerd-1.scope/cpu.max"), "50000 100000\n").unwrap();
+        fs::write(root.path().join("free/cpu.max"), "max 100000\n").unwrap();
+        let found = limited(root.path());
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[&pod], Limit { quota_us: 200000, period_us: 100000 });
+        assert_eq!(found[&pod.join("cri-containerd-1.scope")].quota_us, 50000);
+        let msg = refusal(&found);
+        assert!(msg.contains("2 cgroup(s)") && msg.contains("pod1.slice (cpu.max 200000 100000 (2.00 CPUs))"), "{msg}");
+        assert!(msg.contains("--allow-unenforced-cpu-max"), "{msg}");
+    }
+
+    #[test]
+    fn the_watcher_reports_changes() {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("a")).unwrap();
+        fs::write(root.path().join("a/cpu.max"), "max 100000\n").unwrap();
+        let rx = watch(root.path().to_path_buf(), Duration::from_millis(20));
+        assert!(rx.recv_timeout(Duration::from_secs(5)).unwrap().is_empty());
+        fs::write(root.path().join("a/cpu.max"), "10000 100000\n").unwrap();
+        let now = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(now.len(), 1);
+    }
+}
