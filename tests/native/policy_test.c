@@ -636,6 +636,42 @@ static void test_deadline_never_worse_than_fair(void)
 	      dw <= 3 * MS, "fdl %llu us", dw / US);
 }
 
+/*
+ * ... and the cgroups without parameters are none the worse for it here: the same machine (a cfs
+ * probe, a probe cgroup, ten busy wakers) with the probe cgroup fair, then with a 20 ms deadline;
+ * the cfs probe waits no longer (within a tick) than when all three were fair.
+ */
+static u64 cfs_delay_beside(u64 rr_ns)
+{
+	u64 worst = 0;
+	int i;
+
+	reset(2);
+	add_cgroup(11, 100, rr_ns, 0);
+	add_cgroup(12, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	for (i = 0; i < 2; i++) {
+		periodic(i, 11, 1 * MS, 6 * MS);
+		periodic(2 + i, 12, 1 * MS, 6 * MS);
+	}
+	for (i = 4; i < 14; i++)
+		periodic(i, 20, 2 * MS, 4 * MS);
+	run_for(3000 * MS);
+	for (i = 2; i < 4; i++)
+		worst = tasks[i].late_ns > worst ? tasks[i].late_ns : worst;
+	return worst;
+}
+
+static void test_fair_work_keeps_its_bandwidth(void)
+{
+	u64 all_fair = cfs_delay_beside(0), beside_dl = cfs_delay_beside(20 * MS);
+
+	printf("fair bandwidth: cfs worst %llu us beside a fair cgroup, %llu us beside a 20 ms container\n",
+	       all_fair / US, beside_dl / US);
+	CHECK("a deadline container beside it leaves the cfs probe no worse off",
+	      beside_dl <= all_fair + 1 * MS, "%llu us vs %llu us", beside_dl / US, all_fair / US);
+}
+
 int main(void)
 {
 	test_idle_wake_sets_the_deadline();
@@ -651,6 +687,7 @@ int main(void)
 	test_interactive_beside_many_wakers();
 	test_within_bandwidth_beats_overrun();
 	test_deadline_never_worse_than_fair();
+	test_fair_work_keeps_its_bandwidth();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
