@@ -51,6 +51,14 @@ static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu)
 						fdl_cgroup_fair_share(top, fdl_root_wsum())));
 	else
 		__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
+	/*
+	 * Taken by the fair order, a deadline container's work fills both buckets: the fair
+	 * container's, whose turn it took, and its own, against which its use is measured however it
+	 * got the CPU (or its deadline would go stale while the fair order serves it, and its next
+	 * pick by deadline would count as a long miss).
+	 */
+	if (t->via_fair && top)
+		fdl_entity_fill(&top->ent, delta, fdl_entity_bw(top, &top->ent));
 	bw = fdl_entity_bw(top, e);
 	fdl_entity_fill(e, delta, bw);
 	cc = env_cpu(cpu);
@@ -397,10 +405,11 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 static __always_inline void fdl_on_tick(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
+	u64 now;
 
 	fdl_charge(t, cpu);
-	if (cc && cc->has_next &&
-	    fdl_time_before(cc->next_dl, fdl_cpu_dl(cc, env_now(), fdl_vdt(env_now())))) {
+	now = env_now();
+	if (cc && cc->has_next && fdl_time_before(cc->next_dl, fdl_cpu_dl(cc, now, fdl_vdt(now)))) {
 		cc->has_next = 0;
 		env_set_slice(p, 0);
 		stat_inc(nr_tick_preempts);
