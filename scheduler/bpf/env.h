@@ -7,6 +7,7 @@
  * deterministic clock and queues, so the same policy code runs as ordinary C.
  *
  *	env_now()                         the scheduler's clock, ns
+ *	env_mb()                          a full memory barrier
  *	env_cgroup(cgid)                  a cgroup's record, or NULL if untracked
  *	env_cpu(cpu)                      a CPU's policy record (struct fdl_cpu), or NULL
  *	env_stats()                       this CPU's event counters
@@ -119,6 +120,14 @@ struct {
 static __always_inline u64 env_now(void)
 {
 	return scx_bpf_now();
+}
+
+/* A full memory barrier (BPF has no fence instruction: an atomic add orders like one). */
+static __always_inline void env_mb(void)
+{
+	volatile u64 fence = 0;
+
+	__sync_fetch_and_add(&fence, 0);
 }
 
 static __always_inline struct fdl_cgroup *env_cgroup(u64 cgid)

@@ -75,8 +75,6 @@ struct fdl_entity {
 	u64 nr_misses;		/* picked from its queue after its deadline */
 	u64 max_lateness_ns;	/* worst lateness of those picks */
 	u64 nr_picks;		/* picks from its queue, late or not (the misses' denominator) */
-	u32 fresh;		/* parameters just written: start a new bucket at the next wake-up */
-	u32 __pad;
 };
 
 /*

@@ -307,9 +307,8 @@ int fdl_set_params(struct fdl_params_args *args)
 		args->ret = -ENOSPC;
 	if (args->ret)
 		return 0;
-	cg->ent.deadline_wakeup_ns = args->deadline_wakeup_ns;
-	cg->ent.deadline_rr_ns = args->deadline_rr_ns;
-	cg->ent.fresh = 1;
+	fdl_entity_set_params(&cg->ent, args->deadline_rr_ns, args->deadline_wakeup_ns,
+			      fdl_vdt(scx_bpf_now()));
 	return 0;
 }
 

@@ -65,6 +65,11 @@ static inline u64 env_now(void)
 	return env.now;
 }
 
+static inline void env_mb(void)
+{
+	__sync_synchronize();
+}
+
 static inline struct fdl_cgroup *env_cgroup(u64 cgid)
 {
 	return cgid < FAKE_CGROUPS && env.cg_present[cgid] ? &env.cg[cgid] : NULL;

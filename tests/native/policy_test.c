@@ -87,11 +87,8 @@ static void add_cgroup(u64 cgid, u32 weight, u64 rr_ns, u64 wakeup_ns)
 		.top_cgid = cgid, .has_dsq = 1,
 	};
 	fdl_slot_add(cgid);
-	if (rr_ns) {	/* what the fdl_set_params syscall program does */
-		env.cg[cgid].ent.deadline_rr_ns = rr_ns;
-		env.cg[cgid].ent.deadline_wakeup_ns = wakeup_ns;
-		env.cg[cgid].ent.fresh = 1;
-	}
+	if (rr_ns)	/* what the fdl_set_params syscall program does */
+		fdl_entity_set_params(&env.cg[cgid].ent, rr_ns, wakeup_ns, fdl_vdt(env.now));
 }
 
 static struct task *new_task(int i, u64 cgid)
@@ -303,7 +300,6 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	c2 = &env.cg[11].ent;
 	fdl.min_rr_ns = 4 * MS;
 	v0 = vdt();
-	c1->fresh = c2->fresh = 0;
 	c1->dl = dl1 = v0 - 1 * MS;	/* late by 1 ms */
 	c2->dl = v0 + 18 * MS;
 
@@ -700,8 +696,37 @@ static void test_fair_order_keeps_the_deadline_fresh(void)
 	      (tasks[0].ran_ns + tasks[1].ran_ns) / MS);
 }
 
+/*
+ * Deadlines written at run time to a cgroup that ran as fair work: its bucket (stale: nothing
+ * keeps a fair cgroup's up to date, and spread halvings drag it along) is replaced by a fresh one
+ * before the deadline is written, so a CPU that sees the deadline never reads the stale bucket.
+ * Before, the bucket was renewed lazily at the next look (a flag written after the deadlines), so
+ * a CPU that read the new deadline_rr first could take the stale bucket for the container's: the
+ * suspected cause of a 27.9 ms lateness in the matrix's after-start cell.
+ */
+static void test_deadlines_set_at_run_time(void)
+{
+	struct fdl_entity *e;
+	u64 v;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	e = &env.cg[10].ent;
+	e->dl = 123;		/* whatever a fair cgroup's bucket holds */
+	fdl.spread_gen = 7;
+	fdl.spread_vdt = fdl_vdt(env.now) - 40 * MS;
+	v = fdl_vdt(env.now);
+	fdl_entity_set_params(e, 4 * MS, 2 * MS, v);
+	CHECK("the bucket is fresh as soon as the deadline is written",
+	      e->dl == v + 2 * MS && e->spread_gen == fdl.spread_gen, "dl - vdt = %lld us, gen %llu",
+	      (long long)(e->dl - v) / 1000, e->spread_gen);
+	CHECK("so its key is vdt + deadline_wakeup, not late", fdl_entity_key(e, v) == v + 2 * MS,
+	      "key - vdt = %lld us", (long long)(fdl_entity_key(e, v) - v) / 1000);
+}
+
 int main(void)
 {
+	test_deadlines_set_at_run_time();
 	test_idle_wake_sets_the_deadline();
 	test_miss_moves_vdt_once_and_halves_the_spread();
 	test_overcommit_shares_lateness();

@@ -24,8 +24,8 @@ static __always_inline u64 fdl_vdt(u64 now)
 }
 
 /*
- * Bring the entity's bucket up to date at vdt: the halvings since it was last looked at, a fresh
- * bucket if its parameters were just written, and at most FDL_MAX_DEBT_NS past vdt + rr; the fair
+ * Bring the entity's bucket up to date at vdt: the halvings since it was last looked at, and at
+ * most FDL_MAX_DEBT_NS past vdt + rr; the fair
  * container's at most its deadline_rr behind vdt (fdl_dl_floor).
  */
 static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
@@ -36,14 +36,28 @@ static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 		dl = fdl_dl_halve_spread(dl, fdl.spread_vdt);
 		e->spread_gen = gen;
 	}
-	if (e->fresh) {
-		dl = fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns);
-		e->fresh = 0;
-	}
 	dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns + FDL_MAX_DEBT_NS);
 	if (e == &fdl.fair)
 		dl = fdl_dl_floor(dl, vdt, e->deadline_rr_ns);
 	e->dl = dl;
+}
+
+/*
+ * New deadlines for a container (both 0: fair work again), written by the control plane at vdt.
+ * Its bucket starts anew at once, and is written before the deadlines are: a CPU that sees the new
+ * deadline_rr also sees that bucket, never the stale one a fair cgroup carries (nothing keeps a
+ * fair cgroup's bucket up to date; read with a deadline it made the container tens of ms "late").
+ */
+static __always_inline void fdl_entity_set_params(struct fdl_entity *e, u64 rr_ns, u64 wakeup_ns,
+						  u64 vdt)
+{
+	if (rr_ns) {
+		e->spread_gen = fdl.spread_gen;
+		e->dl = fdl_dl_wakeup(vdt, vdt, wakeup_ns, rr_ns);
+		env_mb();
+	}
+	e->deadline_wakeup_ns = wakeup_ns;
+	e->deadline_rr_ns = rr_ns;
 }
 
 /* What the entity competes with at vdt (fdl_dl_key): its deadline, or after all within bandwidth. */
