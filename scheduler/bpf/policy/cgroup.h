@@ -22,15 +22,26 @@ static __always_inline s64 fdl_root_wsum(void)
 }
 
 /*
- * A first-level cgroup's share in the fair order (fixed point): a deadline container stands there
- * at its cpu.weight (its boost buys deadline bandwidth, not a larger fair share), any other at its
- * effective weight.
+ * The weight of everything runnable at the first level as the fair order sees it: the deadline
+ * containers at their cpu.weight, not their boost (as the dispatcher's last scan summed them).
  */
-static __always_inline u64 fdl_cgroup_fair_share(struct fdl_cgroup *top, s64 root_wsum)
+static __always_inline s64 fdl_fair_order_wsum(void)
+{
+	return fdl_root_wsum() - fdl.dl_wsum + fdl.dl_unboosted_wsum;
+}
+
+/*
+ * A first-level cgroup's share in the fair order (fixed point), among the fair order's weights
+ * (wsum, fdl_fair_order_wsum()): a deadline container stands there at its cpu.weight (its boost
+ * buys deadline bandwidth, not a larger fair share), any other at its effective weight. Counting
+ * the boosts in the sum would make every share a sliver and cgroup virtual time race ahead, into
+ * the starvation window, where the order between cgroups is lost.
+ */
+static __always_inline u64 fdl_cgroup_fair_share(struct fdl_cgroup *top, s64 wsum)
 {
 	u32 w = top->ent.deadline_rr_ns ? top->cpu_weight : (top->contrib ?: top->weight);
 
-	return fdl_share_of(FDL_SHARE_ONE, w ?: 1, root_wsum);
+	return fdl_share_of(FDL_SHARE_ONE, w ?: 1, wsum);
 }
 
 /*
@@ -68,7 +79,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 			if (cg->ent.deadline_rr_ns)
 				fdl_entity_wake(&cg->ent, vdt);
 			fdl_cgroup_wake(&cg->cvtime,
-					fdl_cgroup_fair_share(cg, cg->weight + fdl_root_wsum()));
+					fdl_cgroup_fair_share(cg, cg->weight + fdl_fair_order_wsum()));
 		}
 
 		contrib = dn > 0 ? cg->weight : 0;

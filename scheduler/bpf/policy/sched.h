@@ -48,7 +48,7 @@ static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu)
 	 */
 	if (top)
 		__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta,
-						fdl_cgroup_fair_share(top, fdl_root_wsum())));
+						fdl_cgroup_fair_share(top, fdl_fair_order_wsum())));
 	else
 		__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
 	/*
