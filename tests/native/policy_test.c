@@ -112,6 +112,26 @@ static struct task *periodic(int i, u64 cgid, u64 spin_ns, u64 period_ns)
 	return k;
 }
 
+/* Ten hackbench-like wakers in cgroup cgid (tasks first..first+9): 2 ms every 4 ms, 5 CPUs of demand. */
+static void wakers(int first, u64 cgid)
+{
+	for (int i = first; i < first + 10; i++)
+		periodic(i, cgid, 2 * MS, 4 * MS);
+}
+
+/* The worst wake-up to running delay (late = false) or spin lateness (true) of tasks first..first+n-1. */
+static u64 worst_of(int first, int n, bool late)
+{
+	u64 worst = 0;
+
+	for (int i = first; i < first + n; i++) {
+		u64 v = late ? tasks[i].late_ns : tasks[i].max_delay_ns;
+
+		worst = v > worst ? v : worst;
+	}
+	return worst;
+}
+
 static void start(int cpu, struct task *k)
 {
 	running[cpu] = k;
@@ -552,13 +572,11 @@ static void test_cgroups_before_tasks(void)
 static void test_interactive_beside_many_wakers(void)
 {
 	struct task *k;
-	int i;
 
 	reset(2);
 	add_cgroup(20, 100, 0, 0);
 	add_cgroup(21, 100, 0, 0);
-	for (i = 0; i < 10; i++)
-		periodic(i, 20, 2 * MS, 4 * MS);	/* 5 CPUs of demand on 2 */
+	wakers(0, 20);
 	k = periodic(10, 21, 2 * MS, 20 * MS);
 	run_for(3000 * MS);
 	CHECK("the interactive task's worst delay is within a slice and a tick", k->late_ns <= 5 * MS,
@@ -601,8 +619,7 @@ static void test_within_bandwidth_beats_overrun(void)
  */
 static void test_deadline_never_worse_than_fair(void)
 {
-	struct task *c[2], *l[2], *d[2];
-	u64 cw = 0, lw = 0, dw = 0;
+	u64 cw, lw, dw;
 	int i;
 
 	reset(2);
@@ -611,18 +628,15 @@ static void test_deadline_never_worse_than_fair(void)
 	add_cgroup(12, 100, 0, 0);		/* cfs */
 	add_cgroup(20, 100, 0, 0);		/* antagonist */
 	for (i = 0; i < 2; i++) {
-		d[i] = periodic(i, 10, 3 * MS, 23 * MS);
-		l[i] = periodic(2 + i, 11, 3 * MS, 23 * MS);
-		c[i] = periodic(4 + i, 12, 3 * MS, 23 * MS);
+		periodic(i, 10, 3 * MS, 23 * MS);
+		periodic(2 + i, 11, 3 * MS, 23 * MS);
+		periodic(4 + i, 12, 3 * MS, 23 * MS);
 	}
-	for (i = 6; i < 16; i++)
-		periodic(i, 20, 2 * MS, 4 * MS);
+	wakers(6, 20);
 	run_for(3000 * MS);
-	for (i = 0; i < 2; i++) {
-		cw = c[i]->max_delay_ns > cw ? c[i]->max_delay_ns : cw;
-		lw = l[i]->max_delay_ns > lw ? l[i]->max_delay_ns : lw;
-		dw = d[i]->max_delay_ns > dw ? d[i]->max_delay_ns : dw;
-	}
+	dw = worst_of(0, 2, false);
+	lw = worst_of(2, 2, false);
+	cw = worst_of(4, 2, false);
 	printf("never-worse: fdl %llu us, loose %llu us, cfs %llu us\n", dw / US, lw / US, cw / US);
 	CHECK("the loose deadline cgroup waits no longer than the one without parameters",
 	      lw <= cw + 1 * MS, "loose %llu us, cfs %llu us", lw / US, cw / US);
@@ -639,7 +653,6 @@ static void test_deadline_never_worse_than_fair(void)
  */
 static u64 cfs_delay_beside(u64 rr_ns)
 {
-	u64 worst = 0;
 	int i;
 
 	reset(2);
@@ -650,12 +663,9 @@ static u64 cfs_delay_beside(u64 rr_ns)
 		periodic(i, 11, 1 * MS, 6 * MS);
 		periodic(2 + i, 12, 1 * MS, 6 * MS);
 	}
-	for (i = 4; i < 14; i++)
-		periodic(i, 20, 2 * MS, 4 * MS);
+	wakers(4, 20);
 	run_for(3000 * MS);
-	for (i = 2; i < 4; i++)
-		worst = tasks[i].late_ns > worst ? tasks[i].late_ns : worst;
-	return worst;
+	return worst_of(2, 2, true);
 }
 
 static void test_fair_work_keeps_its_bandwidth(void)
@@ -677,15 +687,13 @@ static void test_fair_work_keeps_its_bandwidth(void)
 static void test_fair_order_keeps_the_deadline_fresh(void)
 {
 	struct fdl_entity *e;
-	int i;
 
 	reset(2);
 	add_cgroup(11, 100, 20 * MS, 0);
 	add_cgroup(20, 100, 0, 0);
 	wake(new_task(0, 11));
 	periodic(1, 11, 1 * MS, 6 * MS);
-	for (i = 2; i < 12; i++)
-		periodic(i, 20, 2 * MS, 4 * MS);
+	wakers(2, 20);
 	run_for(3000 * MS);
 	e = &env.cg[11].ent;
 	printf("fresh deadline: %llu misses of %llu picks, worst lateness %llu us\n", e->nr_misses,
@@ -733,7 +741,7 @@ static void test_deadlines_set_at_run_time(void)
  */
 static void test_boosts_stay_out_of_the_fair_order(void)
 {
-	u64 worst = 0;
+	u64 worst;
 	int i;
 
 	reset(2);
@@ -748,11 +756,9 @@ static void test_boosts_stay_out_of_the_fair_order(void)
 		periodic(2 + i, 11, 3 * MS, 23 * MS);
 		periodic(4 + i, 12, 3 * MS, 23 * MS);
 	}
-	for (i = 6; i < 16; i++)
-		periodic(i, 20, 2 * MS, 4 * MS);
+	wakers(6, 20);
 	run_for(4000 * MS);
-	for (i = 4; i < 6; i++)
-		worst = tasks[i].max_delay_ns > worst ? tasks[i].max_delay_ns : worst;
+	worst = worst_of(4, 2, false);
 	printf("boosts: cfs worst delay %llu us beside two containers at weight 10000\n", worst / US);
 	CHECK("cfs's worst delay stays within a few slices", worst <= 10 * MS, "%llu us", worst / US);
 }

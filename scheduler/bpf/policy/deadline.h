@@ -25,8 +25,8 @@ static __always_inline u64 fdl_vdt(u64 now)
 
 /*
  * Bring the entity's bucket up to date at vdt: the halvings since it was last looked at, and at
- * most FDL_MAX_DEBT_NS past vdt + rr; the fair
- * container's at most its deadline_rr behind vdt (fdl_dl_floor).
+ * most FDL_MAX_DEBT_NS past vdt + rr; the fair container's at most its deadline_rr behind vdt
+ * (fdl_dl_floor).
  */
 static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 {
@@ -46,7 +46,8 @@ static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
  * New deadlines for a container (both 0: fair work again), written by the control plane at vdt.
  * Its bucket starts anew at once, and is written before the deadlines are: a CPU that sees the new
  * deadline_rr also sees that bucket, never the stale one a fair cgroup carries (nothing keeps a
- * fair cgroup's bucket up to date; read with a deadline it made the container tens of ms "late").
+ * fair cgroup's bucket up to date; read with a deadline, it can make the container look tens of
+ * ms late).
  */
 static __always_inline void fdl_entity_set_params(struct fdl_entity *e, u64 rr_ns, u64 wakeup_ns,
 						  u64 vdt)

@@ -205,8 +205,8 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 cv
  * candidates at their deadline; of all queues with work, deadline containers' included, the one
  * with the least cgroup virtual time stands for the fair container at its deadline. So a deadline
  * container is served by its deadline or, while it has used less than its fair share, by the fair
- * order, whichever comes first: a deadline never makes a cgroup worse off than none. Also refreshes the figures the
- * fair container's bandwidth and the miss step are computed from.
+ * order, whichever comes first: a deadline never makes a cgroup worse off than none. Also
+ * refreshes the figures the fair container's bandwidth and the miss step are computed from.
  */
 FDL_GLOBAL int fdl_scan_queues(u64 vdt)
 {
