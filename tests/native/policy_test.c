@@ -28,6 +28,7 @@ static int passed, failed;
 #define MS 1000000ULL
 #define US 1000ULL
 #define NR_TASKS 16
+#define NR_LATES 512
 
 /* A task of the simulation: the fake kernel's view and the policy's record. */
 struct task {
@@ -37,11 +38,15 @@ struct task {
 	u64 ran_ns;
 	u64 woken_at;		/* when it last woke (0: not waiting for its first run) */
 	u64 max_delay_ns;	/* worst wake-up to running delay */
+	u64 sum_delay_ns;	/* all wake-up to running delays, and how many */
+	u64 nr_delays;
 	u64 spin_ns;		/* periodic tasks: CPU time per wake-up (0: a hog) */
 	u64 period_ns;		/* ... woken every period_ns */
 	u64 next_wake;
 	u64 spun;		/* CPU time since the last wake-up */
 	u64 late_ns;		/* worst (end of spin - wake - spin): the probe's figure */
+	u32 nr_lates;		/* ... and the first NR_LATES of them, for percentiles */
+	u32 lates[NR_LATES];
 	u64 wakes;
 };
 
@@ -119,6 +124,26 @@ static void wakers(int first, u64 cgid)
 		periodic(i, cgid, 2 * MS, 4 * MS);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	return *(const u32 *)a < *(const u32 *)b ? -1 : *(const u32 *)a > *(const u32 *)b;
+}
+
+/* The pct-th percentile of the spin lateness of tasks first..first+n-1 (ns). */
+static u64 pct_late(int first, int n, int pct)
+{
+	static u32 all[NR_TASKS * NR_LATES];
+	u32 m = 0;
+
+	for (int i = first; i < first + n; i++)
+		for (u32 j = 0; j < tasks[i].nr_lates; j++)
+			all[m++] = tasks[i].lates[j];
+	if (!m)
+		return 0;
+	qsort(all, m, sizeof(all[0]), cmp_u32);
+	return all[(u64)(m - 1) * pct / 100];
+}
+
 /* The worst wake-up to running delay (late = false) or spin lateness (true) of tasks first..first+n-1. */
 static u64 worst_of(int first, int n, bool late)
 {
@@ -142,6 +167,8 @@ static void start(int cpu, struct task *k)
 
 		if (d > k->max_delay_ns)
 			k->max_delay_ns = d;
+		k->sum_delay_ns += d;
+		k->nr_delays++;
 		k->woken_at = 0;
 	}
 }
@@ -192,6 +219,7 @@ static void wake(struct task *k)
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		if (env.idle[cpu] && !running[cpu]) {	/* select_cpu found an idle CPU */
 			env.idle[cpu] = false;
+			k->p.slice = tun.slice_ns;	/* what fdl_select_cpu inserts it with */
 			start(cpu, k);
 			return;
 		}
@@ -244,6 +272,8 @@ static void run_for(u64 ns)
 
 				if (late > k->late_ns)
 					k->late_ns = late;
+				if (k->nr_lates < NR_LATES)
+					k->lates[k->nr_lates++] = late;
 				sleep_on(cpu);
 				continue;
 			}
@@ -421,6 +451,8 @@ static void test_victim_chosen_by_slack(void)
 	f = new_task(0, 20);
 	l = new_task(1, 11);
 	d = new_task(2, 10);
+	/* loose has used more than its fair share: it runs by its deadline, not as fair work */
+	env.cg[11].cvtime = fdl.cvtime_now + 1000 * MS;
 	wake(f);	/* CPU 0: fair work, deadline <= vdt + 5 ms */
 	wake(l);	/* CPU 1: loose, deadline <= vdt + 20 ms */
 	run_for(100 * MS);
@@ -763,8 +795,72 @@ static void test_boosts_stay_out_of_the_fair_order(void)
 	CHECK("cfs's worst delay stays within a few slices", worst <= 10 * MS, "%llu us", worst / US);
 }
 
+/*
+ * Quiet: three probe cgroups (fdl 4 ms, loose 20 ms, cfs), two workers each, on 2 CPUs, no
+ * antagonist; their periods differ a little so that every phase between them comes up. The loose
+ * container uses far less than its fair share: it must not wait longer than the cgroup without
+ * parameters. EDF alone made it everyone's victim: a cfs worker waking (the fair container's 5 ms
+ * deadline) preempted it, and it, waking, preempted nobody.
+ */
+static void test_quiet_loose_no_worse_than_cfs(void)
+{
+	u64 lw, cw, lm, cm;
+	int i;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	add_cgroup(11, 100, 20 * MS, 0);
+	add_cgroup(12, 100, 0, 0);
+	for (i = 0; i < 2; i++) {
+		periodic(i, 10, 3 * MS, 23 * MS);
+		periodic(2 + i, 11, 3 * MS, 24 * MS);
+		periodic(4 + i, 12, 3 * MS, 25 * MS);
+	}
+	run_for(6000 * MS);
+	lw = worst_of(2, 2, true);
+	cw = worst_of(4, 2, true);
+	lm = (tasks[2].sum_delay_ns + tasks[3].sum_delay_ns) / (tasks[2].nr_delays + tasks[3].nr_delays);
+	cm = (tasks[4].sum_delay_ns + tasks[5].sum_delay_ns) / (tasks[4].nr_delays + tasks[5].nr_delays);
+	printf("quiet p90/p99 lateness: fdl %llu/%llu, loose %llu/%llu, cfs %llu/%llu us\n",
+	       pct_late(0, 2, 90) / US, pct_late(0, 2, 99) / US, pct_late(2, 2, 90) / US,
+	       pct_late(2, 2, 99) / US, pct_late(4, 2, 90) / US, pct_late(4, 2, 99) / US);
+	printf("quiet: worst lateness fdl %llu, loose %llu, cfs %llu us; mean delay loose %llu, cfs %llu us\n",
+	       worst_of(0, 2, true) / US, lw / US, cw / US, lm / US, cm / US);
+	CHECK("quiet: the loose container's worst lateness is no worse than cfs's", lw <= cw + 1 * MS,
+	      "loose %llu us, cfs %llu us", lw / US, cw / US);
+	CHECK("quiet: nor its mean wake-up delay", lm <= cm + 200 * US,
+	      "loose %llu us, cfs %llu us", lm / US, cm / US);
+}
+
+/*
+ * Alternating on one CPU: a loose container's task (20 ms) and a cgroup without parameters each
+ * spin 3 ms every 20 ms, the cfs task waking 1 ms after the loose one. Both use a quarter of
+ * their fair share. EDF alone let the cfs task (the fair container's 5 ms deadline) preempt the
+ * loose one every time: a deadline made the loose cgroup the one that waits. Standing first in the
+ * fair order, the loose task runs as fair work, and the two wait for each other alike.
+ */
+static void test_loose_not_preempted_by_fair_work(void)
+{
+	struct task *l, *c;
+
+	reset(1);
+	add_cgroup(11, 100, 20 * MS, 0);
+	add_cgroup(12, 100, 0, 0);
+	l = periodic(0, 11, 3 * MS, 20 * MS);
+	c = periodic(1, 12, 3 * MS, 20 * MS);
+	c->next_wake = env.now + 1 * MS;
+	run_for(2000 * MS);
+	printf("alternating: loose worst lateness %llu us, cfs %llu us, %d preemptions\n",
+	       l->late_ns / US, c->late_ns / US, env.preempts[0]);
+	CHECK("fair work does not preempt a loose container within its fair share",
+	      l->late_ns <= c->late_ns + 1 * MS, "loose %llu us, cfs %llu us", l->late_ns / US,
+	      c->late_ns / US);
+}
+
 int main(void)
 {
+	test_loose_not_preempted_by_fair_work();
+	test_quiet_loose_no_worse_than_cfs();
 	test_deadlines_set_at_run_time();
 	test_idle_wake_sets_the_deadline();
 	test_miss_moves_vdt_once_and_halves_the_spread();

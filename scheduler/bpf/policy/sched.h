@@ -25,9 +25,11 @@ static __always_inline void fdl_count_dispatch(u32 path)
  * Charge the running task for the CPU time since it was last charged: its vtime at its current
  * share, its cgroup's usage, its first-level cgroup's place in the fair order, and the bucket of
  * the deadline entity it runs under. Called on every tick as well as at stop and dispatch, so
- * each stretch is charged at the share and bandwidth that held during it.
+ * each stretch is charged at the share and bandwidth that held during it. The CPU's record of
+ * what it runs is brought up to date too, except when the task leaves the CPU (stays false): by
+ * then a waking task may already have claimed the CPU (fdl_on_enqueue), and its claim must stand.
  */
-static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu)
+static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 {
 	u64 now = env_now(), delta = now - t->started_at, queue, bw, share;
 	struct fdl_cgroup *cg, *top;
@@ -62,7 +64,7 @@ static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu)
 	bw = fdl_entity_bw(top, e);
 	fdl_entity_fill(e, delta, bw);
 	cc = env_cpu(cpu);
-	if (cc)
+	if (cc && stays)
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), e->dl, now, bw, e->deadline_rr_ns);
 }
 
@@ -112,6 +114,35 @@ static __always_inline void fdl_on_quiescent(struct fdl_task *t)
 }
 
 /*
+ * Does a task of deadline entity e (of first-level cgroup top), whose key is *dl, claim a CPU as
+ * fair work instead? Yes when e is a deadline container that stands near the front of the fair
+ * order (its cgroup virtual time at most wakeup_lag_ns of CPU time at its fair share past the
+ * fair clock: about the credit a waking cgroup gets, so a container that uses no more than its
+ * fair share qualifies and one that used more does not) and the fair container's deadline is the
+ * earlier; *dl is then that deadline. The dispatcher's scan makes the same choice for queued work; this is the
+ * same choice for work that wakes (to preempt by) and work that starts on an idle CPU (to be
+ * preempted by). Without it a loose deadline made its container everyone's victim: preempted by
+ * fair work and by every tighter deadline, preempting no one, worse off than with no deadline.
+ */
+static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_entity *e, u64 vdt,
+					   u64 *dl)
+{
+	u64 fair_dl, front;
+
+	if (!top || e == &fdl.fair)
+		return false;
+	front = fdl.cvtime_now + fdl_vtime_delta(tun.wakeup_lag_ns,
+						 fdl_cgroup_fair_share(top, fdl_fair_order_wsum()));
+	if (fdl_time_before(front, top->cvtime))
+		return false;
+	fair_dl = fdl_entity_key(&fdl.fair, vdt);
+	if (!fdl_time_before(fair_dl, *dl))
+		return false;
+	*dl = fair_dl;
+	return true;
+}
+
+/*
  * The task must wait for a CPU. An idle CPU is woken for it; otherwise, if a busy CPU runs work
  * with a later deadline and enough slack, the task preempts it; otherwise it joins its queue, and
  * if a CPU runs later work with too little slack to preempt now, a timer preempts it before the
@@ -119,7 +150,7 @@ static __always_inline void fdl_on_quiescent(struct fdl_task *t)
  */
 static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_task *t, u64 flags)
 {
-	u64 now = env_now(), queue, entity, dl, vtime;
+	u64 now = env_now(), queue, entity, dl, vtime, fair_pick = 0;
 	struct fdl_entity *e, *clock;
 	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
@@ -134,6 +165,11 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	entity = fdl_entity_id(e, queue);
 	dl = fdl_entity_key(e, fdl_vdt(now));
 	vtime = fdl_fair_queue_vtime(t, clock);
+	if (fdl_fair_claim(top, e, fdl_vdt(now), &dl)) {
+		e = &fdl.fair;
+		entity = FDL_DSQ_FAIR;
+		fair_pick = queue;
+	}
 
 	cpu = env_pick_idle(p);
 	if (cpu < 0) {
@@ -142,7 +178,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns);
 			cc->has_next = 0;
-			cc->fair_pick = 0;
+			cc->fair_pick = fair_pick;
 			env_insert_local_on(p, cpu, tun.slice_ns, flags | FDL_ENQ_PREEMPT);
 			fdl_entity_picked(e, dl, now);
 			fdl_count_dispatch(FDL_DISPATCH_PREEMPT);
@@ -304,7 +340,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 
 	cc = env_cpu(cpu);
 	if (pt) {
-		fdl_charge(pt, cpu);
+		fdl_charge(pt, cpu, true);
 		pq = fdl_task_queue(pt, &ptop, &pe);
 		pdl = fdl_entity_key(pe, vdt);
 		if (!be)
@@ -358,7 +394,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
  */
 static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
-	u64 now = env_now(), queue, dl, bw, wait;
+	u64 now = env_now(), queue, dl, bw, wait, vdt;
 	struct fdl_cgroup *cg, *top;
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
@@ -383,15 +419,23 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	/* Taken from a deadline container's queue by the fair order: it runs as fair work. */
 	t->via_fair = 0;
 	queue = fdl_task_queue(t, &top, &e);
+	vdt = fdl_vdt(now);
 	if (cc && cc->fair_pick) {
 		if (cc->fair_pick == queue && e != &fdl.fair) {
 			t->via_fair = 1;
 			e = &fdl.fair;
 		}
 		cc->fair_pick = 0;
+	} else if (e != &fdl.fair) {
+		/* Straight onto an idle CPU: it runs as the fair order would have placed it. */
+		dl = fdl_entity_key(e, vdt);
+		if (fdl_fair_claim(top, e, vdt, &dl)) {
+			t->via_fair = 1;
+			e = &fdl.fair;
+		}
 	}
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
-	fdl_entity_refresh(e, fdl_vdt(now));
+	fdl_entity_refresh(e, vdt);
 	dl = e->dl;
 	bw = fdl_entity_bw(top, e);
 	if (cc) {
@@ -407,7 +451,7 @@ static __always_inline void fdl_on_tick(struct task_struct *p, struct fdl_task *
 	struct fdl_cpu *cc = env_cpu(cpu);
 	u64 now;
 
-	fdl_charge(t, cpu);
+	fdl_charge(t, cpu, true);
 	now = env_now();
 	if (cc && cc->has_next && fdl_time_before(cc->next_dl, fdl_cpu_dl(cc, now, fdl_vdt(now)))) {
 		cc->has_next = 0;
@@ -420,7 +464,7 @@ static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
 
-	fdl_charge(t, cpu);
+	fdl_charge(t, cpu, false);
 	if (cc)
 		cc->has_next = 0;
 }
