@@ -296,11 +296,11 @@ def _ms(us):
 
 def markdown(sp, rows, scheds, meta):
     """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
-    EEVDF, scx_fdl's misses/picks and worst lateness, a verdict per cell; then why each cell failed."""
+    EEVDF, scx_fdl's misses/starts and worst lateness, a verdict per cell; then why each cell failed."""
     hdr = ["cell", "load", "class", "cgroup", "deadline_rr"]
     for s in scheds:
         hdr += [f"{s} p50/p99 (ms)"] + ([] if s == "eevdf" else [f"{s} p99/EEVDF"])
-    hdr += ["scx_fdl misses/picks", "scx_fdl worst late (ms)", "verdict"]
+    hdr += ["scx_fdl misses/starts", "scx_fdl worst late (ms)", "verdict"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     notes, counts = [], {"PASS": 0, "FAIL": 0, "n.a.": 0}
     for cell, v, sc, per, reason in rows:

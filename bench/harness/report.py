@@ -69,7 +69,7 @@ def aggregate(sc, scheds, statuses, records):
 
 
 def fdl_stats(good, errors):
-    """scx_fdl's own figures per cgroup over the repeats: misses and picks during the windows
+    """scx_fdl's own figures per cgroup over the repeats: misses and starts (nr_picks) during the windows
     (summed) and the worst lateness at the end of a window (the largest; it counts since scx_fdl
     started, so it covers earlier variants of the same start too). {} for other schedulers."""
     out = {}
@@ -147,7 +147,7 @@ def text(agg, meta):
         if rows:
             out.append("\nscx_fdl's own figures (scx_fdl dump): deadline misses and picks in the windows, worst "
                        "lateness since it started")
-            out.append(_table(["scheduler", "cgroup", "misses", "picks", "miss %", "worst lateness (us)"], rows))
+            out.append(_table(["scheduler", "cgroup", "misses", "starts", "miss %", "worst lateness (us)"], rows))
         errs = [(s, e) for s, row in per.items() for e in row["errors"]]
         if errs:
             out.append("\nProblems")

@@ -331,11 +331,11 @@ class Verdict(unittest.TestCase):
         stats = {"loose": {"misses": 10, "picks": 1000, "max_lateness_us": 30000},
                  "fdl": {"misses": 2, "picks": 1000, "max_lateness_us": 20001}}
         v = self.verdict(sc, good, stats=stats)          # 1 % missed; lateness above 5 x 4 ms
-        self.assertEqual(self.failed(v), ["misses < 1 % of picks", "worst lateness <= 5 x deadline_rr"])
+        self.assertEqual(self.failed(v), ["misses < 1 % of starts", "worst lateness <= 5 x deadline_rr"])
         stats = {"loose": {"misses": 0, "picks": 0, "max_lateness_us": 0},      # nothing picked: nothing missed
                  "fdl": {"misses": 3, "picks": 0, "max_lateness_us": 100}}       # misses, but no picks counted
         v = self.verdict(sc, good, stats=stats)
-        self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["fdl: 3 of 0 (no picks counted)"])
+        self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["fdl: 3 of 0 (no starts counted)"])
 
     def test_antagonist_throughput_and_when_fair_rules_apply(self):
         sc = self.cell(900)

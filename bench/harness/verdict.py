@@ -14,7 +14,8 @@ A cell is "within" when the guarantees of its deadline cgroups fit the machine
             throughput >= 90 % of EEVDF's;
   lateness: scx_fdl's worst lateness in each deadline cgroup <= 5 x its deadline_rr;
   misses:   in each deadline cgroup whose guarantee fits (all guarantees fit the machine, and its
-            use is below its own), scx_fdl's misses < 1 % of its picks.
+            use is below its own), scx_fdl's misses < 1 % of its starts (nr_picks: every start
+            of its work after a wait, however it got the CPU; nr_misses: those after its deadline).
 """
 
 from .scenario import duration_ns
@@ -133,8 +134,8 @@ def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
         # Per cgroup, while its guarantee fits (even if the other one's does not).
         if fits and use[c.name] < guar[c.name] and (s["picks"] or s["misses"]):
             # Misses without picks: the denominator is missing (an scx_fdl without nr_picks).
-            rule("misses < 1 % of picks", s["misses"] < MISS_FRACTION * s["picks"],
-                 f"{c.name}: {s['misses']} of {s['picks']}" + ("" if s["picks"] else " (no picks counted)"))
+            rule("misses < 1 % of starts", s["misses"] < MISS_FRACTION * s["picks"],
+                 f"{c.name}: {s['misses']} of {s['picks']}" + ("" if s["picks"] else " (no starts counted)"))
         rule("worst lateness <= 5 x deadline_rr", s["max_lateness_us"] <= LATENESS_RRS * rr_us[c.name],
              f"{c.name}: {s['max_lateness_us']} us vs {LATENESS_RRS * rr_us[c.name]:.0f}")
     out["verdict"] = "PASS" if all(ok for _, ok, _ in rules) else "FAIL"

@@ -72,9 +72,15 @@ struct fdl_entity {
 	u64 spread_gen;		/* the last deadline-spread halving applied to dl */
 	u64 vtime_now;		/* its members' clock: the latest vtime one started with */
 	s64 nr_runnable;	/* fair container: runnable fair tasks */
-	u64 nr_misses;		/* picked from its queue after its deadline */
-	u64 max_lateness_ns;	/* worst lateness of those picks */
-	u64 nr_picks;		/* picks from its queue, late or not (the misses' denominator) */
+	/*
+	 * A deadline container: times its work started on a CPU after waiting (a wake-up or a
+	 * requeue), however it got the CPU (idle CPU, its deadline, the fair order, preemption), and
+	 * how many of those starts came after its deadline, by how much at worst. The fair
+	 * container: picks from the fair queue, and those after its deadline.
+	 */
+	u64 nr_misses;
+	u64 max_lateness_ns;
+	u64 nr_picks;
 };
 
 /*

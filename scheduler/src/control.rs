@@ -69,7 +69,8 @@ pub struct CgroupReport {
     /// Deadline containers: starts past the deadline, and the worst lateness.
     pub nr_misses: u64,
     pub max_lateness_ns: u64,
-    /// Picks from its deadline queue, late or not (the misses' denominator).
+    /// Starts of its work after a wait, however it got the CPU, late or not (the misses'
+    /// denominator; named picks for compatibility of the JSON field).
     #[serde(default)]
     pub nr_picks: u64,
     /// Guaranteed cgroups: averaged use (CPUs) and its ratio to the guarantee.

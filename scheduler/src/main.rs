@@ -506,7 +506,7 @@ impl<'obj> Scheduler<'obj> {
         for path in self.applied.keys() {
             let r = self.report(path, &tree);
             info!(
-                "{}: used {} ms, waited {} ms, deadline misses {} of {} picks, worst lateness {} us, weight {} (cpu.weight {}){}",
+                "{}: used {} ms, waited {} ms, deadline misses {} of {} starts, worst lateness {} us, weight {} (cpu.weight {}){}",
                 r.path,
                 r.usage_ns / 1_000_000,
                 r.wait_ns / 1_000_000,

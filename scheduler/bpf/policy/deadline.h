@@ -100,15 +100,10 @@ static __always_inline void fdl_miss(u64 min_dl, u64 now)
 	__sync_fetch_and_add(&fdl.counters.nr_lag_steps, 1);
 }
 
-/*
- * The dispatcher took work from the entity's queue, whose key was dl (fdl_entity_key): count the
- * pick, and a miss if vdt had passed dl (an entity that overran its bandwidth is never late). Only a queue pick counts: work that went straight to an idle CPU,
- * or kept its CPU, did not wait; and a deadline is set anew whenever an entity wakes, so a task
- * that simply slept is never counted late.
- */
-static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 now)
+/* Count a start (or pick) of the entity's work whose key was dl, and a miss if vdt had passed it. */
+static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 vdt)
 {
-	u64 vdt = fdl_vdt(now), late;
+	u64 late;
 
 	__sync_fetch_and_add(&e->nr_picks, 1);
 	if (!fdl_time_before(dl, vdt))
@@ -117,12 +112,23 @@ static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 
 	__sync_fetch_and_add(&e->nr_misses, 1);
 	if (late > e->max_lateness_ns)
 		e->max_lateness_ns = late;
-	/*
-	 * Fair work has no deadline of its own to keep: the fair container's deadline only places it
-	 * among the containers, and its lateness is bounded by fdl_dl_floor. Moving vdt back for it
-	 * would only squeeze the containers' deadlines, so only a container's miss does.
-	 */
-	if (e != &fdl.fair)
+}
+
+/*
+ * The dispatcher took work from the entity's queue, whose key was dl (fdl_entity_key). If vdt had
+ * passed dl (an entity that overran its bandwidth is never late), a container's miss moves vdt
+ * back (fdl_miss). Fair work has no deadline of its own to keep: the fair container's deadline
+ * only places it among the containers, and its lateness is bounded by fdl_dl_floor; moving vdt
+ * back for it would only squeeze the containers' deadlines, so its picks are only counted. A
+ * container's starts are counted where its work starts, however it got the CPU (fdl_on_running):
+ * counted here, the picks by deadline alone would be mostly the late ones, since a container
+ * whose deadline is not near is served by the fair order or an idle CPU.
+ */
+static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 now)
+{
+	if (e == &fdl.fair)
+		fdl_entity_count(e, dl, fdl_vdt(now));
+	else if (fdl_time_before(dl, fdl_vdt(now)))
 		fdl_miss(dl, now);
 }
 

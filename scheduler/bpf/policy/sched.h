@@ -398,6 +398,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	struct fdl_cgroup *cg, *top;
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
+	bool waited = t->enqueued_at;
 	u32 b;
 
 	t->started_at = now;
@@ -420,6 +421,9 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	t->via_fair = 0;
 	queue = fdl_task_queue(t, &top, &e);
 	vdt = fdl_vdt(now);
+	/* A container's work starts after a wait: was its deadline kept, whatever the path? */
+	if (waited && e != &fdl.fair)
+		fdl_entity_count(e, fdl_entity_key(e, vdt), vdt);
 	if (cc && cc->fair_pick) {
 		if (cc->fair_pick == queue && e != &fdl.fair) {
 			t->via_fair = 1;
