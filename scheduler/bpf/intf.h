@@ -96,14 +96,15 @@ struct fdl_cgroup {
 	s64 wsum;		/* weights of runnable own tasks + contributions of active children */
 	s64 nr_active;		/* runnable own tasks + active children */
 	s64 contrib;		/* weight this cgroup adds to its parent's wsum (0 while inactive) */
-	u64 usage_ns;		/* CPU time used by this cgroup's own tasks under scx_fdl */
-	u64 wait_ns;		/* time its own tasks spent runnable but not running */
+	/* Of its own tasks, and of removed descendants' (folded in at their cgroup_exit): */
+	u64 usage_ns;		/* CPU time used under scx_fdl */
+	u64 wait_ns;		/* time spent runnable but not running */
 	u64 top_cgid;		/* its first-level ancestor (itself at level 1; 0 for the root) */
 	u32 has_dsq;		/* level 1: its queue (DSQ id = cgroup id) and dispatcher slot exist */
 	u32 __pad;
 	u64 cvtime;		/* level 1, fair: cgroup virtual time, its order among fair cgroups */
 	struct fdl_entity ent;	/* level 1: its queue's clock; the deadline container if deadline_rr */
-	u64 runq_lat[FDL_LAT_BUCKETS];	/* own tasks' run-queue latencies, by fdl_lat_bucket() */
+	u64 runq_lat[FDL_LAT_BUCKETS];	/* run-queue latencies, by fdl_lat_bucket() (same tasks) */
 };
 
 /*

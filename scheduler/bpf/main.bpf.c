@@ -58,6 +58,39 @@ static u64 cgroup_id(struct cgroup *cgrp)
 	return BPF_CORE_READ(cgrp, kn, id);
 }
 
+/*
+ * The cgroup a task in cgrp is scheduled as: cgrp itself, or, when it is not tracked (deeper than
+ * FDL_MAX_DEPTH, or the map was full), its nearest tracked ancestor. Counting such a task at the
+ * root instead let work far below a low-weight cgroup escape that cgroup's weight.
+ */
+static u64 tracked_cgid(struct cgroup *cgrp)
+{
+	u64 cgid = cgroup_id(cgrp);
+	struct cgroup *anc;
+	int level = BPF_CORE_READ(cgrp, level), i, lvl;
+
+	if (env_cgroup(cgid))
+		return cgid;
+	if (level > FDL_MAX_DEPTH + 1)	/* nothing deeper than FDL_MAX_DEPTH is tracked */
+		level = FDL_MAX_DEPTH + 1;
+	/*
+	 * The ancestors read from cgrp->ancestors[] (CO-RE reads): init_task's args->cgroup is not a
+	 * trusted pointer, so the bpf_cgroup_ancestor() kfunc cannot take it.
+	 */
+	bpf_for(i, 1, FDL_MAX_DEPTH + 2) {
+		lvl = level - i;
+		if (lvl < 0 || lvl > FDL_MAX_DEPTH)
+			break;
+		anc = BPF_CORE_READ(cgrp, ancestors[lvl]);
+		if (!anc)
+			break;
+		cgid = BPF_CORE_READ(anc, kn, id);
+		if (env_cgroup(cgid))
+			return cgid;
+	}
+	return FDL_ROOT_CGID;
+}
+
 static bool is_stall_victim(struct task_struct *p)
 {
 	return tun.stall_pid && p->pid == tun.stall_pid;
@@ -173,7 +206,7 @@ s32 BPF_STRUCT_OPS(fdl_init_task, struct task_struct *p, struct scx_init_task_ar
 	t = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t)
 		return -ENOMEM;
-	t->cgid = args->cgroup ? cgroup_id(args->cgroup) : FDL_ROOT_CGID;
+	t->cgid = args->cgroup ? tracked_cgid(args->cgroup) : FDL_ROOT_CGID;
 	return 0;
 }
 
@@ -230,9 +263,25 @@ void BPF_STRUCT_OPS(fdl_cgroup_exit, struct cgroup *cgrp)
 	struct fdl_cgroup *cg = env_cgroup(cgid);
 	struct fdl_cgroup *parent;
 
+	parent = cg ? env_cgroup(cg->parent_cgid) : NULL;
 	/* Empty by now; if anything was still contributed, give it back. */
-	if (cg && cg->contrib && (parent = env_cgroup(cg->parent_cgid)))
+	if (cg && parent && cg->contrib)
 		__sync_fetch_and_add(&parent->wsum, -cg->contrib);
+	/*
+	 * Its counts stay in its parent's, as cpu.stat keeps a removed child's usage: sums over a
+	 * subtree never go down when a descendant goes (read as a restart, they made counters jump).
+	 */
+	if (cg && parent) {
+		int i;
+
+		__sync_fetch_and_add(&parent->usage_ns, cg->usage_ns);
+		__sync_fetch_and_add(&parent->wait_ns, cg->wait_ns);
+		bpf_for(i, 0, FDL_LAT_BUCKETS) {
+			if (i >= FDL_LAT_BUCKETS)	/* for the verifier */
+				break;
+			__sync_fetch_and_add(&parent->runq_lat[i], cg->runq_lat[i]);
+		}
+	}
 	if (cg && cg->has_dsq) {
 		fdl_slot_del(cgid);
 		scx_bpf_destroy_dsq(cgid);
@@ -259,7 +308,7 @@ void BPF_STRUCT_OPS(fdl_cgroup_move, struct task_struct *p, struct cgroup *from,
 
 	if (!t)
 		return;
-	t->cgid = cgroup_id(to);
+	t->cgid = tracked_cgid(to);
 	/* Still counted in the old cgroup (moved while runnable): move the count along. */
 	cgid = env_cgroup(t->cgid) ? t->cgid : FDL_ROOT_CGID;
 	if (t->acct_cgid && t->acct_cgid != cgid) {

@@ -667,7 +667,8 @@ mod tests {
                     .and_then(|(n, why)| (!why.is_empty()).then_some(n))
                     .and_then(|n| n.parse().ok())
                     .unwrap_or_else(|| panic!("no file:line in {e:?} for {text:?}"));
-                assert!(line >= 1 && line <= text.lines().count().max(1), "line {line} in {e:?} for {text:?}");
+                // An error at the end of the text is on the line after its last newline.
+                assert!(line >= 1 && line <= text.lines().count() + 1, "line {line} in {e:?} for {text:?}");
             }
         }
     }

@@ -50,6 +50,9 @@ pub enum Request {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CgroupReport {
     pub path: String,
+    /// The cgroup's id (its directory's inode number); 0 while it does not exist.
+    #[serde(default)]
+    pub cgid: u64,
     /// The cgroup exists (a configured one may not, yet).
     pub present: bool,
     pub deadline_rr_ns: u64,

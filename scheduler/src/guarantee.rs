@@ -75,16 +75,27 @@ pub struct Controller {
     pub boost: u32,
     /// Feedback factor on the computed weight (1.0: the computation was right).
     pub corr: f64,
+    /// The highest cumulative counters fed so far, and the cgroup id they belong to.
     last: Option<(u64, u64)>,
+    cgid: u64,
 }
 
 impl Default for Controller {
     fn default() -> Self {
-        Self { usage_cpus: 0.0, wait_cpus: 0.0, boost: 0, corr: 1.0, last: None }
+        Self { usage_cpus: 0.0, wait_cpus: 0.0, boost: 0, corr: 1.0, last: None, cgid: 0 }
     }
 }
 
 impl Controller {
+    /// The cgroup the counters come from: a new one (re-created under the same path) starts its
+    /// counts from zero, so the next step only takes them as a starting point.
+    pub fn follow(&mut self, cgid: u64) {
+        if self.cgid != cgid {
+            self.cgid = cgid;
+            self.last = None;
+        }
+    }
+
     /// Feeds one period's cumulative counters (ns of CPU used and waited by the cgroup's subtree),
     /// `elapsed` after the previous call. `target`: the weight [`weight_for`] computes for a
     /// first-level cgroup (None for nested ones: they climb). Returns the new effective weight when
@@ -100,14 +111,18 @@ impl Controller {
         cpu_weight: u32,
         target: Option<f64>,
     ) -> Option<u32> {
-        let Some((last_usage, last_wait)) = self.last.replace((usage_ns, wait_ns)) else {
+        let Some((last_usage, last_wait)) = self.last else {
+            self.last = Some((usage_ns, wait_ns));
             return None;
         };
+        // A sum that went down: a descendant was removed and its counts are on their way into its
+        // parent's (fdl_cgroup_exit). Keep the high-water marks, so that what comes back is not
+        // taken for new use (it was: a jump of the child's whole lifetime decayed needed boosts).
+        self.last = Some((usage_ns.max(last_usage), wait_ns.max(last_wait)));
         let secs = elapsed.as_secs_f64();
         if secs <= 0.0 {
             return None;
         }
-        // Counters restart when a cgroup is re-created: treat a backwards step as no use.
         let usage = usage_ns.saturating_sub(last_usage) as f64 / 1e9 / secs;
         let wait = wait_ns.saturating_sub(last_wait) as f64 / 1e9 / secs;
         let alpha = (EMA_WEIGHT * secs / PERIOD.as_secs_f64()).min(1.0);
@@ -221,9 +236,25 @@ mod tests {
     #[test]
     fn the_first_sample_and_restarted_counters_change_nothing() {
         let mut c = Controller::default();
+        c.follow(7);
         assert_eq!(c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None), None);
+        c.follow(8); // re-created under the same path: its counts start from zero
+        assert_eq!(c.step(0, 0, PERIOD, 1.0, 1024, 100, None), None);
         assert_eq!(c.step(0, 0, PERIOD, 1.0, 1024, 100, None), None);
         assert_eq!(c.usage_cpus, 0.0);
+    }
+
+    /// Issue 14, defect 1 in the loop: a subtree sum dips while a removed child's counts move into
+    /// its parent; what comes back is not new use (before, the child's whole lifetime came back as
+    /// one period's use).
+    #[test]
+    fn a_dip_in_the_subtree_sum_is_not_new_use() {
+        let mut c = Controller::default();
+        c.follow(7);
+        c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None);
+        c.step(1_000_000_000, 0, PERIOD, 1.0, 1024, 100, None); // the child's 4 s left the sum
+        c.step(5_005_000_000, 0, PERIOD, 1.0, 1024, 100, None); // ... and came back, with 5 ms more
+        assert!(c.usage_cpus < 0.02, "use averaged {} CPUs", c.usage_cpus);
     }
 
     /// The toy machine again, with the computed weight: 2 CPUs, the cgroup wanting 2 against

@@ -301,6 +301,7 @@ impl<'obj> Scheduler<'obj> {
                 .flatten()
                 .and_then(|w_other| guarantee::weight_for(guarantee, w_other, self.nr_cpus, cpu_weight));
             let ctl = self.controllers.get_mut(&path).unwrap();
+            ctl.follow(applied.cgid);
             if let Some(weight) =
                 ctl.step(usage, wait, elapsed, guarantee, applied.params.guaranteed_shares, cpu_weight, target)
             {
@@ -331,6 +332,7 @@ impl<'obj> Scheduler<'obj> {
             ..Default::default()
         };
         if let Some(node) = node {
+            r.cgid = node.cgid;
             if let Some(cg) = node.own {
                 r.cpu_weight = cg.cpu_weight;
                 r.effective_weight = cg.weight;
@@ -579,6 +581,9 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     loop {
         let mut open_object = MaybeUninit::uninit();
         let mut sched = Scheduler::init(opts, config, exits, &mut open_object)?;
+        if let Some(p) = publisher.as_mut() {
+            p.new_epoch();
+        }
         let uei = sched.run(opts, &shutdown, &requests, publisher.as_mut(), &mut limit_watch);
         config = std::mem::take(&mut sched.config);
         exits = std::mem::take(&mut sched.exits);

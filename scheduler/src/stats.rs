@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use libbpf_rs::{MapCore, MapFlags};
@@ -153,6 +153,8 @@ fn read_kernel_events(path: &Path) -> BTreeMap<String, u64> {
 #[derive(Debug, Clone)]
 pub struct CgroupNode {
     pub path: PathBuf,
+    /// The cgroup's id: its directory's inode number.
+    pub cgid: u64,
     pub level: usize,
     pub own: Option<bpf_intf::fdl_cgroup>,
     pub usage_ns: u64,
@@ -179,7 +181,7 @@ impl CgroupTree {
             let own = record(meta.ino());
             let (usage_ns, wait_ns, runq_lat) = own.map_or((0, 0, [0; LAT_BUCKETS]), |c| (c.usage_ns, c.wait_ns, c.runq_lat));
             let i = tree.nodes.len();
-            tree.nodes.push(CgroupNode { path: dir.clone(), level, own, usage_ns, wait_ns, runq_lat });
+            tree.nodes.push(CgroupNode { path: dir.clone(), cgid: meta.ino(), level, own, usage_ns, wait_ns, runq_lat });
             parents.push(parent);
             tree.index.insert(dir.clone(), i);
             if let Ok(children) = std::fs::read_dir(&dir) {
@@ -292,28 +294,49 @@ fn describe() {
 
 /// Publishes the figures through the `metrics` facade, to whatever recorder is installed.
 ///
-/// The BPF side's counts restart when the scheduler is reloaded or a cgroup is re-created under
-/// the same path; counters are published as increments, so that they stay monotonic. Series not
-/// published again (their cgroup is gone, or beyond the cap) leave the output after IDLE_TIMEOUT,
-/// and their bookkeeping here goes at once.
+/// Counters are published as increments, so that they stay monotonic. The BPF side's counts
+/// restart from zero when the scheduler is loaded again (a new epoch, `new_epoch`) or a cgroup is
+/// re-created under the same path (a new cgroup id): then all of the raw value is new. Otherwise a
+/// raw value never counts as a restart when it goes down: a subtree's sum dips while a removed
+/// descendant's counts move into its parent (`fdl_cgroup_exit`), and counting the dip as a reset
+/// made every counter of its ancestors jump by their whole value. The dip adds nothing, and what
+/// comes back is not counted twice. Series not published again (their cgroup is gone, or beyond
+/// the cap) leave the output after IDLE_TIMEOUT; their bookkeeping here goes a little later, so a
+/// series that comes back before it left the output (a cgroup back within the cap) continues
+/// from where it was instead of counting its whole value again.
 #[derive(Debug, Default)]
 pub struct Publisher {
-    /// Last raw value of every counter series, by series key.
-    last: HashMap<String, u64>,
-    seen: HashSet<String>,
+    /// Of every counter series, by series key: the epoch and cgroup id it was counted under, the
+    /// highest raw value counted, and when it was last published.
+    last: HashMap<String, Counted>,
+    epoch: u64,
+    /// How long that bookkeeping outlives its last publication (None: twice IDLE_TIMEOUT).
+    keep: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Counted {
+    ident: (u64, u64),
+    high: u64,
+    at: Instant,
 }
 
 impl Publisher {
-    fn counter(&mut self, name: &'static str, labels: Vec<Label>, raw: u64) {
+    /// The scheduler was loaded again: its counts start from zero.
+    pub fn new_epoch(&mut self) {
+        self.epoch += 1;
+    }
+
+    /// Publishes a counter series whose raw value is `raw`, counted under `ident`: (epoch, cgroup
+    /// id) for what restarts with the scheduler or the cgroup, (0, 0) for what this process keeps.
+    fn counter(&mut self, name: &'static str, labels: Vec<Label>, ident: (u64, u64), raw: u64) {
         let key = series_key(name, &labels);
-        let last = self.last.insert(key.clone(), raw);
-        // A raw value that went down restarted from zero: all of it is new.
-        let delta = match last {
-            Some(l) if raw >= l => raw - l,
-            _ => raw,
+        let (delta, high) = match self.last.get(&key) {
+            Some(c) if c.ident == ident => (raw.saturating_sub(c.high), c.high.max(raw)),
+            _ => (raw, raw),
         };
+        self.last.insert(key, Counted { ident, high, at: Instant::now() });
         metrics::counter!(name, labels).increment(delta);
-        self.seen.insert(key);
     }
 
     fn gauge(name: &'static str, labels: Vec<Label>, value: f64) {
@@ -323,22 +346,23 @@ impl Publisher {
     /// Publishes one round: the scheduler-wide figures and the given cgroups (already capped).
     pub fn publish(&mut self, s: &SchedulerStats, cgroups: &[(String, CgroupReport)]) {
         let none = Vec::new;
+        let ep = (self.epoch, 0);
         for (path, n) in &s.dispatched {
-            self.counter("scx_fdl_dispatched_tasks_total", vec![Label::new("type", path.clone())], *n);
+            self.counter("scx_fdl_dispatched_tasks_total", vec![Label::new("type", path.clone())], ep, *n);
         }
-        self.counter("scx_fdl_enqueued_tasks_total", vec![Label::new("queue", "deadline")], s.deadline_enqueued);
-        self.counter("scx_fdl_enqueued_tasks_total", vec![Label::new("queue", "fair")], s.fair_enqueued);
-        self.counter("scx_fdl_idle_kicks_total", none(), s.idle_kicks);
-        self.counter("scx_fdl_preempt_kicks_total", none(), s.preempt_kicks);
-        self.counter("scx_fdl_migrations_total", none(), s.migrations);
-        self.counter("scx_fdl_starvation_clamps_total", none(), s.starvation_clamps);
-        self.counter("scx_fdl_fair_deadline_misses_total", none(), s.fair_misses);
-        self.counter("scx_fdl_cgroups_untracked_total", none(), s.cgroups_untracked);
+        self.counter("scx_fdl_enqueued_tasks_total", vec![Label::new("queue", "deadline")], ep, s.deadline_enqueued);
+        self.counter("scx_fdl_enqueued_tasks_total", vec![Label::new("queue", "fair")], ep, s.fair_enqueued);
+        self.counter("scx_fdl_idle_kicks_total", none(), ep, s.idle_kicks);
+        self.counter("scx_fdl_preempt_kicks_total", none(), ep, s.preempt_kicks);
+        self.counter("scx_fdl_migrations_total", none(), ep, s.migrations);
+        self.counter("scx_fdl_starvation_clamps_total", none(), ep, s.starvation_clamps);
+        self.counter("scx_fdl_fair_deadline_misses_total", none(), ep, s.fair_misses);
+        self.counter("scx_fdl_cgroups_untracked_total", none(), ep, s.cgroups_untracked);
         for (event, n) in &s.kernel_events {
-            self.counter("scx_fdl_kernel_events_total", vec![Label::new("event", event.clone())], *n);
+            self.counter("scx_fdl_kernel_events_total", vec![Label::new("event", event.clone())], ep, *n);
         }
         for (reason, n) in &s.exits {
-            self.counter("scx_fdl_scheduler_exits_total", vec![Label::new("reason", reason.clone())], *n);
+            self.counter("scx_fdl_scheduler_exits_total", vec![Label::new("reason", reason.clone())], (0, 0), *n);
         }
         Self::gauge("scx_fdl_runnable_tasks", none(), s.runnable_tasks as f64);
         Self::gauge("scx_fdl_fair_max_lateness_seconds", none(), s.fair_max_lateness_ns as f64 / 1e9);
@@ -348,30 +372,31 @@ impl Publisher {
         for (label, r) in cgroups {
             self.publish_cgroup(label, r);
         }
-        // Forget what was not published this round: its series will time out of the output.
-        let seen = std::mem::take(&mut self.seen);
-        self.last.retain(|k, _| seen.contains(k));
+        // Forget what has not been published for longer than it stays in the output.
+        let keep = self.keep.unwrap_or(IDLE_TIMEOUT * 2);
+        self.last.retain(|_, c| c.at.elapsed() < keep);
     }
 
     fn publish_cgroup(&mut self, label: &str, r: &CgroupReport) {
         let cg = || vec![Label::new("cgroup", label.to_string())];
-        self.counter("scx_fdl_cgroup_cpu_usage_microseconds_total", cg(), r.usage_ns / 1000);
-        self.counter("scx_fdl_cgroup_wait_microseconds_total", cg(), r.wait_ns / 1000);
+        let id = (self.epoch, r.cgid);
+        self.counter("scx_fdl_cgroup_cpu_usage_microseconds_total", cg(), id, r.usage_ns / 1000);
+        self.counter("scx_fdl_cgroup_wait_microseconds_total", cg(), id, r.wait_ns / 1000);
         let mut cumulative = 0;
         for (i, n) in r.runq_latency.iter().enumerate() {
             cumulative += n;
             let le = lat_bucket_bound_us(i).map_or("+Inf".to_string(), |b| b.to_string());
             let mut labels = cg();
             labels.push(Label::new("le", le));
-            self.counter("scx_fdl_cgroup_runq_latency_microseconds_bucket", labels, cumulative);
+            self.counter("scx_fdl_cgroup_runq_latency_microseconds_bucket", labels, id, cumulative);
         }
         // Every measured wait is in wait_ns and in exactly one bucket.
-        self.counter("scx_fdl_cgroup_runq_latency_microseconds_sum", cg(), r.wait_ns / 1000);
-        self.counter("scx_fdl_cgroup_runq_latency_microseconds_count", cg(), cumulative);
+        self.counter("scx_fdl_cgroup_runq_latency_microseconds_sum", cg(), id, r.wait_ns / 1000);
+        self.counter("scx_fdl_cgroup_runq_latency_microseconds_count", cg(), id, cumulative);
         Self::gauge("scx_fdl_cgroup_cpu_weight", cg(), r.cpu_weight as f64);
         Self::gauge("scx_fdl_cgroup_effective_weight", cg(), r.effective_weight as f64);
         if r.deadline_rr_ns > 0 {
-            self.counter("scx_fdl_cgroup_deadline_misses_total", cg(), r.nr_misses);
+            self.counter("scx_fdl_cgroup_deadline_misses_total", cg(), id, r.nr_misses);
             Self::gauge("scx_fdl_cgroup_max_lateness_seconds", cg(), r.max_lateness_ns as f64 / 1e9);
             Self::gauge("scx_fdl_cgroup_deadline_rr_seconds", cg(), r.deadline_rr_ns as f64 / 1e9);
             Self::gauge(
@@ -544,7 +569,7 @@ mod tests {
             .idle_timeout(metrics_util::MetricKindMask::ALL, Some(Duration::from_millis(300)))
             .build_recorder();
         let handle = recorder.handle();
-        let mut publisher = Publisher::default();
+        let mut publisher = Publisher { keep: Some(Duration::from_millis(300)), ..Default::default() };
         let sched = SchedulerStats {
             dispatched: DISPATCH_PATHS.iter().map(|p| (p.to_string(), 10)).collect(),
             ..Default::default()
@@ -564,6 +589,7 @@ mod tests {
 
         // /gone is removed; the scheduler restarted, its counts begin again from 4.
         std::thread::sleep(Duration::from_millis(400));
+        publisher.new_epoch();
         let restarted = SchedulerStats {
             dispatched: DISPATCH_PATHS.iter().map(|p| (p.to_string(), 4)).collect(),
             ..Default::default()
@@ -572,9 +598,44 @@ mod tests {
         metrics::with_local_recorder(&recorder, || publisher.publish(&restarted, &[("/busy".into(), busier)]));
         let text = handle.render();
         assert!(!text.contains("/gone"), "{text}");
-        assert!(text.contains(r#"scx_fdl_cgroup_cpu_usage_microseconds_total{cgroup="/busy"} 5000"#), "{text}");
+        // The restarted scheduler's 5 ms of /busy are all new: 2 + 5.
+        assert!(text.contains(r#"scx_fdl_cgroup_cpu_usage_microseconds_total{cgroup="/busy"} 7000"#), "{text}");
         assert!(text.contains(r#"scx_fdl_dispatched_tasks_total{type="deadline"} 14"#), "{text}");
         assert!(publisher.last.keys().all(|k| !k.contains("/gone")));
+    }
+
+    /// Issue 14, defect 1: a cgroup's subtree sum that dips (a child was removed; its counts reach
+    /// the parent a moment later) was read as a restart, and the whole value counted again.
+    #[test]
+    fn a_dip_in_a_subtree_sum_is_not_a_restart() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let mut publisher = Publisher::default();
+        publisher.new_epoch();
+        let sched = SchedulerStats::default();
+        let usage = |text: &str| {
+            text.lines()
+                .find(|l| l.starts_with(r#"scx_fdl_cgroup_cpu_usage_microseconds_total{cgroup="/parent"}"#))
+                .and_then(|l| l.rsplit_once(' '))
+                .map(|(_, v)| v.parse::<u64>().unwrap())
+        };
+        let mut publish = |usage_ns: u64, cgid: u64| {
+            let r = CgroupReport { cgid, ..report(usage_ns) };
+            metrics::with_local_recorder(&recorder, || publisher.publish(&sched, &[("/parent".into(), r)]));
+            usage(&handle.render()).unwrap()
+        };
+        assert_eq!(publish(5_000_000, 7), 5000);
+        // A child with 2 ms went away; its counts are not in the parent's yet.
+        assert_eq!(publish(3_000_000, 7), 5000, "a dip adds nothing");
+        // They arrived, and 1 ms more was used: only that 1 ms is new.
+        assert_eq!(publish(6_000_000, 7), 6000);
+        // The cgroup was removed and created again under the same path: its count starts anew.
+        assert_eq!(publish(1_000_000, 8), 7000);
+        // Left out of a round (beyond the export cap), then back: it continues, not counted again.
+        metrics::with_local_recorder(&recorder, || publisher.publish(&sched, &[]));
+        let r = CgroupReport { cgid: 8, ..report(1_500_000) };
+        metrics::with_local_recorder(&recorder, || publisher.publish(&sched, &[("/parent".into(), r)]));
+        assert_eq!(usage(&handle.render()), Some(7500));
     }
 
     #[test]

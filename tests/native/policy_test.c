@@ -439,6 +439,18 @@ static void test_woken_task_beats_busy_sibling(void)
 	run_for(4 * MS);
 	CHECK("the woken member ran within one slice", w->ran_ns > 0 && w->max_delay_ns <= 3 * MS,
 	      "ran %llu ns, waited %llu us", w->ran_ns, w->max_delay_ns / US);
+
+	/* Nor when the woken member claims a CPU as fair work (fdl_fair_claim). */
+	reset(1);
+	add_cgroup(11, 100, 20 * MS, 0);
+	h1 = new_task(0, 11);
+	env.cg[11].cvtime = fdl.cvtime_now + 1000 * MS;	/* ahead: h1 runs by its deadline */
+	wake(h1);
+	env.cg[11].cvtime = fdl.cvtime_now;		/* back at the front of the fair order */
+	w = new_task(1, 11);
+	wake(w);
+	CHECK("a member claiming a CPU as fair work does not preempt its sibling either",
+	      env.preempts[0] == 0, "%d preemptions", env.preempts[0]);
 }
 
 /* Defect 5: the preemption victim is the CPU with the most slack, by the 1.46x rule; too little

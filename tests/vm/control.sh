@@ -84,6 +84,28 @@ check "lat now has deadline_rr 2ms" "$(scx_json_field lat deadline_rr_ns) == 200
 check "g's runtime guarantee is gone with the file's reload" "$(scx_json_field g guaranteed_shares) == 0"
 check "g is back at its cpu.weight" "$(scx_json_field g effective_weight) == 100"
 
+say "7. a removed cgroup's CPU time stays in its parent's counters (issue 14, defect 1)"
+# q has no tasks of its own (cgroup v2: its child gets the cpu controller), so its subtree's usage
+# is q/child's alone and stands still once the child's loop ends.
+mkcg q 100
+mkcg q/child 100
+sh -c "echo \$\$ > $CG/q/child/cgroup.procs; while :; do :; done" &
+busy=$!
+sleep 2
+kill -9 $busy
+wait $busy 2>/dev/null
+sleep 1
+child=$(scx_json_field q/child usage_ns)
+before=$(scx_json_field q usage_ns)
+rmdir "$CG/q/child"
+sleep 1
+after=$(scx_json_field q usage_ns)
+echo "FDL-CONTROL removed child=$child q before=$before after=$after (usage_ns)"
+check "the child used CPU ($child ns)" "$child > 50000000"
+# Before, the child's count left q's subtree sum with it: q went down to 0.
+check "q's usage stayed when its child went ($before -> $after ns)" "$after >= $before && $after >= $child"
+rmdir "$CG/q"
+
 check_attached
 kill_all
 stop_scx

@@ -66,6 +66,26 @@ expect "B share" "$(awk -v x="$b" -v t="$total" 'BEGIN { print x / t }')" 0.5 0.
 kill_all
 rmdir $CG/A/A1 $CG/A/A2 $CG/A $CG/B
 
+say "4. deep: L (cpu.weight 25) with its hogs 20 levels below it, beside H (100); $ncpu hogs each"
+# scx_fdl tracks 16 levels; deeper cgroups are scheduled as their nearest tracked ancestor. Before,
+# they counted at the root, and the hogs escaped L's weight (issue 14, defect 2).
+deep=L
+mkcg L 25
+i=1
+while [ $i -le 20 ]; do deep=$deep/d$i; mkcg "$deep" 100; i=$((i + 1)); done
+mkcg H 100
+hogs "$deep" "$ncpu"
+hogs H "$ncpu"
+sleep $warm
+measure $secs L H
+l=$(used L) h=$(used H)
+say "usage_usec: L=$l H=$h"
+echo "FDL-SHARES $sched deep L=$l H=$h"
+expect "L's share with its work 20 levels down" "$(awk -v x="$l" -v y="$h" 'BEGIN { print x / (x + y) }')" 0.2 0.15
+kill_all
+while [ "$deep" != L ]; do rmdir "$CG/$deep"; deep=$(dirname "$deep"); done
+rmdir $CG/L $CG/H
+
 if [ "$sched" = fdl ]; then
     stop_scx
     [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 after the scenario (got $SCX_RC)"

@@ -39,11 +39,12 @@ static __always_inline u64 fdl_cpu_dl(struct fdl_cpu *cc, u64 now, u64 vdt)
  * A waking task of deadline entity `entity` with deadline dl found no idle CPU: the candidate CPU
  * whose work has the latest deadline, if that is later than dl and has enough slack (the RFC's
  * 1.46x rule, fdl_slack_allows), or -1. CPUs running work of the task's own entity are not
- * candidates (its members take turns by vtime). *later is set to a candidate with a later deadline
+ * candidates (its members take turns by vtime), nor, for a container's task that claims a CPU as
+ * fair work, CPUs running its own container's work (own: its entity id unclaimed). *later is set to a candidate with a later deadline
  * but too little slack, or -1: the caller times a preemption for it instead.
  */
 static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_task *t, u64 entity,
-					     u64 dl, u64 now, s32 *later)
+					     u64 own, u64 dl, u64 now, s32 *later)
 {
 	u64 vdt = fdl_vdt(now), cur, best_dl = dl, later_dl = dl;
 	u32 nr = tun.nr_cpus ?: 1, r = env_random() % nr;
@@ -56,7 +57,7 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 		cpu = k == 0 ? t->last_cpu - 1 : (s32)((r + k - 1) % nr);
 		if (cpu < 0 || !env_task_allowed(p, cpu) || !(cc = env_cpu(cpu)))
 			continue;
-		if (cc->queue == entity)
+		if (cc->queue == entity || cc->queue == own)
 			continue;
 		cur = fdl_cpu_dl(cc, now, vdt);
 		if (!fdl_time_before(dl, cur))

@@ -150,7 +150,7 @@ static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_en
  */
 static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_task *t, u64 flags)
 {
-	u64 now = env_now(), queue, entity, dl, vtime, fair_pick = 0;
+	u64 now = env_now(), queue, entity, own, dl, vtime, fair_pick = 0;
 	struct fdl_entity *e, *clock;
 	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
@@ -162,7 +162,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	clock = fdl_queue_clock(top);
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
 		fdl_fair_place(t, queue, clock);
-	entity = fdl_entity_id(e, queue);
+	entity = own = fdl_entity_id(e, queue);
 	dl = fdl_entity_key(e, fdl_vdt(now));
 	vtime = fdl_fair_queue_vtime(t, clock);
 	if (fdl_fair_claim(top, e, fdl_vdt(now), &dl)) {
@@ -173,7 +173,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 
 	cpu = env_pick_idle(p);
 	if (cpu < 0) {
-		cpu = fdl_choose_victim(p, t, entity, dl, now, &later);
+		cpu = fdl_choose_victim(p, t, entity, own, dl, now, &later);
 		if (cpu >= 0 && (cc = env_cpu(cpu))) {
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns);
@@ -187,7 +187,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		}
 	}
 	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags);
-	if (e == &fdl.fair)
+	if (own == FDL_DSQ_FAIR)
 		stat_inc(nr_fair_enqueued);
 	else
 		stat_inc(nr_deadline_enqueued);
