@@ -17,9 +17,10 @@
 #     p99 of one run moves by about 1 ms);
 #   - with the antagonist, fdl's p99 is below the same workload's without parameters (cfs);
 #   - the worst lateness stays within 5 x deadline_rr;
-#   - quiet: misses under 10 % of picks. This guards the defect where a task that simply slept was
-#     counted late (then most picks miss); single runs here measured 0.9-4.8 %, and the benchmark
-#     judges the 1 %;
+#   - quiet: misses under 10 % of starts (nr_picks). This guards the defect where a task that
+#     simply slept was counted late (then most starts miss); single runs measured 0.9-4.8 % when
+#     only deadline picks were counted, 0.8 % (46 of 5606) per start; the benchmark judges the
+#     issue's 1 %;
 #   - scx_fdl stayed attached; dmesg clean.
 . ./lib.sh
 
@@ -99,6 +100,6 @@ if [ "$mode" = check ] && [ "$sched" = fdl ]; then
         check "fdl's p99 ($fdl us) below cfs's ($cfs us), the same workload without parameters" "$fdl < $cfs"
     check "fdl's worst lateness ($fdl_late ns) within 5 x deadline_rr ($rr_fdl us)" "$fdl_late <= 5 * $rr_fdl * 1000"
     check "loose's worst lateness ($loose_late ns) within 5 x deadline_rr ($rr_loose us)" "$loose_late <= 5 * $rr_loose * 1000"
-    [ "$load" = quiet ] && check "quiet: misses ($misses) under 10 % of picks ($picks)" "$misses * 10 < $picks"
+    [ "$load" = quiet ] && check "quiet: misses ($misses) under 10 % of starts ($picks)" "$misses * 10 < $picks"
 fi
 exit $FAILED
