@@ -79,7 +79,7 @@ static u64 tracked_cgid(struct cgroup *cgrp)
 	 */
 	bpf_for(i, 1, FDL_MAX_DEPTH + 2) {
 		lvl = level - i;
-		if (lvl < 0 || lvl > FDL_MAX_DEPTH)
+		if (lvl < 0)
 			break;
 		anc = BPF_CORE_READ(cgrp, ancestors[lvl]);
 		if (!anc)
@@ -264,16 +264,17 @@ void BPF_STRUCT_OPS(fdl_cgroup_exit, struct cgroup *cgrp)
 	struct fdl_cgroup *parent;
 
 	parent = cg ? env_cgroup(cg->parent_cgid) : NULL;
-	/* Empty by now; if anything was still contributed, give it back. */
-	if (cg && parent && cg->contrib)
-		__sync_fetch_and_add(&parent->wsum, -cg->contrib);
-	/*
-	 * Its counts stay in its parent's, as cpu.stat keeps a removed child's usage: sums over a
-	 * subtree never go down when a descendant goes (read as a restart, they made counters jump).
-	 */
 	if (cg && parent) {
 		int i;
 
+		/* Empty by now; if anything was still contributed, give it back. */
+		if (cg->contrib)
+			__sync_fetch_and_add(&parent->wsum, -cg->contrib);
+		/*
+		 * Its counts stay in its parent's, as cpu.stat keeps a removed child's usage: sums
+		 * over a subtree never go down when a descendant goes (read as a restart, they made
+		 * counters jump).
+		 */
 		__sync_fetch_and_add(&parent->usage_ns, cg->usage_ns);
 		__sync_fetch_and_add(&parent->wait_ns, cg->wait_ns);
 		bpf_for(i, 0, FDL_LAT_BUCKETS) {

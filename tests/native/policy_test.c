@@ -117,6 +117,13 @@ static struct task *periodic(int i, u64 cgid, u64 spin_ns, u64 period_ns)
 	return k;
 }
 
+/* A probe in cgroup cgid (tasks first, first+1): two workers that spin spin_ns every period_ns. */
+static void probe_pair(int first, u64 cgid, u64 spin_ns, u64 period_ns)
+{
+	for (int i = first; i < first + 2; i++)
+		periodic(i, cgid, spin_ns, period_ns);
+}
+
 /* Ten hackbench-like wakers in cgroup cgid (tasks first..first+9): 2 ms every 4 ms, 5 CPUs of demand. */
 static void wakers(int first, u64 cgid)
 {
@@ -667,18 +674,15 @@ static void test_within_bandwidth_beats_overrun(void)
 static void test_deadline_never_worse_than_fair(void)
 {
 	u64 cw, lw, dw;
-	int i;
 
 	reset(2);
 	add_cgroup(10, 100, 4 * MS, 2 * MS);	/* fdl */
 	add_cgroup(11, 100, 20 * MS, 0);	/* loose */
 	add_cgroup(12, 100, 0, 0);		/* cfs */
 	add_cgroup(20, 100, 0, 0);		/* antagonist */
-	for (i = 0; i < 2; i++) {
-		periodic(i, 10, 3 * MS, 23 * MS);
-		periodic(2 + i, 11, 3 * MS, 23 * MS);
-		periodic(4 + i, 12, 3 * MS, 23 * MS);
-	}
+	probe_pair(0, 10, 3 * MS, 23 * MS);
+	probe_pair(2, 11, 3 * MS, 23 * MS);
+	probe_pair(4, 12, 3 * MS, 23 * MS);
 	wakers(6, 20);
 	run_for(3000 * MS);
 	dw = worst_of(0, 2, false);
@@ -789,7 +793,6 @@ static void test_deadlines_set_at_run_time(void)
 static void test_boosts_stay_out_of_the_fair_order(void)
 {
 	u64 worst;
-	int i;
 
 	reset(2);
 	add_cgroup(10, 100, 4 * MS, 2 * MS);
@@ -798,11 +801,9 @@ static void test_boosts_stay_out_of_the_fair_order(void)
 	env.cg[11].weight = env.cg[11].boost_weight = 10000;
 	add_cgroup(12, 100, 0, 0);
 	add_cgroup(20, 100, 0, 0);
-	for (i = 0; i < 2; i++) {
-		periodic(i, 10, 3 * MS, 23 * MS);
-		periodic(2 + i, 11, 3 * MS, 23 * MS);
-		periodic(4 + i, 12, 3 * MS, 23 * MS);
-	}
+	probe_pair(0, 10, 3 * MS, 23 * MS);
+	probe_pair(2, 11, 3 * MS, 23 * MS);
+	probe_pair(4, 12, 3 * MS, 23 * MS);
 	wakers(6, 20);
 	run_for(4000 * MS);
 	worst = worst_of(4, 2, false);
@@ -822,17 +823,14 @@ static void test_boosts_stay_out_of_the_fair_order(void)
 static void test_quiet_loose_no_worse_than_cfs(void)
 {
 	u64 lw, cw, lm, cm;
-	int i;
 
 	reset(2);
 	add_cgroup(10, 100, 4 * MS, 2 * MS);
 	add_cgroup(11, 100, 20 * MS, 0);
 	add_cgroup(12, 100, 0, 0);
-	for (i = 0; i < 2; i++) {
-		periodic(i, 10, 3 * MS, 23 * MS);
-		periodic(2 + i, 11, 3 * MS, 24 * MS);
-		periodic(4 + i, 12, 3 * MS, 25 * MS);
-	}
+	probe_pair(0, 10, 3 * MS, 23 * MS);
+	probe_pair(2, 11, 3 * MS, 24 * MS);
+	probe_pair(4, 12, 3 * MS, 25 * MS);
 	run_for(6000 * MS);
 	lw = worst_of(2, 2, true);
 	cw = worst_of(4, 2, true);

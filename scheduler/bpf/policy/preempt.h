@@ -40,8 +40,9 @@ static __always_inline u64 fdl_cpu_dl(struct fdl_cpu *cc, u64 now, u64 vdt)
  * whose work has the latest deadline, if that is later than dl and has enough slack (the RFC's
  * 1.46x rule, fdl_slack_allows), or -1. CPUs running work of the task's own entity are not
  * candidates (its members take turns by vtime), nor, for a container's task that claims a CPU as
- * fair work, CPUs running its own container's work (own: its entity id unclaimed). *later is set to a candidate with a later deadline
- * but too little slack, or -1: the caller times a preemption for it instead.
+ * fair work, CPUs running its own container's work (own: its entity id unclaimed). *later is set
+ * to a candidate with a later deadline but too little slack, or -1: the caller times a preemption
+ * for it instead.
  */
 static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_task *t, u64 entity,
 					     u64 own, u64 dl, u64 now, s32 *later)

@@ -119,9 +119,9 @@ static __always_inline void fdl_on_quiescent(struct fdl_task *t)
  * order (its cgroup virtual time at most wakeup_lag_ns of CPU time at its fair share past the
  * fair clock: about the credit a waking cgroup gets, so a container that uses no more than its
  * fair share qualifies and one that used more does not) and the fair container's deadline is the
- * earlier; *dl is then that deadline. The dispatcher's scan makes the same choice for queued work; this is the
- * same choice for work that wakes (to preempt by) and work that starts on an idle CPU (to be
- * preempted by). Without it a loose deadline made its container everyone's victim: preempted by
+ * earlier; *dl is then that deadline. The dispatcher's scan makes the same choice for queued
+ * work; this is the same choice for work that wakes (to preempt by) and work that starts on an
+ * idle CPU (to be preempted by). Without it a loose deadline made its container everyone's victim: preempted by
  * fair work and by every tighter deadline, preempting no one, worse off than with no deadline.
  */
 static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_entity *e, u64 vdt,
@@ -150,7 +150,7 @@ static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_en
  */
 static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_task *t, u64 flags)
 {
-	u64 now = env_now(), queue, entity, own, dl, vtime, fair_pick = 0;
+	u64 now = env_now(), vdt = fdl_vdt(now), queue, entity, own, dl, vtime, fair_pick = 0;
 	struct fdl_entity *e, *clock;
 	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
@@ -163,9 +163,9 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
 		fdl_fair_place(t, queue, clock);
 	entity = own = fdl_entity_id(e, queue);
-	dl = fdl_entity_key(e, fdl_vdt(now));
+	dl = fdl_entity_key(e, vdt);
 	vtime = fdl_fair_queue_vtime(t, clock);
-	if (fdl_fair_claim(top, e, fdl_vdt(now), &dl)) {
+	if (fdl_fair_claim(top, e, vdt, &dl)) {
 		e = &fdl.fair;
 		entity = FDL_DSQ_FAIR;
 		fair_pick = queue;
@@ -421,22 +421,22 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	t->via_fair = 0;
 	queue = fdl_task_queue(t, &top, &e);
 	vdt = fdl_vdt(now);
-	/* A container's work starts after a wait: was its deadline kept, whatever the path? */
-	if (waited && e != &fdl.fair)
-		fdl_entity_count(e, fdl_entity_key(e, vdt), vdt);
+	if (e != &fdl.fair) {
+		dl = fdl_entity_key(e, vdt);
+		/* A container's work starts after a wait: was its deadline kept, whatever the path? */
+		if (waited)
+			fdl_entity_count(e, dl, vdt);
+	}
 	if (cc && cc->fair_pick) {
 		if (cc->fair_pick == queue && e != &fdl.fair) {
 			t->via_fair = 1;
 			e = &fdl.fair;
 		}
 		cc->fair_pick = 0;
-	} else if (e != &fdl.fair) {
+	} else if (e != &fdl.fair && fdl_fair_claim(top, e, vdt, &dl)) {
 		/* Straight onto an idle CPU: it runs as the fair order would have placed it. */
-		dl = fdl_entity_key(e, vdt);
-		if (fdl_fair_claim(top, e, vdt, &dl)) {
-			t->via_fair = 1;
-			e = &fdl.fair;
-		}
+		t->via_fair = 1;
+		e = &fdl.fair;
 	}
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
 	fdl_entity_refresh(e, vdt);
