@@ -41,6 +41,7 @@ struct fdl_cpu {
 	u32 has_next;		/* next_dl is valid */
 	u32 __pad;
 	u64 fair_pick;		/* the queue the dispatcher last took work from by the fair order */
+	u64 within_until;	/* its work is within its guarantee until then (ns; 0: not) */
 };
 
 /*

@@ -224,6 +224,53 @@ static inline u64 fdl_dl_key(u64 dl, u64 vdt, u64 rr_ns)
 }
 
 /*
+ * Tiers: a deadline container within its guarantee (budget left, fdl_budget_earn) is served
+ * ahead of all other work, earliest deadline first; everything else (fair work, and containers
+ * that used their guarantee up) competes after it, by the same keys. The order compares keys
+ * only, so a key carries its tier as an offset far above any deadline:
+ *
+ *	order key = key                     within the guarantee
+ *	            key + FDL_TIER_NS       otherwise
+ *
+ * FDL_TIER_NS (2^38 ns, 275 s) is above any deadline_rr plus debt, and FDL_OVER_NS is four
+ * tiers, so an overrun key stays behind every key of its tier. Slack (fdl_slack_allows) and
+ * timer delays look at the offset within the tier only (FDL_TIER_MASK).
+ */
+#define FDL_TIER_SHIFT		38
+#define FDL_TIER_NS		(1ULL << FDL_TIER_SHIFT)
+#define FDL_TIER_MASK		(FDL_TIER_NS - 1)
+
+static inline u64 fdl_tier_key(u64 key, int within)
+{
+	return within ? key : key + FDL_TIER_NS;
+}
+
+/*
+ * A guarantee of g CPUs (fixed point) as a budget of CPU time: earned at g, spent by running,
+ * held within one window of the guarantee either way, so that a container that used more than
+ * its guarantee for long owes at most a window, and one that slept saves at most a window:
+ *
+ *	budget = clamp(budget + elapsed * g, -g * window, g * window)
+ */
+static inline u64 fdl_budget_cap(u64 rate, u64 window_ns)
+{
+	/* Plain products: rate is at most FDL_MAX_CPUS CPUs (2^29), a window at most 2^34 ns. */
+	return (window_ns * rate) >> FDL_SHARE_SHIFT;
+}
+
+static inline s64 fdl_budget_earn(s64 budget, u64 elapsed_ns, u64 rate, u64 window_ns)
+{
+	s64 cap = (s64)fdl_budget_cap(rate, window_ns);
+
+	if (elapsed_ns > 2 * window_ns)
+		elapsed_ns = 2 * window_ns;
+	budget += (s64)((elapsed_ns * rate) >> FDL_SHARE_SHIFT);
+	if (budget > cap)
+		return cap;
+	return budget < -cap ? -cap : budget;
+}
+
+/*
  * The fair container's deadline is never more than its own deadline_rr behind:
  *
  *	dl = max(dl, vdt - rr)
@@ -281,12 +328,17 @@ static inline u64 fdl_dl_halve_spread(u64 dl, u64 v)
  */
 static inline int fdl_slack_allows(u64 victim_dl, u64 task_dl, u64 vdt)
 {
-	u64 task_slack = fdl_time_before(vdt, task_dl) ? task_dl - vdt : 0;
+	u64 task_slack = fdl_time_before(vdt, task_dl) ? task_dl - vdt : 0, victim_slack;
 
 	if (!fdl_time_before(vdt, victim_dl))
 		return 0;
-	return fdl_mul_div(victim_dl - vdt, FDL_SLACK_DEN, 1) >
-	       fdl_mul_div(task_slack, FDL_SLACK_NUM, 1);
+	victim_slack = victim_dl - vdt;
+	/* Work of a later tier (fdl_tier_key) may always be preempted; within a tier, its offset
+	 * is no slack. */
+	if (victim_slack >> FDL_TIER_SHIFT > task_slack >> FDL_TIER_SHIFT)
+		return 1;
+	return fdl_mul_div(victim_slack & FDL_TIER_MASK, FDL_SLACK_DEN, 1) >
+	       fdl_mul_div(task_slack & FDL_TIER_MASK, FDL_SLACK_NUM, 1);
 }
 
 /*

@@ -81,6 +81,15 @@ struct fdl_entity {
 	u64 nr_misses;
 	u64 max_lateness_ns;
 	u64 nr_picks;
+	/*
+	 * A deadline container's granted guarantee as a budget (policy/deadline.h): CPU time earned
+	 * at budget_rate (CPUs, fixed point FDL_SHARE_ONE; 0: no guarantee) since budget_at, spent by
+	 * its work however it got the CPU, held within one guarantee window either way. While it is
+	 * positive the container runs within its guarantee, ahead of all work that does not.
+	 */
+	s64 budget_ns;
+	u64 budget_at;
+	u64 budget_rate;
 };
 
 /*
@@ -125,6 +134,7 @@ struct fdl_params_args {
 	u64 cgid;
 	u64 deadline_rr_ns;
 	u64 deadline_wakeup_ns;
+	u64 budget_rate;	/* its granted guarantee, CPUs in fixed point (1 << 20: one); 0: none */
 	s32 ret;		/* out: 0; -ENOENT untracked, -EINVAL not first-level, -ENOSPC no slot */
 	u32 __pad;
 };
@@ -160,6 +170,7 @@ struct fdl_tunables {
 	u64 wakeup_lag_ns;	/* CPU time of vtime credit a waking task keeps */
 	u64 starvation_ns;	/* bound on how long any runnable fair task waits */
 	u64 fair_deadline_ns;	/* deadline_rr of the fair container */
+	u64 guarantee_window_ns;	/* a guarantee's budget holds at most this much of it */
 	u32 fair_floor_permille;	/* fair work's least bandwidth, per mille of the machine */
 	u32 nr_cpus;		/* possible CPUs */
 	s32 stall_pid;		/* test only: never dispatch this task (0: off) */

@@ -25,6 +25,7 @@ const volatile struct fdl_tunables tun = {
 	.wakeup_lag_ns = 3000000,
 	.starvation_ns = 1000000000,
 	.fair_deadline_ns = 5000000,
+	.guarantee_window_ns = 100000000,
 	.fair_floor_permille = 50,
 	.nr_cpus = 1,
 };
@@ -357,6 +358,7 @@ int fdl_set_params(struct fdl_params_args *args)
 		args->ret = -ENOSPC;
 	if (args->ret)
 		return 0;
+	fdl_entity_set_budget(&cg->ent, args->deadline_rr_ns ? args->budget_rate : 0, scx_bpf_now());
 	fdl_entity_set_params(&cg->ent, args->deadline_rr_ns, args->deadline_wakeup_ns,
 			      fdl_vdt(scx_bpf_now()));
 	return 0;

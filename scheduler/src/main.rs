@@ -57,6 +57,8 @@ static RELOAD: LazyLock<Arc<AtomicBool>> = LazyLock::new(Default::default);
 struct Applied {
     cgid: u64,
     params: Params,
+    /// The budget rate written with its deadlines: its granted guarantee (budget_rate()).
+    rate: u64,
 }
 
 /// The cgroup ids of a cgroup and all its descendants (a cgroup's id is its directory's inode).
@@ -124,6 +126,7 @@ impl<'obj> Scheduler<'obj> {
         tun.stall_pid = opts.test_stall_pid.unwrap_or(0);
         tun.fair_deadline_ns = opts.fair_deadline_us * 1000;
         tun.fair_floor_permille = opts.fair_floor_permille;
+        tun.guarantee_window_ns = opts.guarantee_window_ms * 1_000_000;
         // Always written: scx_ops_open! has copied SCX_TIMEOUT_MS into it unchecked.
         skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout()?;
         if let Some(pid) = opts.test_stall_pid {
@@ -168,9 +171,15 @@ impl<'obj> Scheduler<'obj> {
 
     /// Writes a first-level cgroup's deadlines through the BPF side (both 0: fair again). The
     /// container starts a new bucket.
-    fn set_deadlines(&self, cgid: u64, rr_ns: u64, wakeup_ns: u64) -> Result<()> {
-        let mut args =
-            bpf_intf::fdl_params_args { cgid, deadline_rr_ns: rr_ns, deadline_wakeup_ns: wakeup_ns, ret: 0, __pad: 0 };
+    fn set_deadlines(&self, cgid: u64, rr_ns: u64, wakeup_ns: u64, budget_rate: u64) -> Result<()> {
+        let mut args = bpf_intf::fdl_params_args {
+            cgid,
+            deadline_rr_ns: rr_ns,
+            deadline_wakeup_ns: wakeup_ns,
+            budget_rate,
+            ret: 0,
+            __pad: 0,
+        };
         run_syscall(&self.skel.progs.fdl_set_params, &mut args).context("running fdl_set_params")?;
         match args.ret {
             0 => Ok(()),
@@ -189,7 +198,7 @@ impl<'obj> Scheduler<'obj> {
     fn release(&mut self, path: &Path, old: Applied) {
         if old.params.deadline_rr_ns > 0 {
             // The cgroup may be gone already; then there is nothing to undo.
-            let _ = self.set_deadlines(old.cgid, 0, 0);
+            let _ = self.set_deadlines(old.cgid, 0, 0, 0);
         }
         if self.controllers.remove(path).is_some_and(|c| c.boost > 0) {
             // The cgroup may be gone already; then there is nothing to undo.
@@ -241,14 +250,15 @@ impl<'obj> Scheduler<'obj> {
             if entry.params.guaranteed_shares > 0 {
                 self.subtrees.insert(entry.path.clone(), subtree_cgids(&entry.path));
             }
-            if old == Some(Applied { cgid, params: entry.params }) {
+            let rate = self.budget_rate(&entry.path, entry.params);
+            if old == Some(Applied { cgid, params: entry.params, rate }) {
                 continue;
             }
             if let Err(e) = self.write_params(&entry.path, cgid, entry.params) {
                 warn!("{}: {e:#}", entry.path.display());
                 continue;
             }
-            self.applied.insert(entry.path.clone(), Applied { cgid, params: entry.params });
+            self.applied.insert(entry.path.clone(), Applied { cgid, params: entry.params, rate });
             let p = entry.params;
             info!(
                 "{}: deadline_rr {}, deadline_wakeup {}, guaranteed_shares {}",
@@ -260,11 +270,28 @@ impl<'obj> Scheduler<'obj> {
         }
     }
 
+    /// The budget rate of a deadline container's guarantee, as the BPF side takes it (CPUs in
+    /// fixed point, 1 << FDL_SHARE_SHIFT per CPU): its granted guarantee, where it has deadlines and
+    /// a guarantee; 0 otherwise. Within it, its work runs ahead of all other work (README, "How it
+    /// schedules").
+    fn budget_rate(&self, path: &Path, p: Params) -> u64 {
+        if p.deadline_rr_ns == 0 || p.guaranteed_shares == 0 {
+            return 0;
+        }
+        let granted = self.granted.get(path).copied().unwrap_or(0.0);
+        (granted * (1u64 << 20) as f64).round() as u64
+    }
+
     fn write_params(&mut self, path: &Path, cgid: u64, p: Params) -> Result<()> {
-        let deadlines = (p.deadline_rr_ns, p.deadline_wakeup_ns);
-        let was = self.applied.get(path).filter(|a| a.cgid == cgid).map(|a| (a.params.deadline_rr_ns, a.params.deadline_wakeup_ns));
-        if deadlines != was.unwrap_or((0, 0)) {
-            self.set_deadlines(cgid, p.deadline_rr_ns, p.deadline_wakeup_ns).context("writing its deadlines")?;
+        let rate = self.budget_rate(path, p);
+        let wanted = (p.deadline_rr_ns, p.deadline_wakeup_ns, rate);
+        let was = self
+            .applied
+            .get(path)
+            .filter(|a| a.cgid == cgid)
+            .map(|a| (a.params.deadline_rr_ns, a.params.deadline_wakeup_ns, a.rate));
+        if wanted != was.unwrap_or((0, 0, 0)) {
+            self.set_deadlines(cgid, p.deadline_rr_ns, p.deadline_wakeup_ns, rate).context("writing its deadlines")?;
         }
         if p.guaranteed_shares > 0 {
             self.controllers.entry(path.to_path_buf()).or_default();

@@ -103,6 +103,14 @@ pub struct Opts {
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub fair_floor_permille: u32,
 
+    /// Window of a deadline container's guarantee, in milliseconds: within its guarantee (its
+    /// work has used less than guaranteed_shares of CPU time, saved for at most this long) it runs
+    /// ahead of all work that is not, earliest deadline first; a container that ran beyond its
+    /// guarantee competes as fair work until it is back within.
+    #[arg(long, default_value_t = 100, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(10..=10_000))]
+    pub guarantee_window_ms: u64,
+
     /// Run even though cgroups have CPU limits (cpu.max), which scx_fdl does not enforce yet:
     /// their tasks then run unlimited. Each limited cgroup is logged and counted
     /// (scx_fdl_cgroups_unenforced_cpu_max). Without it, scx_fdl refuses to start while a

@@ -70,6 +70,7 @@ static void reset(int n)
 	tun = (struct fdl_tunables){
 		.slice_ns = 3 * MS, .min_slice_ns = 200 * US, .wakeup_lag_ns = 3 * MS,
 		.starvation_ns = 1000 * MS, .fair_deadline_ns = 5 * MS, .fair_floor_permille = 50,
+		.guarantee_window_ns = 100 * MS,
 		.nr_cpus = n,
 	};
 	env.now = 1000 * MS;
@@ -872,8 +873,109 @@ static void test_loose_not_preempted_by_fair_work(void)
 	      c->late_ns / US);
 }
 
+/* A granted guarantee of milli_cpus / 1000 CPUs for a deadline container (fdl_set_params). */
+static void grant(u64 cgid, u64 milli_cpus)
+{
+	fdl_entity_set_budget(&env.cg[cgid].ent, FDL_SHARE_ONE * milli_cpus / 1000, env.now);
+}
+
+/*
+ * Three probes (two workers each, spin 3 ms, periods 23-25 ms) in cgroups 10, 11, 12 on 2 CPUs,
+ * optionally beside ten hackbench-like wakers; with_dl: 10 and 11 are deadline containers (4 ms
+ * and 20 ms) with guarantees of 0.88 CPU each (shares 900, what the matrix's "within" cells give),
+ * else all fair (the stand-in for a machine without parameters). p99 spin lateness of each probe
+ * into p99[3].
+ */
+static void within_run(bool with_dl, bool antagonist, u64 p99[3])
+{
+	reset(2);
+	add_cgroup(10, 100, with_dl ? 4 * MS : 0, with_dl ? 2 * MS : 0);
+	add_cgroup(11, 100, with_dl ? 20 * MS : 0, 0);
+	add_cgroup(12, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	if (with_dl) {
+		grant(10, 880);
+		grant(11, 880);
+	}
+	probe_pair(0, 10, 3 * MS, 23 * MS);
+	probe_pair(2, 11, 3 * MS, 24 * MS);
+	probe_pair(4, 12, 3 * MS, 25 * MS);
+	if (antagonist)
+		wakers(6, 20);
+	run_for(6000 * MS);
+	for (int i = 0; i < 3; i++)
+		p99[i] = pct_late(2 * i, 2, 99);
+}
+
+/*
+ * Within its guarantee a deadline container runs ahead of all work that is not, whatever its
+ * deadline: of two containers that use about 0.3 of their 0.88 CPU, the 4 ms one finishes its
+ * spins at no more than half the lateness (p99) of the same probe without parameters, quiet and
+ * beside hackbench-like wakers, and the 20 ms one waits for nothing but the 4 ms one. Before the budget,
+ * the 20 ms container competed with fair work's 5 ms deadline and waited as long as fair work.
+ */
+static void test_within_guarantee_ahead_of_fair_work(void)
+{
+	for (int a = 0; a < 2; a++) {
+		u64 fair[3], dl[3];
+
+		within_run(false, a, fair);
+		within_run(true, a, dl);
+		printf("within the guarantee, %s: p99 lateness fdl %llu / loose %llu / cfs %llu us "
+		       "(all fair: %llu / %llu / %llu)\n", a ? "antagonist" : "quiet", dl[0] / US,
+		       dl[1] / US, dl[2] / US, fair[0] / US, fair[1] / US, fair[2] / US);
+		CHECK("the 4 ms container: p99 at most half of the same probe's without parameters",
+		      dl[0] * 2 <= fair[0], "%llu us vs %llu us", dl[0] / US, fair[0] / US);
+		/* Its floor: when the 4 ms container's two workers hold both CPUs, a spin (3 ms). */
+		CHECK("the 20 ms container: p99 within the 4 ms one's spin and a tick, below the same "
+		      "probe's without parameters", dl[1] <= 4 * MS && dl[1] < fair[1],
+		      "%llu us vs %llu us", dl[1] / US, fair[1] / US);
+		CHECK("the tighter deadline no later", dl[0] <= dl[1], "%llu us vs %llu us", dl[0] / US,
+		      dl[1] / US);
+	}
+}
+
+/*
+ * A guarantee is a budget, not a priority: a container of two hogs (both CPUs of demand) beside a
+ * cgroup of two fair hogs gets the larger of its guarantee and its fair share, not both: with
+ * 0.5 CPU guaranteed its fair share (1 CPU), with 1.5 CPUs guaranteed 1.5 CPUs; fair work gets
+ * the rest.
+ */
+static u64 budget_run(u64 milli_cpus)
+{
+	u64 c = 0;
+	int i;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 0);
+	add_cgroup(20, 100, 0, 0);
+	grant(10, milli_cpus);
+	for (i = 0; i < 2; i++) {
+		wake(new_task(i, 10));
+		wake(new_task(2 + i, 20));
+	}
+	run_for(4000 * MS);
+	for (i = 0; i < 2; i++)
+		c += tasks[i].ran_ns;
+	return c;
+}
+
+static void test_guarantee_is_a_budget(void)
+{
+	u64 half = budget_run(500), more = budget_run(1500);
+
+	printf("budget: container of hogs with 0.5 CPU guaranteed %llu ms, with 1.5 CPUs %llu ms, of 8000\n",
+	       half / MS, more / MS);
+	CHECK("guarantee below the fair share: the fair share (1 CPU +-10 %)",
+	      half >= 3600 * MS && half <= 4400 * MS, "%llu ms", half / MS);
+	CHECK("guarantee above the fair share: the guarantee (1.5 CPUs +-10 %)",
+	      more >= 5400 * MS && more <= 6600 * MS, "%llu ms", more / MS);
+}
+
 int main(void)
 {
+	test_within_guarantee_ahead_of_fair_work();
+	test_guarantee_is_a_budget();
 	test_loose_not_preempted_by_fair_work();
 	test_quiet_loose_no_worse_than_cfs();
 	test_deadlines_set_at_run_time();

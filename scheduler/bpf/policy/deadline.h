@@ -68,6 +68,72 @@ static __always_inline u64 fdl_entity_key(struct fdl_entity *e, u64 vdt)
 	return fdl_dl_key(e->dl, vdt, e->deadline_rr_ns);
 }
 
+/*
+ * A container's granted guarantee (0: none), written by the control plane. A new or changed
+ * guarantee starts with a full budget: the container has used none of it yet.
+ */
+static __always_inline void fdl_entity_set_budget(struct fdl_entity *e, u64 rate, u64 now)
+{
+	if (rate == e->budget_rate)
+		return;
+	e->budget_at = now;
+	e->budget_ns = (s64)fdl_budget_cap(rate, tun.guarantee_window_ns);
+	env_mb();
+	e->budget_rate = rate;
+}
+
+/*
+ * The entity's budget at now (fdl_budget_earn), earned since it was last brought up to date. One
+ * CPU earns each stretch (compare-and-swap on budget_at); earning and spending (fdl_charge) are
+ * atomic adds, so a concurrent charge is never lost, only the clamp may be off by it.
+ */
+static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
+{
+	u64 at = e->budget_at, rate = e->budget_rate;
+	s64 b, c;
+
+	if (!rate)
+		return 0;
+	if (fdl_time_before(at, now) && __sync_val_compare_and_swap(&e->budget_at, at, now) == at) {
+		b = e->budget_ns;
+		c = fdl_budget_earn(b, now - at, rate, tun.guarantee_window_ns);
+		if (c != b)
+			__sync_fetch_and_add(&e->budget_ns, c - b);
+	}
+	return e->budget_ns;
+}
+
+/* The running time a deadline container has left within its guarantee at now (0: none). */
+static __always_inline s64 fdl_entity_budget_left(struct fdl_entity *e, u64 now)
+{
+	s64 b;
+
+	if (!e->deadline_rr_ns || !e->budget_rate)
+		return 0;
+	b = fdl_entity_budget(e, now);
+	return b > 0 ? b : 0;
+}
+
+/* Is a deadline container within its guarantee at now: budget left? */
+static __always_inline bool fdl_entity_within(struct fdl_entity *e, u64 now)
+{
+	return fdl_entity_budget_left(e, now) > 0;
+}
+
+/*
+ * Where the entity stands in the order at now (fdl_tier_key): within its guarantee, at its
+ * deadline, never further than deadline_rr ahead (the budget, not the bucket, says whether it
+ * used more than it is owed); otherwise behind all of that, at its key.
+ */
+static __always_inline u64 fdl_entity_order(struct fdl_entity *e, u64 now, u64 vdt)
+{
+	if (fdl_entity_within(e, now)) {
+		fdl_entity_refresh(e, vdt);
+		return fdl_dl_cap(e->dl, vdt, e->deadline_rr_ns);
+	}
+	return fdl_tier_key(fdl_entity_key(e, vdt), 0);
+}
+
 /* The entity became runnable from empty: a new bucket, no credit for the sleep. */
 static __always_inline void fdl_entity_wake(struct fdl_entity *e, u64 vdt)
 {
@@ -115,9 +181,9 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
 }
 
 /*
- * The dispatcher took work from the entity's queue, whose key was dl (fdl_entity_key). If vdt had
- * passed dl (an entity that overran its bandwidth is never late), a container's miss moves vdt
- * back (fdl_miss). Fair work has no deadline of its own to keep: the fair container's deadline
+ * The dispatcher took work from the entity's queue, whose order key was dl (fdl_entity_order). If
+ * vdt had passed dl (only a container within its guarantee can be late: other keys are a tier
+ * back), a container's miss moves vdt back (fdl_miss). Fair work has no deadline of its own to keep: the fair container's deadline
  * only places it among the containers, and its lateness is bounded by fdl_dl_floor; moving vdt
  * back for it would only squeeze the containers' deadlines, so its picks are only counted. A
  * container's starts are counted where its work starts, however it got the CPU (fdl_on_running):
@@ -126,8 +192,8 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
  */
 static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 now)
 {
-	if (e == &fdl.fair)
-		fdl_entity_count(e, dl, fdl_vdt(now));
+	if (e == &fdl.fair)	/* never within a guarantee: its key is one tier back */
+		fdl_entity_count(e, dl - FDL_TIER_NS, fdl_vdt(now));
 	else if (fdl_time_before(dl, fdl_vdt(now)))
 		fdl_miss(dl, now);
 }

@@ -17,22 +17,32 @@
  */
 #define FDL_VICTIM_CANDIDATES	3
 
-/* Record what a CPU runs from now: work of deadline entity `entity` (fdl_entity_id) whose
- * bucket is at dl, filling at bw. */
+/*
+ * Record what a CPU runs from now: work of deadline entity `entity` (fdl_entity_id) whose
+ * bucket is at dl, filling at bw, within its guarantee for budget_ns more of running (<= 0: not).
+ */
 static __always_inline void fdl_cpu_set(struct fdl_cpu *cc, u64 entity, u64 dl, u64 now, u64 bw,
-					u64 rr_ns)
+					u64 rr_ns, s64 budget_ns)
 {
 	cc->queue = entity;
 	cc->dl = dl;
 	cc->since = now;
 	cc->bw = bw;
 	cc->rr_ns = rr_ns;
+	cc->within_until = budget_ns > 0 ? now + (u64)budget_ns : 0;
 }
 
-/* The live key of a CPU's work: its bucket filled by the time it ran since (fdl_dl_key). */
+/*
+ * The live order key of a CPU's work (fdl_entity_order): its bucket filled by the time it ran
+ * since, in its tier while its budget lasts.
+ */
 static __always_inline u64 fdl_cpu_dl(struct fdl_cpu *cc, u64 now, u64 vdt)
 {
-	return fdl_dl_key(fdl_dl_fill(cc->dl, now - cc->since, cc->bw), vdt, cc->rr_ns);
+	u64 dl = fdl_dl_fill(cc->dl, now - cc->since, cc->bw);
+
+	if (fdl_time_before(now, cc->within_until))
+		return fdl_dl_cap(dl, vdt, cc->rr_ns);
+	return fdl_tier_key(fdl_dl_key(dl, vdt, cc->rr_ns), 0);
 }
 
 /*
@@ -92,6 +102,22 @@ static __always_inline u64 fdl_slice(u64 dl, u64 bw, u64 next_dl, bool has_next)
 }
 
 /*
+ * The slice of work whose order key is in tier `tier` (0 within its guarantee, FDL_TIER_NS not),
+ * bucket dl at bw, competing with order key next_dl: a competitor of the same tier takes over
+ * where the buckets meet, one of a later tier never; work within its guarantee stops at the end of
+ * its budget (budget_ns), where its tier changes.
+ */
+static __always_inline u64 fdl_tier_slice(u64 tier, u64 dl, u64 bw, u64 next_dl, bool has_next,
+					  s64 budget_ns)
+{
+	u64 slice = fdl_slice(dl, bw, next_dl - tier, has_next);
+
+	if (!tier && budget_ns > 0)
+		slice = fdl_max(fdl_min(slice, (u64)budget_ns), tun.min_slice_ns);
+	return slice;
+}
+
+/*
  * When to preempt a CPU whose work is later than a waiting deadline dl but has too little slack
  * to be preempted at once: half-way to dl, so the waiting task starts before its deadline even
  * when no tick comes in time.
@@ -99,7 +125,7 @@ static __always_inline u64 fdl_slice(u64 dl, u64 bw, u64 next_dl, bool has_next)
 static __always_inline u64 fdl_timer_delay(u64 dl, u64 now)
 {
 	u64 vdt = fdl_vdt(now);
-	u64 slack = fdl_time_before(vdt, dl) ? dl - vdt : 0;
+	u64 slack = fdl_time_before(vdt, dl) ? (dl - vdt) & FDL_TIER_MASK : 0;
 
 	return fdl_min(fdl_max(slack / 2, tun.min_slice_ns), tun.slice_ns);
 }

@@ -63,9 +63,13 @@ static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 		fdl_entity_fill(&top->ent, delta, fdl_entity_bw(top, &top->ent));
 	bw = fdl_entity_bw(top, e);
 	fdl_entity_fill(e, delta, bw);
+	/* Its container's guarantee is spent by all of its work, however it got the CPU. */
+	if (top && top->ent.budget_rate)
+		__sync_fetch_and_sub(&top->ent.budget_ns, (s64)delta);
 	cc = env_cpu(cpu);
 	if (cc && stays)
-		fdl_cpu_set(cc, fdl_entity_id(e, queue), e->dl, now, bw, e->deadline_rr_ns);
+		fdl_cpu_set(cc, fdl_entity_id(e, queue), e->dl, now, bw, e->deadline_rr_ns,
+			    fdl_entity_budget_left(e, now));
 }
 
 /*
@@ -135,7 +139,7 @@ static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_en
 						 fdl_cgroup_fair_share(top, fdl_fair_order_wsum()));
 	if (fdl_time_before(front, top->cvtime))
 		return false;
-	fair_dl = fdl_entity_key(&fdl.fair, vdt);
+	fair_dl = fdl_tier_key(fdl_entity_key(&fdl.fair, vdt), 0);
 	if (!fdl_time_before(fair_dl, *dl))
 		return false;
 	*dl = fair_dl;
@@ -163,7 +167,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
 		fdl_fair_place(t, queue, clock);
 	entity = own = fdl_entity_id(e, queue);
-	dl = fdl_entity_key(e, vdt);
+	dl = fdl_entity_order(e, now, vdt);
 	vtime = fdl_fair_queue_vtime(t, clock);
 	if (fdl_fair_claim(top, e, vdt, &dl)) {
 		e = &fdl.fair;
@@ -176,7 +180,8 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		cpu = fdl_choose_victim(p, t, entity, own, dl, now, &later);
 		if (cpu >= 0 && (cc = env_cpu(cpu))) {
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
-			fdl_cpu_set(cc, entity, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns);
+			fdl_cpu_set(cc, entity, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
+				    fdl_entity_budget_left(e, now));
 			cc->has_next = 0;
 			cc->fair_pick = fair_pick;
 			env_insert_local_on(p, cpu, tun.slice_ns, flags | FDL_ENQ_PREEMPT);
@@ -244,7 +249,7 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 cv
  * order, whichever comes first: a deadline never makes a cgroup worse off than none. Also
  * refreshes the figures the fair container's bandwidth and the miss step are computed from.
  */
-FDL_GLOBAL int fdl_scan_queues(u64 vdt)
+FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 {
 	struct fdl_scan *sc = env_scan();
 	struct fdl_cgroup *cg;
@@ -274,7 +279,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 vdt)
 		if (env_nr_queued(cgid) <= 0)
 			continue;
 		if (e->deadline_rr_ns)
-			fdl_consider(sc, cgid, 0, fdl_entity_key(e, vdt));
+			fdl_consider(sc, cgid, 0, fdl_entity_order(e, now, vdt));
 		fdl_consider_fair(sc, cgid, cg->cvtime);
 	}
 	if (fdl.dl_wsum != sc->dl_wsum)
@@ -296,7 +301,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 vdt)
 		 */
 		if (!fdl.fair.nr_runnable)
 			fdl_entity_wake(&fdl.fair, vdt);
-		fdl_consider(sc, sc->fair_q, 1, fdl_entity_key(&fdl.fair, vdt));
+		fdl_consider(sc, sc->fair_q, 1, fdl_entity_order(&fdl.fair, now, vdt));
 	}
 	return 0;
 }
@@ -328,8 +333,9 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	struct fdl_scan *sc;
 	struct fdl_cpu *cc;
 	bool keep, has;
+	s64 left;
 
-	if (fdl_scan_queues(vdt) || !(sc = env_scan()))
+	if (fdl_scan_queues(now, vdt) || !(sc = env_scan()))
 		return;
 	bq = sc->best_q;
 	bdl = sc->best_dl;
@@ -342,7 +348,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	if (pt) {
 		fdl_charge(pt, cpu, true);
 		pq = fdl_task_queue(pt, &ptop, &pe);
-		pdl = fdl_entity_key(pe, vdt);
+		pdl = fdl_entity_order(pe, now, vdt);
 		if (!be)
 			keep = true;
 		else if (bq == pq)
@@ -356,7 +362,9 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 			/* Its competitor: the best other deadline entity. */
 			has = be == pe ? ne != NULL : be != NULL;
 			cdl = be == pe ? ndl : bdl;
-			env_set_slice(prev, fdl_slice(pe->dl, fdl_entity_bw(ptop, pe), cdl, has));
+			left = fdl_entity_budget_left(pe, now);
+			env_set_slice(prev, fdl_tier_slice(left > 0 ? 0 : FDL_TIER_NS, pe->dl,
+							   fdl_entity_bw(ptop, pe), cdl, has, left));
 			if (cc) {
 				cc->next_dl = cdl;
 				cc->has_next = has;
@@ -399,6 +407,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
 	bool waited = t->enqueued_at;
+	s64 left;
 	u32 b;
 
 	t->started_at = now;
@@ -422,8 +431,11 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	queue = fdl_task_queue(t, &top, &e);
 	vdt = fdl_vdt(now);
 	if (e != &fdl.fair) {
-		dl = fdl_entity_key(e, vdt);
-		/* A container's work starts after a wait: was its deadline kept, whatever the path? */
+		dl = fdl_entity_order(e, now, vdt);
+		/*
+		 * A container's work starts after a wait: was its deadline kept, whatever the path?
+		 * Beyond its guarantee its key is a tier back: no promise, never late.
+		 */
 		if (waited)
 			fdl_entity_count(e, dl, vdt);
 	}
@@ -442,10 +454,12 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	fdl_entity_refresh(e, vdt);
 	dl = e->dl;
 	bw = fdl_entity_bw(top, e);
+	left = fdl_entity_budget_left(e, now);
 	if (cc) {
-		fdl_cpu_set(cc, fdl_entity_id(e, queue), dl, now, bw, e->deadline_rr_ns);
+		fdl_cpu_set(cc, fdl_entity_id(e, queue), dl, now, bw, e->deadline_rr_ns, left);
 		if (cc->has_next)
-			env_set_slice(p, fdl_slice(dl, bw, cc->next_dl, true));
+			env_set_slice(p, fdl_tier_slice(left > 0 ? 0 : FDL_TIER_NS, dl, bw, cc->next_dl,
+							true, left));
 	}
 }
 
