@@ -109,6 +109,7 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (is_idle && (t = try_lookup_task_ctx(p))) {
 		t->enqueued_at = scx_bpf_now();
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tun.slice_ns, 0);
+		fdl_on_idle_pick(t, cpu);
 		fdl_count_dispatch(FDL_DISPATCH_IDLE);
 	}
 	return cpu;

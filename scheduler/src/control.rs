@@ -79,6 +79,10 @@ pub struct CgroupReport {
     /// Guaranteed cgroups: averaged use (CPUs) and its ratio to the guarantee.
     pub usage_cpus_avg: f64,
     pub attainment: f64,
+    /// Deadline containers with a guarantee: the budget of CPU time left within it when the BPF
+    /// side last brought it up to date (negative: beyond the guarantee, competing as fair work).
+    #[serde(default)]
+    pub guarantee_budget_ns: i64,
     /// Run-queue latency histogram over the subtree: counts per bucket (stats::lat_bucket_bound_us).
     #[serde(default)]
     pub runq_latency: Vec<u64>,

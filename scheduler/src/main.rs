@@ -366,6 +366,9 @@ impl<'obj> Scheduler<'obj> {
                 r.nr_misses = cg.ent.nr_misses;
                 r.max_lateness_ns = cg.ent.max_lateness_ns;
                 r.nr_picks = cg.ent.nr_picks;
+                if cg.ent.budget_rate > 0 {
+                    r.guarantee_budget_ns = cg.ent.budget_ns;
+                }
             }
             (r.usage_ns, r.wait_ns) = (node.usage_ns, node.wait_ns);
             r.runq_latency = node.runq_lat.to_vec();

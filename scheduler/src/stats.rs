@@ -286,6 +286,7 @@ fn describe() {
         ("scx_fdl_cgroup_guarantee_granted_cpus", Count, "The guarantee as granted, in CPUs: scaled down when the guarantees ask more than the machine"),
         ("scx_fdl_cgroup_guarantee_usage_cpus", Count, "Guaranteed cgroups: CPU use averaged by the control loop (about 1 s)"),
         ("scx_fdl_cgroup_guarantee_attainment_ratio", Count, "Guaranteed cgroups: averaged use over the guarantee"),
+        ("scx_fdl_cgroup_guarantee_budget_seconds", Seconds, "Deadline containers with a guarantee: CPU time left within it (negative: beyond it, served as fair work)"),
     ];
     for &(name, unit, help) in gauges {
         describe_gauge!(name, unit, help);
@@ -411,6 +412,9 @@ impl Publisher {
             Self::gauge("scx_fdl_cgroup_guarantee_granted_cpus", cg(), r.guarantee_granted_cpus);
             Self::gauge("scx_fdl_cgroup_guarantee_usage_cpus", cg(), r.usage_cpus_avg);
             Self::gauge("scx_fdl_cgroup_guarantee_attainment_ratio", cg(), r.attainment);
+            if r.deadline_rr_ns > 0 {
+                Self::gauge("scx_fdl_cgroup_guarantee_budget_seconds", cg(), r.guarantee_budget_ns as f64 / 1e9);
+            }
         }
     }
 }

@@ -171,8 +171,44 @@ static void test_rfc_rules(void)
 	CHECK_EQ("mul_div saturates", fdl_mul_div(1ULL << 62, 1ULL << 10, 1), FDL_U64_MAX);
 }
 
+static void test_tiers_and_budget(void)
+{
+	const unsigned long long one = FDL_SHARE_ONE, v = 7000000000ULL, w = 100000000ULL;
+	const long long half = (long long)(w / 2);	/* a window at 0.5 CPU: 50 ms */
+
+	/* tiers: within the guarantee before everything else, whatever the deadlines */
+	CHECK_EQ("a 20 ms key within its guarantee goes before a 1 ms key beyond one",
+		 fdl_time_before(fdl_tier_key(v + 20000000, 1), fdl_tier_key(v + 1000000, 0)), 1);
+	CHECK_EQ("within one tier, the earlier deadline first",
+		 fdl_time_before(fdl_tier_key(v + 1000000, 0), fdl_tier_key(v + 2000000, 0)), 1);
+	CHECK_EQ("an overrun key stays behind its tier",
+		 fdl_time_before(fdl_tier_key(fdl_dl_key(v + 60000000, v, 5000000), 0),
+				 fdl_tier_key(v + 5000000, 0)), 0);
+	/* slack within a tier ignores the tier's offset; across tiers, a later tier yields */
+	CHECK_EQ("same tier: 5 ms of slack may not be preempted for 4 ms",
+		 fdl_slack_allows(fdl_tier_key(v + 5000000, 0), fdl_tier_key(v + 4000000, 0), v), 0);
+	CHECK_EQ("same tier: 20 ms may be, for 4 ms",
+		 fdl_slack_allows(fdl_tier_key(v + 20000000, 0), fdl_tier_key(v + 4000000, 0), v), 1);
+	CHECK_EQ("a later tier yields to a task within its guarantee, even with less slack",
+		 fdl_slack_allows(fdl_tier_key(v + 1000000, 0), v + 20000000, v), 1);
+
+	/* budget = clamp(budget + elapsed * g, -g * window, g * window) */
+	CHECK_EQ("the cap is a window of the guarantee", fdl_budget_cap(one / 2, w), w / 2);
+	CHECK_EQ("earned at the guarantee: 10 ms at 0.5 CPU is 5 ms",
+		 fdl_budget_earn(0, 10000000, one / 2, w), 5000000);
+	CHECK_EQ("held within a window", fdl_budget_earn(half - 1000, 10000000, one / 2, w), half);
+	CHECK_EQ("a debt of more than a window is forgiven down to one",
+		 fdl_budget_earn(-10 * half, 0, one / 2, w), (unsigned long long)-half);
+	CHECK_EQ("a long sleep saves one window, no more", fdl_budget_earn(-half, ~0ULL >> 2, one / 2, w),
+		 half);
+	CHECK_EQ("no guarantee, no budget", fdl_budget_earn(0, 10000000, 0, w), 0);
+	CHECK_EQ("512 CPUs, 10 s window: no overflow", fdl_budget_cap(512 * one, 10000000000ULL),
+		 5120000000000ULL);
+}
+
 int main(void)
 {
+	test_tiers_and_budget();
 	test_share_of();
 	test_vtime_delta();
 	test_time_order();

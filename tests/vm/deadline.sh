@@ -70,7 +70,7 @@ for p in $probes; do wait "$p" || fail "fdl-probe exited $? ($(cat /tmp/probe-*.
 
 for c in cfs loose fdl; do
     f=/tmp/probe-$c.json
-    echo "FDL-LATENCY $sched $load $c p50=$(json_field $f p50) p99=$(json_field $f p99) p99.9=$(json_field $f p99.9) samples=$(json_field $f samples)"
+    echo "FDL-LATENCY $sched $load $c p50=$(json_field $f p50) p90=$(json_field $f p90) p99=$(json_field $f p99) p99.9=$(json_field $f p99.9) samples=$(json_field $f samples)"
 done
 cfs=$(json_field /tmp/probe-cfs.json p99)
 loose=$(json_field /tmp/probe-loose.json p99)
@@ -80,6 +80,9 @@ if [ "$sched" = fdl ]; then
     for c in loose fdl; do
         echo "FDL-DEADLINE $c misses=$(scx_json_field $c nr_misses) picks=$(scx_json_field $c nr_picks) worst_late_ns=$(scx_json_field $c max_lateness_ns) cpu_weight=$(scx_json_field $c cpu_weight) eff_weight=$(scx_json_field $c effective_weight)"
     done
+    # Where the probes' time went: run-queue waits (the lat column: p99 since start) beside the
+    # probes' wake-up-to-end-of-spin figures above.
+    scx_fdl list | sed 's/^/    /'
     fdl_late=$(scx_json_field fdl max_lateness_ns)
     loose_late=$(scx_json_field loose max_lateness_ns)
     misses=$(( $(scx_json_field fdl nr_misses) + $(scx_json_field loose nr_misses) ))

@@ -85,7 +85,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_cgroup_max_lateness_seconds scx_fdl_cgroup_deadline_rr_seconds \
     scx_fdl_cgroup_deadline_wakeup_seconds scx_fdl_cgroup_guaranteed_shares \
     scx_fdl_cgroup_guarantee_cpus scx_fdl_cgroup_guarantee_granted_cpus scx_fdl_cgroup_guarantee_usage_cpus \
-    scx_fdl_cgroup_guarantee_attainment_ratio; do
+    scx_fdl_cgroup_guarantee_attainment_ratio scx_fdl_cgroup_guarantee_budget_seconds; do
     grep -q "^$m[{ ]" /tmp/m2 || missing="$missing $m"
 done
 [ -z "$missing" ] && pass "every documented metric is exported" || fail "documented metrics missing:$missing"
@@ -121,6 +121,10 @@ drops=$(echo "$buckets" | awk '$2 < prev { bad++ } { prev = $2 } END { print bad
 check "busy's $n buckets are cumulative (never fall as le grows)" "$n == 24 && $drops == 0"
 check "busy's guaranteed_shares is exported as 512" \
     "$(value /tmp/m2 'scx_fdl_cgroup_guaranteed_shares{cgroup="/busy"}') == 512"
+# busy's two loops use both CPUs against a guarantee of half a CPU: beyond it, owing at most a
+# window (--guarantee-window-ms, 100 ms) of it, 50 ms.
+budget=$(value /tmp/m2 'scx_fdl_cgroup_guarantee_budget_seconds{cgroup="/busy"}')
+check "busy runs beyond its guarantee: budget $budget s, in [-0.05, 0)" "$budget < 0 && $budget >= -0.05"
 grep -q 'cgroup="/gone"' /tmp/m1 && pass "the cgroup gone was exported while it existed" ||
     fail "the cgroup gone was exported while it existed"
 grep -q 'cgroup="/gone"' /tmp/m2 && fail "the removed cgroup gone left the output" ||

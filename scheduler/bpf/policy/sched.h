@@ -147,6 +147,30 @@ static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_en
 }
 
 /*
+ * select_cpu put the task straight on an idle CPU's local queue. Until it starts there, the CPU's
+ * record still shows the work that ran last, with its bucket filled by all the time since: to a
+ * waker it looked like a CPU busy with plenty of slack, and the waker queued behind the task (two
+ * workers woken together: the second waited out the first's whole spin). Claim the record for
+ * the task's entity at once, at vdt, so that nobody preempts a CPU that is only starting its work;
+ * fdl_on_running writes the real deadline.
+ */
+static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
+{
+	u64 now = env_now(), queue;
+	struct fdl_cgroup *top;
+	struct fdl_entity *e;
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	if (!cc)
+		return;
+	queue = fdl_task_queue(t, &top, &e);
+	fdl_cpu_set(cc, fdl_entity_id(e, queue), fdl_vdt(now), now, fdl_entity_bw(top, e),
+		    e->deadline_rr_ns, fdl_entity_budget_left(e, now));
+	cc->has_next = 0;
+	cc->fair_pick = 0;
+}
+
+/*
  * The task must wait for a CPU. An idle CPU is woken for it; otherwise, if a busy CPU runs work
  * with a later deadline and enough slack, the task preempts it; otherwise it joins its queue, and
  * if a CPU runs later work with too little slack to preempt now, a timer preempts it before the
@@ -197,6 +221,8 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	else
 		stat_inc(nr_deadline_enqueued);
 	if (cpu >= 0) {
+		/* As for select_cpu's idle pick: the CPU is no longer a victim with lots of slack. */
+		fdl_on_idle_pick(t, cpu);
 		env_kick(cpu, false);
 		stat_inc(nr_idle_kicks);
 	} else if (later >= 0) {
