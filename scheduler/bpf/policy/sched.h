@@ -128,8 +128,8 @@ static __always_inline void fdl_on_quiescent(struct fdl_task *t)
  * idle CPU (to be preempted by). Without it a loose deadline made its container everyone's victim: preempted by
  * fair work and by every tighter deadline, preempting no one, worse off than with no deadline.
  */
-static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_entity *e, u64 vdt,
-					   u64 *dl)
+static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_entity *e, u64 now,
+					   u64 vdt, u64 *dl)
 {
 	u64 fair_dl, front;
 
@@ -139,7 +139,7 @@ static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_en
 						 fdl_cgroup_fair_share(top, fdl_fair_order_wsum()));
 	if (fdl_time_before(front, top->cvtime))
 		return false;
-	fair_dl = fdl_tier_key(fdl_entity_key(&fdl.fair, vdt), 0);
+	fair_dl = fdl_entity_order(&fdl.fair, now, vdt);
 	if (!fdl_time_before(fair_dl, *dl))
 		return false;
 	*dl = fair_dl;
@@ -193,7 +193,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	entity = own = fdl_entity_id(e, queue);
 	dl = fdl_entity_order(e, now, vdt);
 	vtime = fdl_fair_queue_vtime(t, clock);
-	if (fdl_fair_claim(top, e, vdt, &dl)) {
+	if (fdl_fair_claim(top, e, now, vdt, &dl)) {
 		e = &fdl.fair;
 		entity = FDL_DSQ_FAIR;
 		fair_pick = queue;
@@ -346,6 +346,37 @@ static __always_inline struct fdl_entity *fdl_scan_entity(u64 q, u32 fair)
 }
 
 /*
+ * Move the scan's best queue's head to this CPU, or, if another CPU emptied that queue meanwhile,
+ * the runner-up's. False if both were empty.
+ */
+static __always_inline bool fdl_take(struct fdl_scan *sc, struct fdl_cpu *cc, u64 now)
+{
+	struct fdl_entity *be = fdl_scan_entity(sc->best_q, sc->best_fair);
+	struct fdl_entity *ne = fdl_scan_entity(sc->next_q, sc->next_fair);
+
+	if (be && env_move_to_local(sc->best_q)) {
+		fdl_entity_picked(be, sc->best_dl, now);
+		fdl_count_dispatch(be == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
+		if (cc) {
+			cc->next_dl = sc->next_dl;
+			cc->has_next = ne != NULL;
+			cc->fair_pick = be == &fdl.fair ? sc->best_q : 0;
+		}
+		return true;
+	}
+	if (ne && env_move_to_local(sc->next_q)) {
+		fdl_entity_picked(ne, sc->next_dl, now);
+		fdl_count_dispatch(ne == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
+		if (cc) {
+			cc->has_next = 0;
+			cc->fair_pick = ne == &fdl.fair ? sc->next_q : 0;
+		}
+		return true;
+	}
+	return false;
+}
+
+/*
  * A CPU needs work: take the earliest deadline among the queues (fdl_scan_queues); within the
  * chosen queue, the lowest vtime. The previous task, if still runnable (pt != NULL), keeps the
  * CPU while it is still first: another entity must have an earlier deadline, another fair cgroup
@@ -400,25 +431,20 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		}
 	}
 
-	if (be && env_move_to_local(bq)) {
-		fdl_entity_picked(be, bdl, now);
-		fdl_count_dispatch(be == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
-		if (cc) {
-			cc->next_dl = ndl;
-			cc->has_next = ne != NULL;
-			cc->fair_pick = be == &fdl.fair ? bq : 0;
-		}
+	/* Nothing queued: nothing to look again for (tested on the scan's numbers: the verifier
+	 * refuses the pointer arithmetic the compiler makes of two NULL tests). */
+	if (sc->best_fair == FDL_NONE && sc->next_fair == FDL_NONE)
 		return;
-	}
-	/* The best queue emptied under us (another CPU took its task): the runner-up. */
-	if (ne && env_move_to_local(nq)) {
-		fdl_entity_picked(ne, ndl, now);
-		fdl_count_dispatch(ne == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
-		if (cc) {
-			cc->has_next = 0;
-			cc->fair_pick = ne == &fdl.fair ? nq : 0;
-		}
-	}
+	if (fdl_take(sc, cc, now))
+		return;
+	/*
+	 * Both emptied under us: another CPU took their tasks (the two can be one queue, a container
+	 * at its deadline and as the fair order's choice). Look again, once, rather than leave this
+	 * CPU idle while other queues have work until a wake-up kicks it.
+	 */
+	stat_inc(nr_dispatch_rescans);
+	if (!fdl_scan_queues(now, vdt))
+		fdl_take(sc, cc, now);
 }
 
 /*
@@ -471,7 +497,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 			e = &fdl.fair;
 		}
 		cc->fair_pick = 0;
-	} else if (e != &fdl.fair && fdl_fair_claim(top, e, vdt, &dl)) {
+	} else if (e != &fdl.fair && fdl_fair_claim(top, e, now, vdt, &dl)) {
 		/* Straight onto an idle CPU: it runs as the fair order would have placed it. */
 		t->via_fair = 1;
 		e = &fdl.fair;
