@@ -16,6 +16,7 @@ cases=(
     "stall-is-caught|attach stall|stall"
     "deadline-antagonist|deadline fdl antagonist set 300 3000 20000 4000 20000 check|pass"
     "deadline-quiet|deadline fdl quiet config 900 3000 20000 4000 20000 check|pass"
+    "deadline-within|deadline fdl antagonist config 900 3000 20000 4000 20000 check-within|pass"
     "guarantee|guarantee fdl check|pass"
     "overcommit|overcommit|pass"
     "control|control|pass"
