@@ -155,7 +155,6 @@ struct fdl_cpu_stats {
 	u64 nr_stopped_runnable;	/* over all CPUs (a task may start and stop on different ones) */
 	u64 nr_timer_kicks;	/* CPUs preempted by a deadline timer that fired inside a tick */
 	u64 nr_tick_preempts;	/* slices ended at a tick because an earlier deadline waited */
-	u64 nr_dispatch_rescans;	/* dispatches that found their chosen queues emptied by another CPU */
 };
 
 /* Rare scheduler-wide events, read by the loader. */

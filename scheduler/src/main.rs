@@ -524,7 +524,7 @@ impl<'obj> Scheduler<'obj> {
             s.migrations
         );
         info!(
-            "starvation-clamps {} untracked-cgroups {} fair-misses {} of {} picks, fair-max-lateness {} us; lag-steps {} timer-kicks {} tick-preempts {} dispatch-rescans {}",
+            "starvation-clamps {} untracked-cgroups {} fair-misses {} of {} picks, fair-max-lateness {} us; lag-steps {} timer-kicks {} tick-preempts {}",
             s.starvation_clamps,
             s.cgroups_untracked,
             s.fair_misses,
@@ -532,8 +532,7 @@ impl<'obj> Scheduler<'obj> {
             s.fair_max_lateness_ns / 1000,
             s.lag_steps,
             s.timer_kicks,
-            s.tick_preempts,
-            s.dispatch_rescans
+            s.tick_preempts
         );
         let tree = self.cgroup_tree();
         for path in self.applied.keys() {

@@ -89,9 +89,6 @@ pub struct SchedulerStats {
     /// CPUs preempted by a deadline timer inside a tick, and slices ended at a tick.
     pub timer_kicks: u64,
     pub tick_preempts: u64,
-    /// Dispatches whose chosen queues another CPU emptied first, so that they looked again.
-    #[serde(default)]
-    pub dispatch_rescans: u64,
     /// Cgroups that did not fit in the BPF side's map.
     pub cgroups_untracked: u64,
     /// Cgroups reported, and those left out by MAX_EXPORTED_CGROUPS.
@@ -134,7 +131,6 @@ pub fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
         lag_steps: c.nr_lag_steps,
         timer_kicks: s.nr_timer_kicks,
         tick_preempts: s.nr_tick_preempts,
-        dispatch_rescans: s.nr_dispatch_rescans,
         cgroups_untracked: c.nr_cgroups_untracked,
         kernel_events: read_kernel_events(Path::new(KERNEL_EVENTS)),
         ..Default::default()

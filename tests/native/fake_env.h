@@ -56,8 +56,6 @@ struct fake_env {
 	u64 timer_at[FAKE_CPUS];
 	u32 rnd;
 	struct fdl_scan scan;
-	int steal_moves;		/* this many next moves lose a race to another CPU */
-	struct task_struct *stolen;	/* the last task taken so */
 };
 
 extern struct fake_env env;
@@ -170,15 +168,7 @@ static inline void env_insert_local_on(struct task_struct *p, s32 cpu, u64 slice
 
 static inline bool env_move_to_local(u64 dsq)
 {
-	struct task_struct *p;
-
-	/* Another CPU takes the head first (a race the tests stage): the move finds dsq empty. */
-	if (env.steal_moves > 0) {
-		env.steal_moves--;
-		env.stolen = fake_pop(fake_dsq(dsq));
-		return false;
-	}
-	p = fake_pop(fake_dsq(dsq));
+	struct task_struct *p = fake_pop(fake_dsq(dsq));
 
 	if (!p)
 		return false;

@@ -166,6 +166,17 @@ static __always_inline void fdl_miss(u64 min_dl, u64 now)
 	__sync_fetch_and_add(&fdl.counters.nr_lag_steps, 1);
 }
 
+/*
+ * The deadline a start is judged against, from the entity's order key (fdl_entity_order): within
+ * its guarantee, that key; a container without a guarantee (and fair work) keeps its deadline in
+ * the second tier, so the key without the tier's offset; a container beyond its guarantee makes no
+ * promise, and its key, a tier back, is never late.
+ */
+static __always_inline u64 fdl_entity_promise(struct fdl_entity *e, u64 order)
+{
+	return e->budget_rate ? order : order - FDL_TIER_NS;
+}
+
 /* Count a start (or pick) of the entity's work whose key was dl, and a miss if vdt had passed it. */
 static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 vdt)
 {
@@ -182,8 +193,8 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
 
 /*
  * The dispatcher took work from the entity's queue, whose order key was dl (fdl_entity_order). If
- * vdt had passed dl (only a container within its guarantee can be late: other keys are a tier
- * back), a container's miss moves vdt back (fdl_miss). Fair work has no deadline of its own to keep: the fair container's deadline
+ * vdt had passed the deadline it promised (fdl_entity_promise), a container's miss moves vdt back
+ * (fdl_miss). Fair work has no deadline of its own to keep: the fair container's deadline
  * only places it among the containers, and its lateness is bounded by fdl_dl_floor; moving vdt
  * back for it would only squeeze the containers' deadlines, so its picks are only counted. A
  * container's starts are counted where its work starts, however it got the CPU (fdl_on_running):
@@ -192,8 +203,9 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
  */
 static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 now)
 {
-	if (e == &fdl.fair)	/* never within a guarantee: its key is one tier back */
-		fdl_entity_count(e, dl - FDL_TIER_NS, fdl_vdt(now));
+	dl = fdl_entity_promise(e, dl);
+	if (e == &fdl.fair)
+		fdl_entity_count(e, dl, fdl_vdt(now));
 	else if (fdl_time_before(dl, fdl_vdt(now)))
 		fdl_miss(dl, now);
 }

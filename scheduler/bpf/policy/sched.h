@@ -431,20 +431,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		}
 	}
 
-	/* Nothing queued: nothing to look again for (tested on the scan's numbers: the verifier
-	 * refuses the pointer arithmetic the compiler makes of two NULL tests). */
-	if (sc->best_fair == FDL_NONE && sc->next_fair == FDL_NONE)
-		return;
-	if (fdl_take(sc, cc, now))
-		return;
-	/*
-	 * Both emptied under us: another CPU took their tasks (the two can be one queue, a container
-	 * at its deadline and as the fair order's choice). Look again, once, rather than leave this
-	 * CPU idle while other queues have work until a wake-up kicks it.
-	 */
-	stat_inc(nr_dispatch_rescans);
-	if (!fdl_scan_queues(now, vdt))
-		fdl_take(sc, cc, now);
+	fdl_take(sc, cc, now);
 }
 
 /*
@@ -486,10 +473,10 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		dl = fdl_entity_order(e, now, vdt);
 		/*
 		 * A container's work starts after a wait: was its deadline kept, whatever the path?
-		 * Beyond its guarantee its key is a tier back: no promise, never late.
+		 * Beyond its guarantee it made no promise (fdl_entity_promise).
 		 */
 		if (waited)
-			fdl_entity_count(e, dl, vdt);
+			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt);
 	}
 	if (cc && cc->fair_pick) {
 		if (cc->fair_pick == queue && e != &fdl.fair) {
