@@ -121,10 +121,12 @@ drops=$(echo "$buckets" | awk '$2 < prev { bad++ } { prev = $2 } END { print bad
 check "busy's $n buckets are cumulative (never fall as le grows)" "$n == 24 && $drops == 0"
 check "busy's guaranteed_shares is exported as 512" \
     "$(value /tmp/m2 'scx_fdl_cgroup_guaranteed_shares{cgroup="/busy"}') == 512"
-# busy's two loops use both CPUs against a guarantee of half a CPU: beyond it, owing at most a
-# window (--guarantee-window-ms, 100 ms) of it, 50 ms.
+# busy's two loops use both CPUs against a guarantee of half a CPU: beyond it, owing a window
+# (--guarantee-window-ms, 100 ms) of it, 50 ms, plus what it ran since the BPF side last clamped
+# the budget (charges land at every tick, the clamp when the budget is next earned: measured
+# -0.0501 s); well above what two seconds of unclamped debt would be.
 budget=$(value /tmp/m2 'scx_fdl_cgroup_guarantee_budget_seconds{cgroup="/busy"}')
-check "busy runs beyond its guarantee: budget $budget s, in [-0.05, 0)" "$budget < 0 && $budget >= -0.05"
+check "busy runs beyond its guarantee: budget $budget s, in [-0.06, 0)" "$budget < 0 && $budget >= -0.06"
 grep -q 'cgroup="/gone"' /tmp/m1 && pass "the cgroup gone was exported while it existed" ||
     fail "the cgroup gone was exported while it existed"
 grep -q 'cgroup="/gone"' /tmp/m2 && fail "the removed cgroup gone left the output" ||
