@@ -292,6 +292,16 @@ static inline u64 fdl_dl_cap(u64 dl, u64 vdt, u64 rr_ns)
 }
 
 /*
+ * The order key of work with bucket dl: within its guarantee its deadline, never further than
+ * deadline_rr ahead (the budget, not the bucket, says whether it used more than it is owed);
+ * otherwise its key (fdl_dl_key) a tier back.
+ */
+static inline u64 fdl_order_key(u64 dl, u64 vdt, u64 rr_ns, int within)
+{
+	return within ? fdl_dl_cap(dl, vdt, rr_ns) : fdl_tier_key(fdl_dl_key(dl, vdt, rr_ns), 0);
+}
+
+/*
  * A deadline miss (vdt passed the earliest deadline min_dl): instead of letting everybody fall
  * further behind, move virtual deadline time back so that it stands just before min_dl, with a
  * margin of a quarter of the shortest deadline_rr:

@@ -120,18 +120,13 @@ static __always_inline bool fdl_entity_within(struct fdl_entity *e, u64 now)
 	return fdl_entity_budget_left(e, now) > 0;
 }
 
-/*
- * Where the entity stands in the order at now (fdl_tier_key): within its guarantee, at its
- * deadline, never further than deadline_rr ahead (the budget, not the bucket, says whether it
- * used more than it is owed); otherwise behind all of that, at its key.
- */
+/* Where the entity stands in the order at now (fdl_order_key). */
 static __always_inline u64 fdl_entity_order(struct fdl_entity *e, u64 now, u64 vdt)
 {
-	if (fdl_entity_within(e, now)) {
-		fdl_entity_refresh(e, vdt);
-		return fdl_dl_cap(e->dl, vdt, e->deadline_rr_ns);
-	}
-	return fdl_tier_key(fdl_entity_key(e, vdt), 0);
+	bool within = fdl_entity_within(e, now);
+
+	fdl_entity_refresh(e, vdt);
+	return fdl_order_key(e->dl, vdt, e->deadline_rr_ns, within);
 }
 
 /* The entity became runnable from empty: a new bucket, no credit for the sleep. */

@@ -38,11 +38,8 @@ static __always_inline void fdl_cpu_set(struct fdl_cpu *cc, u64 entity, u64 dl, 
  */
 static __always_inline u64 fdl_cpu_dl(struct fdl_cpu *cc, u64 now, u64 vdt)
 {
-	u64 dl = fdl_dl_fill(cc->dl, now - cc->since, cc->bw);
-
-	if (fdl_time_before(now, cc->within_until))
-		return fdl_dl_cap(dl, vdt, cc->rr_ns);
-	return fdl_tier_key(fdl_dl_key(dl, vdt, cc->rr_ns), 0);
+	return fdl_order_key(fdl_dl_fill(cc->dl, now - cc->since, cc->bw), vdt, cc->rr_ns,
+			     fdl_time_before(now, cc->within_until));
 }
 
 /*
@@ -102,19 +99,19 @@ static __always_inline u64 fdl_slice(u64 dl, u64 bw, u64 next_dl, bool has_next)
 }
 
 /*
- * The slice of work whose order key is in tier `tier` (0 within its guarantee, FDL_TIER_NS not),
- * bucket dl at bw, competing with order key next_dl: a competitor of the same tier takes over
- * where the buckets meet, one of a later tier never; work within its guarantee stops at the end of
- * its budget (budget_ns), where its tier changes.
+ * The slice of work with bucket dl at bw and budget_ns left within its guarantee (<= 0: beyond
+ * it, in the second tier), competing with order key next_dl: a competitor of the same tier takes
+ * over where the buckets meet, one of a later tier never; work within its guarantee stops at the
+ * end of its budget, where its tier changes.
  */
-static __always_inline u64 fdl_tier_slice(u64 tier, u64 dl, u64 bw, u64 next_dl, bool has_next,
-					  s64 budget_ns)
+static __always_inline u64 fdl_tier_slice(u64 dl, u64 bw, u64 next_dl, bool has_next, s64 budget_ns)
 {
-	u64 slice = fdl_slice(dl, bw, next_dl - tier, has_next);
+	u64 slice;
 
-	if (!tier && budget_ns > 0)
-		slice = fdl_max(fdl_min(slice, (u64)budget_ns), tun.min_slice_ns);
-	return slice;
+	if (budget_ns <= 0)
+		return fdl_slice(dl, bw, next_dl - FDL_TIER_NS, has_next);
+	slice = fdl_slice(dl, bw, next_dl, has_next);
+	return fdl_max(fdl_min(slice, (u64)budget_ns), tun.min_slice_ns);
 }
 
 /*

@@ -420,8 +420,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 			has = be == pe ? ne != NULL : be != NULL;
 			cdl = be == pe ? ndl : bdl;
 			left = fdl_entity_budget_left(pe, now);
-			env_set_slice(prev, fdl_tier_slice(left > 0 ? 0 : FDL_TIER_NS, pe->dl,
-							   fdl_entity_bw(ptop, pe), cdl, has, left));
+			env_set_slice(prev, fdl_tier_slice(pe->dl, fdl_entity_bw(ptop, pe), cdl, has,
+							   left));
 			if (cc) {
 				cc->next_dl = cdl;
 				cc->has_next = has;
@@ -497,8 +497,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	if (cc) {
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), dl, now, bw, e->deadline_rr_ns, left);
 		if (cc->has_next)
-			env_set_slice(p, fdl_tier_slice(left > 0 ? 0 : FDL_TIER_NS, dl, bw, cc->next_dl,
-							true, left));
+			env_set_slice(p, fdl_tier_slice(dl, bw, cc->next_dl, true, left));
 	}
 }
 
