@@ -23,6 +23,13 @@
  *	env_set_slice(p, slice)           p's remaining slice
  *	env_random()                      a pseudo-random u32
  *	env_arm_timer(cpu, delay_ns)      kick cpu (preempt) after delay_ns
+ *	env_hold(p, slice, flags)         put p in the hold queue (throttled: FDL_DSQ_HOLD)
+ *	env_arm_hold(delay_ns)            run the hold queue's release pass after delay_ns
+ *	env_insert_local_last(p, slice, flags)  keep p on this CPU (SCX_ENQ_LAST), and make sure
+ *	                                  the CPU runs it
+ *	env_move_unblocked(dsq)           move dsq's first task that no CPU limit blocks to this
+ *	                                  CPU, the blocked ones it passes to the hold queue; false if
+ *	                                  none (defined by the program, with the policy's check)
  *	fdl_for(i, start, end)            a bounded loop
  */
 #ifndef __FDL_ENV_H
@@ -73,6 +80,7 @@ struct fdl_scan {
 /* Enqueue flags the policy passes through or adds. */
 #define FDL_ENQ_WAKEUP		SCX_ENQ_WAKEUP
 #define FDL_ENQ_PREEMPT		(SCX_ENQ_PREEMPT | SCX_ENQ_HEAD)
+#define FDL_ENQ_LAST		SCX_ENQ_LAST
 
 #define fdl_for(i, start, end)	bpf_for(i, start, end)
 
@@ -117,6 +125,14 @@ struct {
 	__type(key, u32);
 	__type(value, struct fdl_timer);
 } timers SEC(".maps");
+
+/* The hold queue's timer (policy/bandwidth.h): one for all throttled cgroups. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct fdl_timer);
+} hold_timer SEC(".maps");
 
 static __always_inline u64 env_now(void)
 {
@@ -223,7 +239,34 @@ static __always_inline void env_arm_timer(s32 cpu, u64 delay_ns)
 		bpf_timer_start(&t->timer, delay_ns, 0);
 }
 
+static __always_inline void env_hold(struct task_struct *p, u64 slice, u64 flags)
+{
+	scx_bpf_dsq_insert(p, FDL_DSQ_HOLD, slice, flags);
+}
+
+static __always_inline void env_arm_hold(u64 delay_ns)
+{
+	u32 zero = 0;
+	struct fdl_timer *t = bpf_map_lookup_elem(&hold_timer, &zero);
+
+	if (t)
+		bpf_timer_start(&t->timer, delay_ns, 0);
+}
+
+/*
+ * With SCX_ENQ_LAST the CPU is on its way to idle: a task put on its local queue now is not seen
+ * until something reschedules it, so kick it (an idle kick lands once it is idle).
+ */
+static __always_inline void env_insert_local_last(struct task_struct *p, u64 slice, u64 flags)
+{
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, flags);
+	scx_bpf_kick_cpu(bpf_get_smp_processor_id(), SCX_KICK_IDLE);
+}
+
 #endif /* FDL_NATIVE */
+
+/* Defined by the program (main.bpf.c; natively the test), with the policy's check. */
+static bool env_move_unblocked(u64 dsq);
 
 /* Count one event of this CPU: no atomics, the CPU is the only writer of its copy. */
 #define stat_inc(field)						\

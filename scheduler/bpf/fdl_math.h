@@ -380,6 +380,66 @@ static inline u64 fdl_fair_bw(s64 root_wsum, s64 dl_wsum, s64 dl_unboosted_wsum,
 }
 
 /*
+ * CPU limits (cpu.max), as the kernel's CFS bandwidth control (reference §4). A limit arrives in
+ * microseconds; quota "max" arrives as all ones (anything of 2^44 us, half a year, or more is taken
+ * for it) and is no limit, as is a zero quota or period.
+ */
+#define FDL_BW_QUOTA_MAX_US	(1ULL << 44)
+
+static inline u64 fdl_bw_quota_ns(u64 period_us, u64 quota_us)
+{
+	if (!period_us || !quota_us || quota_us >= FDL_BW_QUOTA_MAX_US ||
+	    period_us >= FDL_BW_QUOTA_MAX_US)
+		return 0;
+	return quota_us * 1000;
+}
+
+/* Whole periods from period_start to now (0 if now is not after it; wrap-safe). */
+static inline u64 fdl_bw_periods(u64 period_start, u64 now, u64 period_ns)
+{
+	if (!period_ns || !fdl_time_before(period_start, now))
+		return 0;
+	return (now - period_start) / period_ns;
+}
+
+/*
+ * The pool after `periods` period boundaries: each adds the quota, and the pool never holds more
+ * than quota + burst, so unused quota carries over up to the burst (an overrun stays as debt).
+ *
+ *	runtime' = min(runtime + periods * quota, quota + burst)
+ */
+static inline s64 fdl_bw_refill(s64 runtime, u64 quota_ns, u64 burst_ns, u64 periods)
+{
+	s64 cap = (s64)(quota_ns + burst_ns);
+	u64 gap;
+
+	if (!periods || !quota_ns)
+		return runtime;
+	if (runtime >= cap)
+		return cap;
+	/* Enough periods to fill the pool: full (and no overflow however many there were). */
+	gap = (u64)(cap - runtime);
+	if (periods > gap / quota_ns)
+		return cap;
+	return runtime + (s64)(periods * quota_ns);
+}
+
+/*
+ * A burst (cpu.stat's nr_bursts, burst_usec): a period that drew more than one quota from its
+ * pool, which it can only by carrying over unused quota. pool is what the period started with;
+ * what it used beyond that (an overrun of the last tick, repaid as debt) is not drawn from the
+ * pool and is no burst.
+ *
+ *	burst = max(0, min(used, pool) - quota)
+ */
+static inline u64 fdl_bw_burst(u64 used_ns, s64 pool_ns, u64 quota_ns)
+{
+	u64 drawn = pool_ns > 0 ? fdl_min(used_ns, (u64)pool_ns) : 0;
+
+	return drawn > quota_ns ? drawn - quota_ns : 0;
+}
+
+/*
  * Run-queue latency histogram bucket of a wait of wait_ns (log2 of microseconds):
  *
  *	bucket = 0                          if wait < 1 us

@@ -59,6 +59,11 @@ enum fdl_dispatch_path {
 #define FDL_DSQ_FAIR		0x1000000000000000ULL
 /* Test-only: where --test-stall-pid sends its victim. Never consumed. */
 #define FDL_DSQ_STALL		0x1000000000000001ULL
+/*
+ * Tasks of throttled cgroups (cpu.max), in arrival order: never consumed; a cgroup's refill
+ * moves them back to their own queues (policy/bandwidth.h).
+ */
+#define FDL_DSQ_HOLD		0x1000000000000002ULL
 
 /*
  * A deadline entity of the draining-buckets model: a deadline container, or all fair work taken
@@ -93,6 +98,28 @@ struct fdl_entity {
 };
 
 /*
+ * A cgroup's CPU limit (cpu.max, cpu.max.burst) and its pool (policy/bandwidth.h): per period the
+ * pool gains quota_ns, capped at quota_ns + burst_ns; the subtree's CPU time drains it; while it
+ * is empty (runtime_ns <= 0) the subtree is throttled. The statistics use cpu.stat's names.
+ */
+struct fdl_bw {
+	u64 quota_ns;		/* CPU time per period; 0: no limit */
+	u64 period_ns;
+	u64 burst_ns;		/* cpu.max.burst: unused quota a period may carry over */
+	u64 buffer_ns;		/* the configuration's cpu_max_burst_us (may exceed the quota) */
+	s64 runtime_ns;		/* left in the current period; an overrun is carried as debt */
+	u64 period_start;	/* start of the current period, ns */
+	u64 used_ns;		/* CPU time used in the current period */
+	s64 pool_ns;		/* the pool the current period started with */
+	u64 throttled_at;	/* when it was last throttled; 0: not throttled */
+	u64 nr_periods;		/* periods in which it ran or was throttled */
+	u64 nr_throttled;	/* periods in which it was throttled */
+	u64 throttled_ns;	/* time throttled (wall clock, not summed over CPUs) */
+	u64 nr_bursts;		/* periods in which it used more than its quota */
+	u64 burst_time_ns;	/* CPU time used beyond the quota in those periods */
+};
+
+/*
  * Per-cgroup state, keyed by cgroup id in the `cgroups` map. A cgroup is active while it has a
  * runnable task in its subtree; only active cgroups take a part of their parent's share.
  */
@@ -114,6 +141,7 @@ struct fdl_cgroup {
 	u64 cvtime;		/* level 1, fair: cgroup virtual time, its order among fair cgroups */
 	struct fdl_entity ent;	/* level 1: its queue's clock; the deadline container if deadline_rr */
 	u64 runq_lat[FDL_LAT_BUCKETS];	/* run-queue latencies, by fdl_lat_bucket() (same tasks) */
+	struct fdl_bw bw;	/* its CPU limit; binds its whole subtree */
 };
 
 /*
@@ -155,12 +183,16 @@ struct fdl_cpu_stats {
 	u64 nr_stopped_runnable;	/* over all CPUs (a task may start and stop on different ones) */
 	u64 nr_timer_kicks;	/* CPUs preempted by a deadline timer that fired inside a tick */
 	u64 nr_tick_preempts;	/* slices ended at a tick because an earlier deadline waited */
+	u64 nr_held;		/* tasks held back because a cgroup above them was throttled */
+	u64 nr_released;	/* held tasks sent back to their queues by a refill */
 };
 
 /* Rare scheduler-wide events, read by the loader. */
 struct fdl_counters {
 	u64 nr_cgroups_untracked;	/* cgroups that did not fit in the cgroups map */
 	u64 nr_lag_steps;	/* deadline misses that moved virtual deadline time back */
+	u64 nr_limited;		/* cgroups with a CPU limit (cpu.max) now */
+	u64 nr_hold_failures;	/* throttled tasks queued anyway: no release timer could be armed */
 };
 
 /* Tunables, set by the loader before load (read-only data). */

@@ -97,16 +97,88 @@ static bool is_stall_victim(struct task_struct *p)
 	return tun.stall_pid && p->pid == tun.stall_pid;
 }
 
+/*
+ * env.h's env_move_unblocked: walk the queue in its order; a task that a CPU limit blocks goes to
+ * the hold queue, the first one that none blocks and that may run here comes to this CPU.
+ */
+static bool env_move_unblocked(u64 dsq)
+{
+	struct task_struct *p;
+	struct fdl_task *t;
+	u64 now = scx_bpf_now(), at = 0;
+	s32 cpu = bpf_get_smp_processor_id();
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		/* As scx_bpf_dsq_move_to_local() does, pass over tasks that may not run here. */
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		t = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+		if (t && fdl_bw_blocked(t, now, &at)) {
+			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, FDL_DSQ_HOLD, 0)) {
+				fdl_hold_until(at, now);
+				stat_inc(nr_held);
+			}
+			continue;
+		}
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The hold timer: a throttled cgroup's pool turned positive. Every held task that no limit blocks
+ * any longer goes back to its own queue in its vtime order (and an idle CPU is woken for it); the
+ * timer is armed again for the earliest refill of those still blocked.
+ */
+static int fdl_hold_fired(void *map, int *key, struct fdl_timer *timer)
+{
+	u64 now = scx_bpf_now(), next = 0, at, queue, vtime;
+	struct task_struct *p;
+	struct fdl_task *t;
+	s32 cpu;
+
+	fdl.hold_next = 0;
+	env_mb();
+	bpf_for_each(scx_dsq, p, FDL_DSQ_HOLD, 0) {
+		t = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+		at = 0;
+		if (!t) {
+			/* Cannot happen (every task has a record): never strand it. */
+			queue = FDL_DSQ_FAIR;
+			vtime = fdl.fair.vtime_now;
+		} else if (!fdl_bw_release_task(t, now, &queue, &vtime, &at)) {
+			if (!next || at < next)
+				next = at;
+			continue;
+		}
+		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, vtime);
+		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, queue, 0))
+			continue;
+		stat_inc(nr_released);
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		if (cpu >= 0)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	}
+	if (next)
+		fdl_hold_until(next, now);
+	return 0;
+}
+
 s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct fdl_task *t;
 	bool is_idle = false;
+	u64 at;
 	s32 cpu;
 
-	if (is_stall_victim(p))
+	if (is_stall_victim(p) || !(t = try_lookup_task_ctx(p)))
+		return prev_cpu;
+	/* Throttled: no idle CPU is claimed for it; enqueue holds it. */
+	if (fdl_bw_blocked(t, scx_bpf_now(), &at))
 		return prev_cpu;
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle && (t = try_lookup_task_ctx(p))) {
+	if (is_idle) {
 		t->enqueued_at = scx_bpf_now();
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tun.slice_ns, 0);
 		fdl_on_idle_pick(t, cpu);
@@ -221,25 +293,32 @@ void BPF_STRUCT_OPS(fdl_exit_task, struct task_struct *p, struct scx_exit_task_a
 		fdl_on_quiescent(t);
 }
 
+/* All zero: a cgroup's record as it enters the map, filled in there (it is too big for the stack). */
+struct fdl_cgroup fdl_cgroup_blank;
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
-	struct fdl_cgroup cg = {
-		.level = cgrp->level,
-		.weight = args->weight,
-		.cpu_weight = args->weight,
-	};
 	u64 cgid = cgroup_id(cgrp);
+	struct fdl_cgroup *cg, *pcg;
 
+	/* Beyond the depth we honour, a cgroup is scheduled as part of its ancestor. */
+	if (cgrp->level > FDL_MAX_DEPTH ||
+	    bpf_map_update_elem(&cgroups, &cgid, &fdl_cgroup_blank, BPF_NOEXIST) ||
+	    !(cg = env_cgroup(cgid))) {
+		__sync_fetch_and_add(&fdl.counters.nr_cgroups_untracked, 1);
+		return 0;
+	}
+	cg->level = cgrp->level;
+	cg->weight = cg->cpu_weight = args->weight;
 	if (cgrp->level > 0) {
 		struct cgroup *parent = bpf_cgroup_ancestor(cgrp, cgrp->level - 1);
-		struct fdl_cgroup *pcg;
 
 		if (parent) {
-			cg.parent_cgid = cgroup_id(parent);
+			cg->parent_cgid = cgroup_id(parent);
 			bpf_cgroup_release(parent);
 		}
-		pcg = env_cgroup(cg.parent_cgid);
-		cg.top_cgid = cgrp->level == 1 ? cgid : pcg ? pcg->top_cgid : 0;
+		pcg = env_cgroup(cg->parent_cgid);
+		cg->top_cgid = cgrp->level == 1 ? cgid : pcg ? pcg->top_cgid : 0;
 	}
 	/*
 	 * A first-level cgroup gets a queue of its own and a place in the dispatcher's scan, while
@@ -248,14 +327,14 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cg
 	 */
 	if (cgrp->level == 1 && fdl_slot_add(cgid) >= 0) {
 		if (!scx_bpf_create_dsq(cgid, -1))
-			cg.has_dsq = 1;
+			cg->has_dsq = 1;
 		else
 			fdl_slot_del(cgid);
 	}
-	/* Beyond the depth we honour, a cgroup is scheduled as part of its ancestor. */
-	if (cg.level > FDL_MAX_DEPTH ||
-	    bpf_map_update_elem(&cgroups, &cgid, &cg, BPF_NOEXIST))
-		__sync_fetch_and_add(&fdl.counters.nr_cgroups_untracked, 1);
+	/* Its CPU limit (cpu.max; kernel >= 6.17: the arguments come with ops.cgroup_set_bandwidth). */
+	if (bpf_core_field_exists(args->bw_quota_us))
+		fdl_bw_set(cg, args->bw_period_us, args->bw_quota_us, args->bw_burst_us,
+			   scx_bpf_now());
 	return 0;
 }
 
@@ -289,6 +368,8 @@ void BPF_STRUCT_OPS(fdl_cgroup_exit, struct cgroup *cgrp)
 		fdl_slot_del(cgid);
 		scx_bpf_destroy_dsq(cgid);
 	}
+	if (cg && cg->bw.quota_ns)	/* no longer limited: uncount it */
+		fdl_bw_set(cg, 0, 0, 0, scx_bpf_now());
 	bpf_map_delete_elem(&cgroups, &cgid);
 }
 
@@ -302,6 +383,23 @@ void BPF_STRUCT_OPS(fdl_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 	/* While the control loop boosts it, the boost rules; it decays back to this weight. */
 	if (!cg->boost_weight)
 		fdl_cgroup_apply_weight(cg, weight);
+}
+
+/*
+ * cpu.max or cpu.max.burst changed: the new limit applies at once, with a fresh period. Tasks held
+ * under the old one are looked at again now (a raised or removed limit frees them).
+ */
+void BPF_STRUCT_OPS(fdl_cgroup_set_bandwidth, struct cgroup *cgrp, u64 period_us, u64 quota_us,
+		    u64 burst_us)
+{
+	struct fdl_cgroup *cg = env_cgroup(cgroup_id(cgrp));
+	u64 now = scx_bpf_now();
+
+	if (!cg)
+		return;
+	fdl_bw_set(cg, period_us, quota_us, burst_us, now);
+	if (scx_bpf_dsq_nr_queued(FDL_DSQ_HOLD) > 0)
+		fdl_hold_until(now, now);
 }
 
 void BPF_STRUCT_OPS(fdl_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
@@ -376,8 +474,8 @@ static int fdl_timer_fired(void *map, int *key, struct fdl_timer *timer)
 s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)
 {
 	struct fdl_timer *timer;
+	u32 cpu, zero = 0;
 	s32 ret;
-	u32 cpu;
 
 	fdl.fair.deadline_rr_ns = tun.fair_deadline_ns;
 	fdl.fair.dl = scx_bpf_now() + tun.fair_deadline_ns;
@@ -391,9 +489,16 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)
 		bpf_timer_init(&timer->timer, &timers, CLOCK_MONOTONIC);
 		bpf_timer_set_callback(&timer->timer, fdl_timer_fired);
 	}
+	timer = bpf_map_lookup_elem(&hold_timer, &zero);
+	if (timer) {
+		bpf_timer_init(&timer->timer, &hold_timer, CLOCK_MONOTONIC);
+		bpf_timer_set_callback(&timer->timer, fdl_hold_fired);
+	}
 	ret = scx_bpf_create_dsq(FDL_DSQ_FAIR, -1);
 	if (!ret)
 		ret = scx_bpf_create_dsq(FDL_DSQ_STALL, -1);
+	if (!ret)
+		ret = scx_bpf_create_dsq(FDL_DSQ_HOLD, -1);
 	return ret;
 }
 
@@ -418,7 +523,10 @@ SCX_OPS_DEFINE(fdl_ops,
 	       .cgroup_init		= (void *)fdl_cgroup_init,
 	       .cgroup_exit		= (void *)fdl_cgroup_exit,
 	       .cgroup_set_weight	= (void *)fdl_cgroup_set_weight,
+	       .cgroup_set_bandwidth	= (void *)fdl_cgroup_set_bandwidth,
 	       .cgroup_move		= (void *)fdl_cgroup_move,
 	       .init			= (void *)fdl_init,
 	       .exit			= (void *)fdl_exit,
+	       /* A throttled task must not keep its CPU when nothing else waits (policy/bandwidth.h). */
+	       .flags			= SCX_OPS_ENQ_LAST,
 	       .name			= "scx_fdl");

@@ -86,6 +86,13 @@ pub struct CgroupReport {
     /// Run-queue latency histogram over the subtree: counts per bucket (stats::lat_bucket_bound_us).
     #[serde(default)]
     pub runq_latency: Vec<u64>,
+    /// Its own CPU limit (cpu.max) and throttling statistics, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_max: Option<crate::limits::CpuMaxReport>,
+    /// The tightest CPU limit on it, its own or an ancestor's, in CPUs (0: none). A hard
+    /// ceiling: a guarantee above it is granted only up to it.
+    #[serde(default)]
+    pub limit_cpus: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -1,11 +1,12 @@
-//! CPU limits (`cpu.max`) that scx_fdl does not enforce yet.
+//! CPU limits (`cpu.max`): what the BPF side enforces, and what to do where it cannot.
 //!
 //! The kernel does not throttle sched_ext tasks: under a sched_ext scheduler a cgroup's `cpu.max`
-//! binds only if the scheduler enforces it, and scx_fdl does not yet (issue 12). Rather than
-//! remove every limit silently, scx_fdl refuses to start while a cgroup has one, and stops (the
-//! kernel's scheduler, which enforces it, takes over) when one appears while it runs — unless
-//! `--allow-unenforced-cpu-max` accepts running without enforcement; then each limited cgroup is
-//! logged and counted.
+//! binds only if the scheduler enforces it. scx_fdl does (bpf/policy/bandwidth.h), with the limits
+//! the kernel passes through `ops.cgroup_init` and `ops.cgroup_set_bandwidth` — since 6.17. On an
+//! older kernel it cannot, and rather than remove every limit silently it refuses to start while a
+//! cgroup has one, and stops (the kernel's scheduler, which enforces it, takes over) when one
+//! appears while it runs — unless `--allow-unenforced-cpu-max` accepts running without
+//! enforcement; then each limited cgroup is logged and counted.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,54 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
 use walkdir::WalkDir;
+
+/// Does the running kernel pass cgroups' CPU limits to sched_ext schedulers
+/// (`ops.cgroup_set_bandwidth`, with the limits in `ops.cgroup_init`'s arguments)?
+pub fn kernel_enforces() -> bool {
+    matches!(scx_utils::compat::struct_has_field("sched_ext_ops", "cgroup_set_bandwidth"), Ok(true))
+}
+
+/// A cgroup's limit as the BPF side holds it, and its throttling statistics: cpu.stat's names and
+/// meanings (reference §4), which the kernel itself leaves at 0 for sched_ext tasks.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CpuMaxReport {
+    pub quota_us: u64,
+    pub period_us: u64,
+    /// cpu.max.burst.
+    pub burst_us: u64,
+    /// Periods in which the cgroup ran or was throttled.
+    pub nr_periods: u64,
+    /// Periods in which a task of it had to wait for the refill.
+    pub nr_throttled: u64,
+    /// Time throttled (wall clock; the kernel sums this over its per-CPU run queues).
+    pub throttled_usec: u64,
+    /// Periods that used more than one quota, from quota carried over (burst).
+    pub nr_bursts: u64,
+    pub burst_usec: u64,
+    /// Throttled now.
+    pub throttled: bool,
+}
+
+impl CpuMaxReport {
+    /// The report of a cgroup's record; None without a limit.
+    pub fn of(bw: &crate::bpf_intf::fdl_bw) -> Option<Self> {
+        (bw.quota_ns > 0).then(|| CpuMaxReport {
+            quota_us: bw.quota_ns / 1000,
+            period_us: bw.period_ns / 1000,
+            burst_us: bw.burst_ns / 1000,
+            nr_periods: bw.nr_periods,
+            nr_throttled: bw.nr_throttled,
+            throttled_usec: bw.throttled_ns / 1000,
+            nr_bursts: bw.nr_bursts,
+            burst_usec: bw.burst_time_ns / 1000,
+            throttled: bw.throttled_at != 0,
+        })
+    }
+
+    pub fn cpus(&self) -> f64 {
+        self.quota_us as f64 / self.period_us.max(1) as f64
+    }
+}
 
 /// How often the watcher walks the cgroup tree for limits.
 pub const WATCH_PERIOD: Duration = Duration::from_secs(2);

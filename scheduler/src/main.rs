@@ -312,6 +312,17 @@ impl<'obj> Scheduler<'obj> {
         cgids.iter().filter_map(|&id| self.read_cgroup(id)).fold((0, 0), |(u, w), c| (u + c.usage_ns, w + c.wait_ns))
     }
 
+    /// The tightest CPU limit (cpu.max) on path, its own or an ancestor's, in CPUs; 0: none.
+    fn limit_cpus(&self, path: &Path) -> f64 {
+        use std::os::unix::fs::MetadataExt;
+        path.ancestors()
+            .take_while(|p| p.starts_with(&self.cgroup_root))
+            .filter_map(|p| self.read_cgroup(std::fs::metadata(p).ok()?.ino()))
+            .filter(|c| c.bw.quota_ns > 0 && c.bw.period_ns > 0)
+            .map(|c| c.bw.quota_ns as f64 / c.bw.period_ns as f64)
+            .fold(0.0, |tight: f64, l| if tight == 0.0 { l } else { tight.min(l) })
+    }
+
     /// One period of the guaranteed_shares control loop.
     fn control_guarantees(&mut self, elapsed: Duration) {
         let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
@@ -319,6 +330,9 @@ impl<'obj> Scheduler<'obj> {
             let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;
             };
+            // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it.
+            let limit = self.limit_cpus(&path);
+            let guarantee = if limit > 0.0 { guarantee.min(limit) } else { guarantee };
             let (usage, wait) = self.usage_and_wait(self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&[]));
             let own = self.read_cgroup(applied.cgid);
             let cpu_weight = own.map_or(100, |c| c.cpu_weight);
@@ -369,6 +383,11 @@ impl<'obj> Scheduler<'obj> {
                 if cg.ent.budget_rate > 0 {
                     r.guarantee_budget_ns = cg.ent.budget_ns;
                 }
+                r.cpu_max = limits::CpuMaxReport::of(&cg.bw);
+            }
+            r.limit_cpus = tree.limit_cpus(path);
+            if r.limit_cpus > 0.0 && r.guarantee_granted_cpus > r.limit_cpus {
+                r.guarantee_granted_cpus = r.limit_cpus;
             }
             (r.usage_ns, r.wait_ns) = (node.usage_ns, node.wait_ns);
             r.runq_latency = node.runq_lat.to_vec();
@@ -380,9 +399,10 @@ impl<'obj> Scheduler<'obj> {
         r
     }
 
-    /// Configured cgroups and first-level cgroups, in path order.
-    fn listed_paths(&self) -> BTreeSet<PathBuf> {
+    /// Configured cgroups, first-level cgroups and cgroups with a CPU limit, in path order.
+    fn listed_paths(&self, tree: &CgroupTree) -> BTreeSet<PathBuf> {
         let mut paths: BTreeSet<PathBuf> = self.config.iter().map(|e| e.path.clone()).collect();
+        paths.extend(tree.limited().map(Path::to_path_buf));
         if let Ok(dir) = std::fs::read_dir(&self.cgroup_root) {
             paths.extend(dir.flatten().map(|d| d.path()).filter(|p| p.join("cgroup.procs").exists()));
         }
@@ -411,7 +431,7 @@ impl<'obj> Scheduler<'obj> {
                 }
                 (vec![path], None)
             }
-            Request::List => (self.listed_paths().into_iter().collect(), None),
+            Request::List => (self.listed_paths(&self.cgroup_tree()).into_iter().collect(), None),
             Request::Dump => {
                 let (scheduler, cgroups) = self.snapshot();
                 let cgroups = cgroups.into_iter().map(|(_, r)| r).collect();
@@ -579,18 +599,26 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         unsafe { libc::geteuid() },
         &preflight::kernel_release(),
     )?;
-    let limited = limits::limited(Path::new(CGROUP_ROOT));
-    if !limited.is_empty() {
-        if !opts.allow_unenforced_cpu_max {
-            bail!(limits::refusal(&limited));
+    // cpu.max is enforced through ops.cgroup_set_bandwidth (kernel >= 6.17). Without it, limits
+    // would be silently removed: refuse while a cgroup has one, unless explicitly accepted.
+    let enforced = limits::kernel_enforces();
+    let mut limit_watch = if enforced {
+        info!("cpu.max: enforced (ops.cgroup_set_bandwidth)");
+        LimitWatch::Enforced
+    } else {
+        let limited = limits::limited(Path::new(CGROUP_ROOT));
+        if !limited.is_empty() {
+            if !opts.allow_unenforced_cpu_max {
+                bail!(limits::refusal(&limited));
+            }
+            warn!("not enforced (--allow-unenforced-cpu-max): {}", limits::describe(&limited));
         }
-        warn!("not enforced (--allow-unenforced-cpu-max): {}", limits::describe(&limited));
-    }
-    let mut limit_watch = LimitWatch {
-        rx: limits::watch(PathBuf::from(CGROUP_ROOT), limits::WATCH_PERIOD),
-        known: limited,
-        allow: opts.allow_unenforced_cpu_max,
-        refused: None,
+        LimitWatch::Unenforced {
+            rx: limits::watch(PathBuf::from(CGROUP_ROOT), limits::WATCH_PERIOD),
+            known: limited,
+            allow: opts.allow_unenforced_cpu_max,
+            refused: None,
+        }
     };
 
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -619,7 +647,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         exits = std::mem::take(&mut sched.exits);
         drop(sched);
 
-        if let Some(why) = limit_watch.refused.take() {
+        if let Some(why) = limit_watch.refused() {
             log::error!("stopping, so that the kernel's scheduler enforces the limit: {why}");
             return Ok(ExitCode::from(EXIT_UNENFORCED_LIMIT));
         }
@@ -659,30 +687,45 @@ fn log_verified_insns(skel: &BpfSkel, took: Duration) {
     info!("loaded in {:.1} s; instructions verified: {}", took.as_secs_f64(), counts.join(", "));
 }
 
-/// The cgroups with a CPU limit, as the watcher last saw them (limits::watch), and what to do about
-/// a new one.
-struct LimitWatch {
-    rx: Receiver<BTreeMap<PathBuf, limits::Limit>>,
-    known: BTreeMap<PathBuf, limits::Limit>,
-    allow: bool,
-    /// Set when a new limit made scx_fdl stop: the message.
-    refused: Option<String>,
+/// CPU limits: enforced by the BPF side, or, on a kernel without ops.cgroup_set_bandwidth, the
+/// cgroups with a limit as the watcher last saw them (limits::watch) and what to do about a new one.
+enum LimitWatch {
+    Enforced,
+    Unenforced {
+        rx: Receiver<BTreeMap<PathBuf, limits::Limit>>,
+        known: BTreeMap<PathBuf, limits::Limit>,
+        allow: bool,
+        /// Set when a new limit made scx_fdl stop: the message.
+        refused: Option<String>,
+    },
 }
 
 impl LimitWatch {
-    /// Takes the watcher's news. Returns false when scx_fdl must stop: a cgroup got a limit and
-    /// running without enforcement was not accepted.
+    /// Set when a new, unenforceable limit made scx_fdl stop: the message.
+    fn refused(&mut self) -> Option<String> {
+        match self {
+            LimitWatch::Enforced => None,
+            LimitWatch::Unenforced { refused, .. } => refused.take(),
+        }
+    }
+
+    /// Takes the watcher's news. Returns false when scx_fdl must stop: a cgroup got a limit that
+    /// this kernel does not let scx_fdl enforce, and running without enforcement was not accepted.
     fn poll(&mut self) -> bool {
-        while let Ok(now) = self.rx.try_recv() {
+        let LimitWatch::Unenforced { rx, known, allow, refused } = self else {
+            return true;
+        };
+        let allow = *allow;
+        while let Ok(now) = rx.try_recv() {
             let new: BTreeMap<PathBuf, limits::Limit> =
-                now.iter().filter(|(p, l)| self.known.get(*p) != Some(l)).map(|(p, l)| (p.clone(), *l)).collect();
-            metrics::gauge!("scx_fdl_cgroups_unenforced_cpu_max").set(if self.allow { now.len() as f64 } else { 0.0 });
-            self.known = now;
+                now.iter().filter(|(p, l)| known.get(*p) != Some(l)).map(|(p, l)| (p.clone(), *l)).collect();
+            metrics::gauge!("scx_fdl_cgroups_unenforced_cpu_max").set(if allow { now.len() as f64 } else { 0.0 });
+            *known = now;
             if new.is_empty() {
                 continue;
             }
-            if !self.allow {
-                self.refused = Some(limits::refusal(&new));
+            if !allow {
+                *refused = Some(limits::refusal(&new));
                 return false;
             }
             warn!("not enforced (--allow-unenforced-cpu-max): {}", limits::describe(&new));

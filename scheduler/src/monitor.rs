@@ -42,9 +42,9 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
         previous.map(|(p, _)| p.iter().map(|r| (r.path.as_str(), r)).collect()).unwrap_or_default();
     let (cpu_head, wait_head) = if previous.is_some() { ("cpu", "waiting") } else { ("cpu-total", "waited-total") };
     let mut out = format!(
-        "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9}\n",
+        "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13}\n",
         "cgroup", "dl_rr", "dl_wake", "shares", "weight", "eff-w", cpu_head, wait_head, "misses", "worst-late", "attain",
-        "rq-p99"
+        "rq-p99", "limit", "throttled"
     );
     for r in reports {
         let (cpu, wait, lat) = match (previous, before.get(r.path.as_str())) {
@@ -65,7 +65,7 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
         };
         let name = if r.present { r.path.clone() } else { format!("{} (absent)", r.path) };
         out += &format!(
-            "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9}\n",
+            "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13}\n",
             name,
             duration_or_dash(r.deadline_rr_ns),
             duration_or_dash(r.deadline_wakeup_ns),
@@ -78,6 +78,9 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
             measured(r.max_lateness_ns),
             if r.guaranteed_shares > 0 { format!("{:.2}", r.attainment) } else { "-".into() },
             lat,
+            if r.limit_cpus > 0.0 { format!("{:.2}", r.limit_cpus) } else { "-".into() },
+            // Its own limit's periods: throttled / all (cpu.stat nr_throttled / nr_periods).
+            r.cpu_max.as_ref().map_or("-".into(), |m| format!("{}/{}", m.nr_throttled, m.nr_periods)),
         );
     }
     out
@@ -154,8 +157,18 @@ mod tests {
         lat[3] += 1000; // in the interval: below 8 us
         let new = CgroupReport { runq_latency: lat, ..old.clone() };
         let t = table(&[new.clone()], Some((&[old], Duration::from_secs(1))));
-        assert!(t.lines().nth(1).unwrap().ends_with(" <=8us"), "{t}");
-        assert!(table(&[new], None).lines().nth(1).unwrap().ends_with(" <=4.10ms"), "{t}");
+        assert!(t.lines().nth(1).unwrap().contains(" <=8us "), "{t}");
+        assert!(table(&[new], None).lines().nth(1).unwrap().contains(" <=4.10ms "), "{t}");
+    }
+
+    #[test]
+    fn limits_show_the_tightest_and_the_own_throttling() {
+        let cpu_max = crate::limits::CpuMaxReport { quota_us: 20_000, period_us: 100_000, nr_periods: 50, nr_throttled: 12, ..Default::default() };
+        let limited = CgroupReport { path: "/sys/fs/cgroup/pod".into(), present: true, limit_cpus: 0.2, cpu_max: Some(cpu_max), ..Default::default() };
+        let child = CgroupReport { path: "/sys/fs/cgroup/pod/c".into(), present: true, limit_cpus: 0.2, ..Default::default() };
+        let t = table(&[limited, child], None);
+        assert!(t.lines().nth(1).unwrap().ends_with(" 0.20         12/50"), "{t}");
+        assert!(t.lines().nth(2).unwrap().ends_with(" 0.20             -"), "{t}");
     }
 
     #[test]

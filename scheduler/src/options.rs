@@ -27,9 +27,9 @@ Exit codes:
      file is invalid)
   2  bad command line
   3  the kernel ejected scx_fdl (e.g. a runnable task stalled); the exit reason is printed
-  4  a cgroup got a CPU limit (cpu.max) while scx_fdl ran: scx_fdl does not enforce limits yet,
-     so it stopped and the kernel's scheduler, which does, took over (see
-     --allow-unenforced-cpu-max)
+  4  on a kernel without ops.cgroup_set_bandwidth (before 6.17), where scx_fdl cannot enforce
+     CPU limits: a cgroup got one (cpu.max) while scx_fdl ran, so it stopped and the kernel's
+     scheduler, which enforces it, took over (see --allow-unenforced-cpu-max)
 
 Runs only on a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT=y); elsewhere use the VM rig
 (./demo.sh, vm/run.sh).";
@@ -111,10 +111,11 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(10..=10_000))]
     pub guarantee_window_ms: u64,
 
-    /// Run even though cgroups have CPU limits (cpu.max), which scx_fdl does not enforce yet:
-    /// their tasks then run unlimited. Each limited cgroup is logged and counted
-    /// (scx_fdl_cgroups_unenforced_cpu_max). Without it, scx_fdl refuses to start while a
-    /// cgroup has a limit, and stops (exit code 4) when one gets a limit while it runs.
+    /// Only on a kernel without ops.cgroup_set_bandwidth (before 6.17), where scx_fdl cannot
+    /// enforce CPU limits (cpu.max): run anyway, the limited cgroups' tasks unlimited. Each
+    /// limited cgroup is logged and counted (scx_fdl_cgroups_unenforced_cpu_max). Without it,
+    /// scx_fdl refuses to start there while a cgroup has a limit, and stops (exit code 4) when one
+    /// gets a limit while it runs. Where the kernel passes limits, they are always enforced.
     #[arg(long)]
     pub allow_unenforced_cpu_max: bool,
 

@@ -201,6 +201,20 @@ impl CgroupTree {
         tree
     }
 
+    /// Cgroups with a CPU limit of their own.
+    pub fn limited(&self) -> impl Iterator<Item = &Path> {
+        self.nodes.iter().filter(|n| n.own.is_some_and(|c| c.bw.quota_ns > 0)).map(|n| n.path.as_path())
+    }
+
+    /// The tightest CPU limit on path, its own or an ancestor's, in CPUs (0: none).
+    pub fn limit_cpus(&self, path: &Path) -> f64 {
+        path.ancestors()
+            .filter_map(|p| self.get(p)?.own)
+            .filter(|c| c.bw.quota_ns > 0 && c.bw.period_ns > 0)
+            .map(|c| c.bw.quota_ns as f64 / c.bw.period_ns as f64)
+            .fold(0.0, |tight: f64, l| if tight == 0.0 { l } else { tight.min(l) })
+    }
+
     pub fn get(&self, path: &Path) -> Option<&CgroupNode> {
         self.index.get(path).map(|&i| &self.nodes[i])
     }
@@ -266,6 +280,11 @@ fn describe() {
         ("scx_fdl_cgroup_runq_latency_microseconds_sum", Microseconds, "Sum of the run-queue latencies"),
         ("scx_fdl_cgroup_runq_latency_microseconds_count", Count, "Run-queue latencies measured"),
         ("scx_fdl_cgroup_deadline_misses_total", Count, "Deadline containers: tasks that started past their deadline"),
+        ("scx_fdl_cgroup_nr_periods_total", Count, "Cgroups with cpu.max: periods in which the cgroup ran or was throttled (cpu.stat nr_periods)"),
+        ("scx_fdl_cgroup_nr_throttled_total", Count, "Cgroups with cpu.max: periods in which it was throttled (cpu.stat nr_throttled)"),
+        ("scx_fdl_cgroup_throttled_microseconds_total", Microseconds, "Cgroups with cpu.max: time throttled, wall clock (cpu.stat throttled_usec)"),
+        ("scx_fdl_cgroup_nr_bursts_total", Count, "Cgroups with cpu.max: periods that used quota carried over (cpu.stat nr_bursts)"),
+        ("scx_fdl_cgroup_burst_microseconds_total", Microseconds, "Cgroups with cpu.max: CPU time used beyond the quota from carried-over quota (cpu.stat burst_usec)"),
     ];
     for &(name, unit, help) in counters {
         describe_counter!(name, unit, help);
@@ -287,6 +306,8 @@ fn describe() {
         ("scx_fdl_cgroup_guarantee_usage_cpus", Count, "Guaranteed cgroups: CPU use averaged by the control loop (about 1 s)"),
         ("scx_fdl_cgroup_guarantee_attainment_ratio", Count, "Guaranteed cgroups: averaged use over the guarantee"),
         ("scx_fdl_cgroup_guarantee_budget_seconds", Seconds, "Deadline containers with a guarantee: CPU time left within it (negative: beyond it, served as fair work)"),
+        ("scx_fdl_cgroup_cpu_max_cpus", Count, "Cgroups with cpu.max: the limit in CPUs (quota / period)"),
+        ("scx_fdl_cgroup_throttled", Count, "Cgroups with cpu.max: 1 while throttled"),
     ];
     for &(name, unit, help) in gauges {
         describe_gauge!(name, unit, help);
@@ -405,6 +426,15 @@ impl Publisher {
                 cg(),
                 (if r.deadline_wakeup_ns > 0 { r.deadline_wakeup_ns } else { r.deadline_rr_ns }) as f64 / 1e9,
             );
+        }
+        if let Some(m) = &r.cpu_max {
+            self.counter("scx_fdl_cgroup_nr_periods_total", cg(), id, m.nr_periods);
+            self.counter("scx_fdl_cgroup_nr_throttled_total", cg(), id, m.nr_throttled);
+            self.counter("scx_fdl_cgroup_throttled_microseconds_total", cg(), id, m.throttled_usec);
+            self.counter("scx_fdl_cgroup_nr_bursts_total", cg(), id, m.nr_bursts);
+            self.counter("scx_fdl_cgroup_burst_microseconds_total", cg(), id, m.burst_usec);
+            Self::gauge("scx_fdl_cgroup_cpu_max_cpus", cg(), m.cpus());
+            Self::gauge("scx_fdl_cgroup_throttled", cg(), if m.throttled { 1.0 } else { 0.0 });
         }
         if r.guaranteed_shares > 0 {
             Self::gauge("scx_fdl_cgroup_guaranteed_shares", cg(), r.guaranteed_shares as f64);

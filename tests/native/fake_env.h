@@ -18,6 +18,7 @@
 
 #define FDL_ENQ_WAKEUP		1ULL
 #define FDL_ENQ_PREEMPT		2ULL
+#define FDL_ENQ_LAST		4ULL
 
 #define fdl_for(i, start, end)	for ((i) = (start); (i) < (end); (i)++)
 
@@ -54,6 +55,8 @@ struct fake_env {
 	int preempts[FAKE_CPUS];	/* local inserts with FDL_ENQ_PREEMPT */
 	bool timer_armed[FAKE_CPUS];
 	u64 timer_at[FAKE_CPUS];
+	bool hold_armed;		/* the hold queue's timer */
+	u64 hold_at;
 	u32 rnd;
 	struct fdl_scan scan;
 };
@@ -231,6 +234,44 @@ static inline void env_arm_timer(s32 cpu, u64 delay_ns)
 {
 	env.timer_armed[cpu] = true;
 	env.timer_at[cpu] = env.now + delay_ns;
+}
+
+static inline void env_hold(struct task_struct *p, u64 slice, u64 flags)
+{
+	struct fake_dsq *q = fake_dsq(FDL_DSQ_HOLD);
+
+	(void)flags;
+	p->slice = slice;
+	fake_insert_at(q, q->n, p, 0);
+}
+
+static inline void env_arm_hold(u64 delay_ns)
+{
+	env.hold_armed = true;
+	env.hold_at = env.now + delay_ns;
+}
+
+/* The simulator's CPU takes its local queue's head right after the enqueue: no kick needed. */
+static inline void env_insert_local_last(struct task_struct *p, u64 slice, u64 flags)
+{
+	struct fake_dsq *q = &env.local[env.cur_cpu];
+
+	(void)flags;
+	p->slice = slice;
+	fake_insert_at(q, q->n, p, 0);
+}
+
+/* Remove the task at position i of a queue. */
+static inline struct task_struct *fake_remove(struct fake_dsq *q, int i)
+{
+	struct task_struct *p = q->task[i];
+
+	for (; i + 1 < q->n; i++) {
+		q->task[i] = q->task[i + 1];
+		q->vtime[i] = q->vtime[i + 1];
+	}
+	q->n--;
+	return p;
 }
 
 #endif /* __FDL_FAKE_ENV_H */

@@ -206,8 +206,53 @@ static void test_tiers_and_budget(void)
 		 5120000000000ULL);
 }
 
+/* cpu.max arithmetic: the limit's units, period boundaries, the refill with burst and debt. */
+static void test_bandwidth(void)
+{
+	const unsigned long long ms = 1000000ULL;
+
+	CHECK_EQ("cpu.max 20000 100000: 20 ms per period", fdl_bw_quota_ns(100000, 20000), 20 * ms);
+	CHECK_EQ("quota max (all ones) is no limit", fdl_bw_quota_ns(100000, ~0ULL), 0);
+	CHECK_EQ("quota 0 is no limit", fdl_bw_quota_ns(100000, 0), 0);
+	CHECK_EQ("period 0 is no limit", fdl_bw_quota_ns(0, 20000), 0);
+	CHECK_EQ("a quota above the period (2 CPUs) is kept", fdl_bw_quota_ns(100000, 200000), 200 * ms);
+
+	CHECK_EQ("no boundary yet", fdl_bw_periods(1000 * ms, 1099 * ms, 100 * ms), 0);
+	CHECK_EQ("exactly at the boundary", fdl_bw_periods(1000 * ms, 1100 * ms, 100 * ms), 1);
+	CHECK_EQ("three and a half periods", fdl_bw_periods(1000 * ms, 1350 * ms, 100 * ms), 3);
+	CHECK_EQ("now before the start (another CPU moved it on)",
+		 fdl_bw_periods(1000 * ms, 999 * ms, 100 * ms), 0);
+	CHECK_EQ("across the clock's wrap", fdl_bw_periods(~0ULL - 50 * ms, 150 * ms, 100 * ms), 2);
+	CHECK_EQ("period 0 never turns", fdl_bw_periods(0, 1000 * ms, 0), 0);
+
+	CHECK_EQ("a used-up pool gets one quota", fdl_bw_refill(0, 20 * ms, 0, 1), 20 * ms);
+	CHECK_EQ("unused quota is lost without burst", fdl_bw_refill(15 * ms, 20 * ms, 0, 1), 20 * ms);
+	CHECK_EQ("with burst it carries over, up to quota + burst",
+		 fdl_bw_refill(15 * ms, 20 * ms, 10 * ms, 1), 30 * ms);
+	CHECK_EQ("idle periods fill the pool to quota + burst",
+		 fdl_bw_refill(0, 20 * ms, 200 * ms, 5), 100 * ms);
+	CHECK_EQ("... and no further", fdl_bw_refill(0, 20 * ms, 200 * ms, 50), 220 * ms);
+	CHECK_EQ("debt is repaid first", fdl_bw_refill(-30 * ms, 20 * ms, 0, 1), (unsigned long long)(-10 * (long long)ms));
+	CHECK_EQ("debt repaid over two periods", fdl_bw_refill(-30 * ms, 20 * ms, 0, 2), 10 * ms);
+	CHECK_EQ("a lowered burst caps the pool at the next boundary",
+		 fdl_bw_refill(80 * ms, 20 * ms, 0, 1), 20 * ms);
+	CHECK_EQ("no boundary: unchanged", fdl_bw_refill(80 * ms, 20 * ms, 0, 0), 80 * ms);
+	CHECK_EQ("a huge number of periods does not overflow",
+		 fdl_bw_refill(-5 * ms, 20 * ms, 10 * ms, ~0ULL / 2), 30 * ms);
+
+	CHECK_EQ("within the quota: no burst", fdl_bw_burst(20 * ms, 40 * ms, 20 * ms), 0);
+	CHECK_EQ("beyond it, from a pool that carried quota over: the excess",
+		 fdl_bw_burst(35 * ms, 40 * ms, 20 * ms), 15 * ms);
+	CHECK_EQ("an overrun beyond the pool (debt) is no burst",
+		 fdl_bw_burst(23 * ms, 20 * ms, 20 * ms), 0);
+	CHECK_EQ("... nor from a pool in debt", fdl_bw_burst(5 * ms, -3 * (long long)ms, 20 * ms), 0);
+	CHECK_EQ("drawn from the pool only: min(used, pool) - quota",
+		 fdl_bw_burst(50 * ms, 30 * ms, 20 * ms), 10 * ms);
+}
+
 int main(void)
 {
+	test_bandwidth();
 	test_tiers_and_budget();
 	test_share_of();
 	test_vtime_delta();

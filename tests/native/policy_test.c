@@ -59,6 +59,55 @@ static struct task *task_of(struct task_struct *p)
 	return (struct task *)((char *)p - __builtin_offsetof(struct task, p));
 }
 
+/* env.h's env_move_unblocked, as main.bpf.c defines it, over the fake queues. */
+static bool env_move_unblocked(u64 dsq)
+{
+	struct fake_dsq *q = fake_dsq(dsq), *hold = fake_dsq(FDL_DSQ_HOLD);
+	struct task_struct *p;
+	u64 at = 0;
+
+	while (q->n) {
+		p = fake_remove(q, 0);
+		if (fdl_bw_blocked(&task_of(p)->t, env.now, &at)) {
+			fake_insert_at(hold, hold->n, p, 0);
+			fdl_hold_until(at, env.now);
+			continue;
+		}
+		fake_insert_at(&env.local[env.cur_cpu], env.local[env.cur_cpu].n, p, 0);
+		return true;
+	}
+	return false;
+}
+
+/* The hold timer fired: main.bpf.c's fdl_hold_fired over the fake queues. */
+static void hold_fired(void)
+{
+	struct fake_dsq *hold = fake_dsq(FDL_DSQ_HOLD);
+	u64 next = 0, at, queue, vtime;
+	int i = 0;
+
+	env.hold_armed = false;
+	fdl.hold_next = 0;
+	while (i < hold->n) {
+		struct task_struct *p = hold->task[i];
+		s32 cpu;
+
+		if (!fdl_bw_release_task(&task_of(p)->t, env.now, &queue, &vtime, &at)) {
+			if (!next || at < next)
+				next = at;
+			i++;
+			continue;
+		}
+		fake_remove(hold, i);
+		env_insert_vtime(p, queue, p->slice, vtime, 0);
+		cpu = env_pick_idle(p);
+		if (cpu >= 0)
+			env.idle_kicks[cpu]++;
+	}
+	if (next)
+		fdl_hold_until(next, env.now);
+}
+
 /* A fresh machine of n CPUs, every CPU idle, the root cgroup tracked. */
 static void reset(int n)
 {
@@ -198,8 +247,8 @@ static void reschedule(int cpu)
 	if (prev) {
 		fdl_on_stopping(&prev->t, cpu);
 		running[cpu] = NULL;
-		if (prev->runnable)
-			fdl_on_enqueue(&prev->p, &prev->t, 0);
+		if (prev->runnable)	/* SCX_OPS_ENQ_LAST: nothing else for this CPU */
+			fdl_on_enqueue(&prev->p, &prev->t, env.local[cpu].n ? 0 : FDL_ENQ_LAST);
 		else
 			fdl_on_quiescent(&prev->t);
 	}
@@ -224,7 +273,8 @@ static void wake(struct task *k)
 	k->wakes++;
 	fdl_on_runnable(&k->t, 100);
 	k->t.enqueued_at = env.now;
-	for (cpu = 0; cpu < nr_cpus; cpu++)
+	u64 at;
+	for (cpu = 0; cpu < nr_cpus && !fdl_bw_blocked(&k->t, env.now, &at); cpu++)
 		if (env.idle[cpu] && !running[cpu]) {	/* select_cpu found an idle CPU */
 			env.idle[cpu] = false;
 			k->p.slice = tun.slice_ns;	/* what fdl_select_cpu inserts it with */
@@ -259,6 +309,8 @@ static void run_for(u64 ns)
 
 		env.now += step;
 		ns -= step;
+		if (env.hold_armed && !fdl_time_before(env.now, env.hold_at))
+			hold_fired();
 		for (cpu = 0; cpu < nr_cpus; cpu++) {
 			struct task *k = running[cpu];
 
@@ -1016,8 +1068,193 @@ static void test_idle_pick_claims_the_cpu(void)
 	      (int)env_nr_queued(10));
 }
 
+/* A cgroup below parent (what ops.cgroup_init does for a deeper level). */
+static void add_child(u64 cgid, u64 parent, u32 weight)
+{
+	env.cg_present[cgid] = true;
+	env.cg[cgid] = (struct fdl_cgroup){
+		.parent_cgid = parent, .level = env.cg[parent].level + 1, .weight = weight,
+		.cpu_weight = weight, .top_cgid = env.cg[parent].top_cgid,
+	};
+}
+
+/* cpu.max (and cpu.max.burst) written: what ops.cgroup_init and ops.cgroup_set_bandwidth do. */
+static void limit(u64 cgid, u64 period_us, u64 quota_us, u64 burst_us)
+{
+	fdl_bw_set(&env.cg[cgid], period_us, quota_us, burst_us, env.now);
+	if (env_nr_queued(FDL_DSQ_HOLD) > 0)
+		fdl_hold_until(env.now, env.now);
+}
+
+static u64 ran(int first, int n)
+{
+	u64 c = 0;
+
+	for (int i = first; i < first + n; i++)
+		c += tasks[i].ran_ns;
+	return c;
+}
+
+/*
+ * cpu.max 20000 100000 on a cgroup of two hogs beside a fair cgroup of two: 0.2 CPU, whatever its
+ * fair share (1 CPU); every period counted and throttled; its held tasks never wait longer than a
+ * period and a tick; the fair cgroup takes the rest.
+ */
+static void test_quota_limits_a_cgroup(void)
+{
+	struct fdl_bw *bw;
+	u64 lim, fair, worst = 0;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	limit(10, 100000, 20000, 0);
+	for (int i = 0; i < 2; i++) {
+		wake(new_task(i, 10));
+		wake(new_task(2 + i, 20));
+	}
+	run_for(2000 * MS);
+	lim = ran(0, 2);
+	fair = ran(2, 2);
+	bw = &env.cg[10].bw;
+	for (u32 b = 0; b < FDL_LAT_BUCKETS; b++)	/* the longest wait for a CPU, in its bucket */
+		if (env.cg[10].runq_lat[b])
+			worst = b;
+	printf("cpu.max 0.2 CPU: %llu ms of 2000 (fair cgroup %llu); periods %llu throttled %llu "
+	       "(%llu ms); longest wait below %llu ms\n", lim / MS, fair / MS, bw->nr_periods,
+	       bw->nr_throttled, bw->throttled_ns / MS, (1ULL << worst) / 1000);
+	CHECK("a limited cgroup gets its quota (0.2 CPU +-5 %)", lim >= 380 * MS && lim <= 420 * MS,
+	      "%llu ms", lim / MS);
+	CHECK("the rest goes to the fair cgroup", fair >= 3500 * MS, "%llu ms", fair / MS);
+	CHECK("every period counted (19-20)", bw->nr_periods >= 19 && bw->nr_periods <= 20, "%llu",
+	      bw->nr_periods);
+	CHECK("throttled in every period", bw->nr_throttled >= 19 && bw->nr_throttled <= 20, "%llu",
+	      bw->nr_throttled);
+	CHECK("throttled most of each period (about 90 of 100 ms: two CPUs drain 20 ms in 10)",
+	      bw->throttled_ns >= 1600 * MS && bw->throttled_ns <= 1900 * MS, "%llu ms",
+	      bw->throttled_ns / MS);
+	CHECK("a held task waits for the refill (64-131 ms) and no longer",
+	      worst == 17, "waits up to %llu us", 1ULL << worst);
+	CHECK("no burst without burst", bw->nr_bursts == 0, "%llu", bw->nr_bursts);
+}
+
+/*
+ * A limit binds the subtree: two children of a parent limited to half a CPU share that half
+ * (here by their weights, 3:1), and a tighter limit on a child wins over its parent's.
+ */
+static void test_parent_limit_binds_children(void)
+{
+	u64 a, b, c;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_child(11, 10, 300);
+	add_child(12, 10, 100);
+	add_cgroup(20, 100, 0, 0);
+	limit(10, 100000, 50000, 0);
+	for (int i = 0; i < 2; i++) {
+		wake(new_task(i, 11));
+		wake(new_task(2 + i, 12));
+		wake(new_task(4 + i, 20));
+	}
+	run_for(2000 * MS);
+	a = ran(0, 2);
+	b = ran(2, 2);
+	printf("parent limit 0.5 CPU: children %llu + %llu ms of 2000, fair %llu\n", a / MS, b / MS,
+	       ran(4, 2) / MS);
+	CHECK("the children together get the parent's quota (+-5 %)",
+	      a + b >= 950 * MS && a + b <= 1050 * MS, "%llu ms", (a + b) / MS);
+	CHECK("... split by their weights (3:1 +-20 %)", a >= 2.4 * b && a <= 3.6 * b,
+	      "%llu : %llu ms", a / MS, b / MS);
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_child(11, 10, 100);
+	add_child(12, 10, 100);
+	limit(10, 100000, 100000, 0);
+	limit(12, 100000, 20000, 0);
+	for (int i = 0; i < 2; i++) {
+		wake(new_task(i, 11));
+		wake(new_task(2 + i, 12));
+	}
+	run_for(2000 * MS);
+	b = ran(0, 2);
+	c = ran(2, 2);
+	printf("nested limits: pod 1 CPU, container 0.2 CPU: container %llu ms, sibling %llu ms\n",
+	       c / MS, b / MS);
+	CHECK("the tighter limit (the child's 0.2 CPU) wins", c >= 380 * MS && c <= 420 * MS,
+	      "%llu ms", c / MS);
+	CHECK("the parent's 1 CPU binds the rest", b + c >= 1900 * MS && b + c <= 2100 * MS,
+	      "%llu ms", (b + c) / MS);
+}
+
+/*
+ * Burst: a job that runs 35 ms every 200 ms under cpu.max 20000 100000 uses 17.5 % on average,
+ * but each run needs more than one period's quota. Without burst it is throttled in every run;
+ * with cpu.max.burst = 20 ms the quota saved in its idle period carries it through.
+ */
+static u64 bursty_run(u64 burst_us, u64 *bursts, u64 *worst_late)
+{
+	struct task *k;
+	u64 throttled;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	limit(10, 100000, 20000, burst_us);
+	k = periodic(0, 10, 35 * MS, 200 * MS);
+	run_for(1000 * MS);	/* the pool starts with one quota: measure once it carries over */
+	throttled = env.cg[10].bw.nr_throttled;
+	*bursts = env.cg[10].bw.nr_bursts;
+	k->late_ns = 0;
+	run_for(2000 * MS);
+	*bursts = env.cg[10].bw.nr_bursts - *bursts;
+	*worst_late = k->late_ns;
+	return env.cg[10].bw.nr_throttled - throttled;
+}
+
+static void test_burst_carries_unused_quota(void)
+{
+	u64 b0, b1, l0, l1, t0 = bursty_run(0, &b0, &l0), t1 = bursty_run(20000, &b1, &l1);
+
+	printf("bursty job, 2 s: throttled %llu times without burst (worst lateness %llu ms), %llu "
+	       "with burst 20 ms (%llu ms; %llu bursts)\n", t0, l0 / MS, t1, l1 / MS, b1);
+	CHECK("without burst every run is throttled", t0 >= 9, "%llu", t0);
+	CHECK("no burst counted without burst", b0 == 0, "%llu", b0);
+	CHECK("with burst none is", t1 == 0, "%llu", t1);
+	CHECK("... and the runs beyond the quota are counted as bursts", b1 >= 9, "%llu", b1);
+	CHECK("without burst a run waits for the next period", l0 >= 60 * MS, "%llu ms", l0 / MS);
+	CHECK("with burst it does not", l1 <= 2 * MS, "%llu ms", l1 / MS);
+}
+
+/* Lifting a limit frees its held tasks at once, not at the next boundary. */
+static void test_lifted_limit_releases_at_once(void)
+{
+	u64 before, after;
+
+	reset(1);
+	add_cgroup(10, 100, 0, 0);
+	limit(10, 100000, 10000, 0);
+	wake(new_task(0, 10));
+	run_for(30 * MS);	/* 10 ms run, then throttled until 100 ms */
+	before = tasks[0].ran_ns;
+	limit(10, 100000, ~0ULL, 0);
+	run_for(20 * MS);
+	after = tasks[0].ran_ns;
+	printf("lifted limit: ran %llu ms before, %llu ms in the 20 ms after\n", before / MS,
+	       (after - before) / MS);
+	CHECK("throttled after its 10 ms", before <= 11 * MS, "%llu ms", before / MS);
+	CHECK("runs again at once when the limit is lifted", after - before >= 18 * MS, "%llu ms",
+	      (after - before) / MS);
+	CHECK("no cgroup counted as limited", fdl.counters.nr_limited == 0, "%llu",
+	      fdl.counters.nr_limited);
+}
+
 int main(void)
 {
+	test_quota_limits_a_cgroup();
+	test_parent_limit_binds_children();
+	test_burst_carries_unused_quota();
+	test_lifted_limit_releases_at_once();
 	test_idle_pick_claims_the_cpu();
 	test_within_guarantee_ahead_of_fair_work();
 	test_guarantee_is_a_budget();

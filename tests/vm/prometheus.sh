@@ -39,10 +39,13 @@ TOML
 mkcg busy 100
 mkcg idle 100
 mkcg gone 100
+mkcg limited 100
+echo "10000 100000" > "$CG/limited/cpu.max"
 start_sched fdl --config /tmp/fdl.toml --enable-prometheus || exit 1
 sh -c "echo \$\$ > $CG/idle/cgroup.procs; exec sleep 1000" &
 PIDS="$PIDS $!"
 hogs busy 2
+hogs limited 1
 sleep 3
 
 scrape() { wget -q -O "$1" "$URL" || fail "scraped $URL"; }
@@ -85,10 +88,17 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_cgroup_max_lateness_seconds scx_fdl_cgroup_deadline_rr_seconds \
     scx_fdl_cgroup_deadline_wakeup_seconds scx_fdl_cgroup_guaranteed_shares \
     scx_fdl_cgroup_guarantee_cpus scx_fdl_cgroup_guarantee_granted_cpus scx_fdl_cgroup_guarantee_usage_cpus \
-    scx_fdl_cgroup_guarantee_attainment_ratio scx_fdl_cgroup_guarantee_budget_seconds; do
+    scx_fdl_cgroup_guarantee_attainment_ratio scx_fdl_cgroup_guarantee_budget_seconds \
+    scx_fdl_cgroup_nr_periods_total scx_fdl_cgroup_nr_throttled_total \
+    scx_fdl_cgroup_throttled_microseconds_total scx_fdl_cgroup_nr_bursts_total \
+    scx_fdl_cgroup_burst_microseconds_total scx_fdl_cgroup_cpu_max_cpus scx_fdl_cgroup_throttled; do
     grep -q "^$m[{ ]" /tmp/m2 || missing="$missing $m"
 done
 [ -z "$missing" ] && pass "every documented metric is exported" || fail "documented metrics missing:$missing"
+thr=$(value /tmp/m2 'scx_fdl_cgroup_nr_throttled_total{cgroup="/limited"}')
+per=$(value /tmp/m2 'scx_fdl_cgroup_nr_periods_total{cgroup="/limited"}')
+check "a hog under cpu.max 10000 100000 counts throttled periods ($thr of $per, >= 50 in 10 s)" \
+    "${thr:-0} >= 50 && ${thr:-0} <= ${per:-0} + 1"
 
 for t in idle prev deadline fair; do
     grep -q "^scx_fdl_dispatched_tasks_total{type=\"$t\"} " /tmp/m2 || fail "dispatch path $t exported"

@@ -12,6 +12,7 @@
 
 #include "fair.h"
 #include "preempt.h"
+#include "bandwidth.h"
 
 static __always_inline void fdl_count_dispatch(u32 path)
 {
@@ -28,8 +29,9 @@ static __always_inline void fdl_count_dispatch(u32 path)
  * each stretch is charged at the share and bandwidth that held during it. The CPU's record of
  * what it runs is brought up to date too, except when the task leaves the CPU (stays false): by
  * then a waking task may already have claimed the CPU (fdl_on_enqueue), and its claim must stand.
+ * The CPU limits above the task are charged too: true if one of them is now out of runtime.
  */
-static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
+static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 {
 	u64 now = env_now(), delta = now - t->started_at, queue, bw, share;
 	struct fdl_cgroup *cg, *top;
@@ -70,6 +72,58 @@ static __always_inline void fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 	if (cc && stays)
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), e->dl, now, bw, e->deadline_rr_ns,
 			    fdl_entity_budget_left(e, now));
+	return fdl.counters.nr_limited && fdl_bw_charge(fdl_task_cgid(t), delta, now);
+}
+
+/*
+ * A held task's blocker refills at `at`: make sure the hold timer fires by then. fdl.hold_next is
+ * the earliest time it is armed for (0: not armed); only the CPU that lowers it arms the timer.
+ * Call after the task is in the hold queue: the timer's pass then sees it.
+ */
+static __always_inline void fdl_hold_until(u64 at, u64 now)
+{
+	u64 cur;
+	int i;
+
+	env_mb();
+	fdl_for(i, 0, 4) {
+		cur = fdl.hold_next;
+		if (cur && cur <= at)
+			return;
+		if (__sync_bool_compare_and_swap(&fdl.hold_next, cur, at)) {
+			env_arm_hold(at > now ? at - now : 0);
+			return;
+		}
+	}
+}
+
+/*
+ * May the task start without passing the queues (select_cpu's idle CPU, enqueue's victim)? Not
+ * while a CPU limit above it is out of runtime: it must be held.
+ */
+static __always_inline bool fdl_bw_blocked(struct fdl_task *t, u64 now, u64 *release_at)
+{
+	return fdl.counters.nr_limited && fdl_bw_blocker(fdl_task_cgid(t), now, release_at);
+}
+
+/*
+ * The hold timer looks at a held task: if no limit above it blocks it any longer, true, with the
+ * queue and vtime to put it back with; else false and when to look again.
+ */
+static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64 *queue,
+						u64 *vtime, u64 *at)
+{
+	struct fdl_cgroup *top;
+	struct fdl_entity *e, *clock;
+
+	if (fdl_bw_blocked(t, now, at))
+		return false;
+	*queue = fdl_task_queue(t, &top, &e);
+	clock = fdl_queue_clock(top);
+	if (t->vqueue != *queue)
+		fdl_fair_place(t, *queue, clock);
+	*vtime = fdl_fair_queue_vtime(t, clock);
+	return true;
 }
 
 /*
@@ -186,6 +240,18 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 
 	t->enqueued_at = now;
 	t->via_fair = 0;	/* it waits under its own deadline entity */
+	if (fdl_bw_blocked(t, now, &dl)) {
+		/* A limit above it is out of runtime: it waits for the refill, in the hold queue. */
+		env_hold(p, tun.slice_ns, flags);
+		fdl_hold_until(dl, now);
+		stat_inc(nr_held);
+		return;
+	}
+	if (flags & FDL_ENQ_LAST) {
+		/* Nothing else for this CPU (SCX_OPS_ENQ_LAST, for throttling): it keeps running. */
+		env_insert_local_last(p, tun.slice_ns, flags);
+		return;
+	}
 	queue = fdl_task_queue(t, &top, &e);
 	clock = fdl_queue_clock(top);
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
@@ -346,6 +412,15 @@ static __always_inline struct fdl_entity *fdl_scan_entity(u64 q, u32 fair)
 }
 
 /*
+ * Move queue q's first task to this CPU. While some cgroup has a CPU limit, the first one that no
+ * limit blocks (env_move_unblocked: the blocked ones it passes go to the hold queue).
+ */
+static __always_inline bool fdl_move(u64 q)
+{
+	return fdl.counters.nr_limited ? env_move_unblocked(q) : env_move_to_local(q);
+}
+
+/*
  * Move the scan's best queue's head to this CPU, or, if another CPU emptied that queue meanwhile,
  * the runner-up's. False if both were empty.
  */
@@ -354,7 +429,7 @@ static __always_inline bool fdl_take(struct fdl_scan *sc, struct fdl_cpu *cc, u6
 	struct fdl_entity *be = fdl_scan_entity(sc->best_q, sc->best_fair);
 	struct fdl_entity *ne = fdl_scan_entity(sc->next_q, sc->next_fair);
 
-	if (be && env_move_to_local(sc->best_q)) {
+	if (be && fdl_move(sc->best_q)) {
 		fdl_entity_picked(be, sc->best_dl, now);
 		fdl_count_dispatch(be == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
 		if (cc) {
@@ -364,7 +439,7 @@ static __always_inline bool fdl_take(struct fdl_scan *sc, struct fdl_cpu *cc, u6
 		}
 		return true;
 	}
-	if (ne && env_move_to_local(sc->next_q)) {
+	if (ne && fdl_move(sc->next_q)) {
 		fdl_entity_picked(ne, sc->next_dl, now);
 		fdl_count_dispatch(ne == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
 		if (cc) {
@@ -389,7 +464,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	struct fdl_cgroup *ptop;
 	struct fdl_scan *sc;
 	struct fdl_cpu *cc;
-	bool keep, has;
+	bool keep, has, blocked;
 	s64 left;
 
 	if (fdl_scan_queues(now, vdt) || !(sc = env_scan()))
@@ -403,10 +478,12 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 
 	cc = env_cpu(cpu);
 	if (pt) {
-		fdl_charge(pt, cpu, true);
+		blocked = fdl_charge(pt, cpu, true);
 		pq = fdl_task_queue(pt, &ptop, &pe);
 		pdl = fdl_entity_order(pe, now, vdt);
-		if (!be)
+		if (blocked)	/* out of runtime: it goes to the hold queue (SCX_ENQ_LAST if alone) */
+			keep = false;
+		else if (!be)
 			keep = true;
 		else if (bq == pq)
 			keep = !(env_head_vtime(bq, &hv) && fdl_time_before(hv, pt->vtime));
@@ -420,8 +497,9 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 			has = be == pe ? ne != NULL : be != NULL;
 			cdl = be == pe ? ndl : bdl;
 			left = fdl_entity_budget_left(pe, now);
-			env_set_slice(prev, fdl_tier_slice(pe->dl, fdl_entity_bw(ptop, pe), cdl, has,
-							   left));
+			env_set_slice(prev, fdl_bw_clip(fdl_task_cgid(pt),
+						fdl_tier_slice(pe->dl, fdl_entity_bw(ptop, pe), cdl, has, left),
+						now));
 			if (cc) {
 				cc->next_dl = cdl;
 				cc->has_next = has;
@@ -441,7 +519,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
  */
 static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
-	u64 now = env_now(), queue, dl, bw, wait, vdt;
+	u64 now = env_now(), queue, dl, bw, wait, vdt, slice, clipped;
 	struct fdl_cgroup *cg, *top;
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
@@ -494,11 +572,16 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	dl = e->dl;
 	bw = fdl_entity_bw(top, e);
 	left = fdl_entity_budget_left(e, now);
+	slice = tun.slice_ns;
 	if (cc) {
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), dl, now, bw, e->deadline_rr_ns, left);
 		if (cc->has_next)
-			env_set_slice(p, fdl_tier_slice(dl, bw, cc->next_dl, true, left));
+			slice = fdl_tier_slice(dl, bw, cc->next_dl, true, left);
 	}
+	/* The slice ends where a CPU limit above it runs out of runtime. */
+	clipped = fdl_bw_clip(fdl_task_cgid(t), slice, now);
+	if (clipped != tun.slice_ns)
+		env_set_slice(p, clipped);
 }
 
 /* A tick: charge, and end the slice if the competing deadline seen at dispatch is now earlier. */
@@ -507,7 +590,11 @@ static __always_inline void fdl_on_tick(struct task_struct *p, struct fdl_task *
 	struct fdl_cpu *cc = env_cpu(cpu);
 	u64 now;
 
-	fdl_charge(t, cpu, true);
+	if (fdl_charge(t, cpu, true)) {
+		/* A CPU limit above it ran out: it stops now and waits for the refill. */
+		env_set_slice(p, 0);
+		return;
+	}
 	now = env_now();
 	if (cc && cc->has_next && fdl_time_before(cc->next_dl, fdl_cpu_dl(cc, now, fdl_vdt(now)))) {
 		cc->has_next = 0;

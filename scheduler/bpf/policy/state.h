@@ -41,6 +41,8 @@ struct fdl_state {
 	u64 containers[FDL_MAX_CONTAINERS];
 	u32 nr_slots;		/* slots in use or used before: the scan's bound */
 	u32 __pad;
+	/* When the hold timer (policy/bandwidth.h) fires next, ns; 0: not armed. */
+	u64 hold_next;
 	struct fdl_counters counters;
 };
 

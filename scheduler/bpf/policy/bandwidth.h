@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * CPU limits (cpu.max and cpu.max.burst), enforced here because the kernel does not throttle
+ * sched_ext tasks. The model is the kernel's CFS bandwidth control (reference §4):
+ *
+ * - A limited cgroup has a pool (struct fdl_bw). At every period boundary the pool gains the
+ *   quota and is capped at quota + burst, so unused quota carries over up to the burst; an overrun
+ *   (several CPUs ran the subtree's work when the pool ran dry) stays as debt.
+ * - All CPU time of the cgroup's subtree drains the pool, on every CPU; an ancestor's limit binds
+ *   its whole subtree, so a task may run only while every limited cgroup from its own up to the
+ *   root has a positive pool. The first one that does not is the task's blocker.
+ * - A blocked task is held (the FDL_DSQ_HOLD queue, never dispatched) until its blocker's pool is
+ *   positive again at a period boundary, when a timer moves it back to its own queue in its vtime
+ *   order. A running task's slice ends where the pool runs out; at the latest the next tick
+ *   throttles it.
+ *
+ * Boundaries are applied lazily, by the first CPU that looks at the pool after one (a
+ * compare-and-swap on period_start chooses it), so an idle limited cgroup costs nothing.
+ */
+#ifndef __FDL_POLICY_BANDWIDTH_H
+#define __FDL_POLICY_BANDWIDTH_H
+
+#include "state.h"
+
+/* The pool's cap: the quota and what may carry over (the larger of cpu.max.burst and the buffer). */
+static __always_inline u64 fdl_bw_burst_cap(struct fdl_bw *bw)
+{
+	return fdl_max(bw->burst_ns, bw->buffer_ns);
+}
+
+/*
+ * Set a cgroup's limit, from cpu.max (period_us, quota_us; quota "max": none) and cpu.max.burst.
+ * A new or changed limit starts a period with a full quota; statistics are kept.
+ */
+static __always_inline void fdl_bw_set(struct fdl_cgroup *cg, u64 period_us, u64 quota_us,
+				       u64 burst_us, u64 now)
+{
+	struct fdl_bw *bw = &cg->bw;
+	u64 quota = fdl_bw_quota_ns(period_us, quota_us), had = bw->quota_ns;
+
+	if (bw->throttled_at) {
+		bw->throttled_ns += now - bw->throttled_at;
+		bw->throttled_at = 0;
+	}
+	bw->period_ns = quota ? period_us * 1000 : 0;
+	bw->burst_ns = quota && burst_us < FDL_BW_QUOTA_MAX_US ? burst_us * 1000 : 0;
+	bw->runtime_ns = (s64)quota;
+	bw->pool_ns = (s64)quota;
+	bw->used_ns = 0;
+	bw->period_start = now;
+	bw->quota_ns = quota;
+	if (quota && !had)
+		__sync_fetch_and_add(&fdl.counters.nr_limited, 1);
+	else if (!quota && had)
+		__sync_fetch_and_sub(&fdl.counters.nr_limited, 1);
+}
+
+/* A task must wait for the pool's refill: the cgroup is throttled (counted once per period). */
+static __always_inline void fdl_bw_throttle(struct fdl_bw *bw, u64 now)
+{
+	if (!bw->throttled_at && __sync_bool_compare_and_swap(&bw->throttled_at, 0, now ?: 1))
+		__sync_fetch_and_add(&bw->nr_throttled, 1);
+}
+
+/*
+ * Apply the period boundaries passed since period_start: close the period that ended (its
+ * statistics: it counts if the cgroup ran or was throttled in it; a burst if it used more than the
+ * quota), refill the pool, and end the throttling at the boundary where the pool turned positive.
+ */
+static __always_inline void fdl_bw_refresh(struct fdl_bw *bw, u64 now)
+{
+	u64 start = bw->period_start, period = bw->period_ns, quota = bw->quota_ns, n, used, burst;
+	u64 at, k;
+	s64 old, new;
+
+	n = fdl_bw_periods(start, now, period);
+	if (!n || !quota)
+		return;
+	if (!__sync_bool_compare_and_swap(&bw->period_start, start, start + n * period))
+		return;		/* another CPU applies these boundaries */
+	used = __sync_lock_test_and_set(&bw->used_ns, 0);
+	at = bw->throttled_at;
+	if (used || at)
+		__sync_fetch_and_add(&bw->nr_periods, 1);
+	burst = fdl_bw_burst(used, bw->pool_ns, quota);
+	if (burst) {
+		__sync_fetch_and_add(&bw->nr_bursts, 1);
+		__sync_fetch_and_add(&bw->burst_time_ns, burst);
+	}
+	/* Concurrent charges only subtract: retry once if one came in between, then add plainly. */
+	old = bw->runtime_ns;
+	new = fdl_bw_refill(old, quota, fdl_bw_burst_cap(bw), n);
+	if (!__sync_bool_compare_and_swap(&bw->runtime_ns, old, new)) {
+		old = bw->runtime_ns;
+		new = fdl_bw_refill(old, quota, fdl_bw_burst_cap(bw), n);
+		__sync_fetch_and_add(&bw->runtime_ns, new - old);
+	}
+	bw->pool_ns = new;
+	if (at && new > 0 && __sync_bool_compare_and_swap(&bw->throttled_at, at, 0)) {
+		/* The pool turned positive at the k-th boundary: k = (debt / quota) + 1. */
+		k = old <= 0 ? (u64)-old / quota + 1 : 1;
+		if (k > n)
+			k = n;
+		at = fdl_max(at, start);
+		__sync_fetch_and_add(&bw->throttled_ns, start + k * period - at);
+	}
+}
+
+/* When a blocked cgroup's pool turns positive: the boundary after which its debt is repaid. */
+static __always_inline u64 fdl_bw_release_at(struct fdl_bw *bw)
+{
+	s64 rt = bw->runtime_ns;
+	u64 k = rt <= 0 && bw->quota_ns ? (u64)-rt / bw->quota_ns + 1 : 1;
+
+	return bw->period_start + k * bw->period_ns;
+}
+
+/*
+ * Charge delta_ns of CPU time to every limited cgroup from cgid up to the root. Returns 1 if one
+ * of them is now out of runtime (the task must stop), else 0. The cgroup counts as throttled only
+ * when a task of it is then held (fdl_bw_blocker): work that ends exactly with its quota is not.
+ */
+FDL_GLOBAL int fdl_bw_charge(u64 cgid, u64 delta_ns, u64 now)
+{
+	struct fdl_cgroup *cg;
+	int i, blocked = 0;
+	s64 old;
+
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
+		cg = env_cgroup(cgid);
+		if (!cg)
+			break;
+		if (cg->bw.quota_ns) {
+			fdl_bw_refresh(&cg->bw, now);
+			__sync_fetch_and_add(&cg->bw.used_ns, delta_ns);
+			old = __sync_fetch_and_sub(&cg->bw.runtime_ns, (s64)delta_ns);
+			if (old - (s64)delta_ns <= 0)
+				blocked = 1;	/* throttled when it next wants to run */
+		}
+		cgid = cg->parent_cgid;
+	}
+	return blocked;
+}
+
+/*
+ * The first cgroup from cgid up whose limit blocks its subtree now (its pool is not positive), or
+ * 0. *release_at is when that pool turns positive.
+ */
+FDL_GLOBAL u64 fdl_bw_blocker(u64 cgid, u64 now, u64 *release_at)
+{
+	struct fdl_cgroup *cg;
+	int i;
+
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
+		cg = env_cgroup(cgid);
+		if (!cg)
+			break;
+		if (cg->bw.quota_ns) {
+			fdl_bw_refresh(&cg->bw, now);
+			if (cg->bw.runtime_ns <= 0) {
+				fdl_bw_throttle(&cg->bw, now);
+				if (release_at)
+					*release_at = fdl_bw_release_at(&cg->bw);
+				return cgid;
+			}
+		}
+		cgid = cg->parent_cgid;
+	}
+	return 0;
+}
+
+/* CPU time the tightest limit from cgid up leaves it now (FDL_U64_MAX: no limit above it). */
+FDL_GLOBAL u64 fdl_bw_left(u64 cgid, u64 now)
+{
+	struct fdl_cgroup *cg;
+	u64 left = FDL_U64_MAX;
+	s64 rt;
+	int i;
+
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
+		cg = env_cgroup(cgid);
+		if (!cg)
+			break;
+		if (cg->bw.quota_ns) {
+			fdl_bw_refresh(&cg->bw, now);
+			rt = cg->bw.runtime_ns;
+			left = fdl_min(left, rt > 0 ? (u64)rt : 0);
+		}
+		cgid = cg->parent_cgid;
+	}
+	return left;
+}
+
+/* A slice clipped to what the limits above the task leave it (never below min_slice_ns). */
+static __always_inline u64 fdl_bw_clip(u64 cgid, u64 slice, u64 now)
+{
+	u64 left;
+
+	if (!fdl.counters.nr_limited)
+		return slice;
+	left = fdl_bw_left(cgid, now);
+	return left < slice ? fdl_max(left, tun.min_slice_ns) : slice;
+}
+
+#endif /* __FDL_POLICY_BANDWIDTH_H */
