@@ -168,6 +168,17 @@ struct fdl_params_args {
 };
 
 /*
+ * Argument of the fdl_set_buffer syscall program: a cgroup's burst buffer from the configuration
+ * (burst_buffer): unused quota of its cpu.max it may carry over, beyond cpu.max.burst (0: none).
+ */
+struct fdl_buffer_args {
+	u64 cgid;
+	u64 buffer_ns;
+	s32 ret;		/* out: 0, or -ENOENT if the cgroup is not tracked */
+	u32 __pad;
+};
+
+/*
  * Scheduler-wide event counters of one CPU (the `cpu_stats` per-CPU array): each CPU counts its
  * own events without atomics; the loader sums them. Monotonic, never reset.
  */

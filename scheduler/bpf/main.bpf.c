@@ -463,6 +463,24 @@ int fdl_set_params(struct fdl_params_args *args)
 	return 0;
 }
 
+/*
+ * The control plane writes a cgroup's burst buffer (configuration: burst_buffer) through this
+ * program. It takes effect at the next period boundary.
+ */
+SEC("syscall")
+int fdl_set_buffer(struct fdl_buffer_args *args)
+{
+	struct fdl_cgroup *cg = env_cgroup(args->cgid);
+
+	if (!cg) {
+		args->ret = -ENOENT;
+		return 0;
+	}
+	cg->bw.buffer_ns = args->buffer_ns;
+	args->ret = 0;
+	return 0;
+}
+
 /* A deadline timer fired: preempt its CPU, whose dispatch lets the earlier deadline in. */
 static int fdl_timer_fired(void *map, int *key, struct fdl_timer *timer)
 {

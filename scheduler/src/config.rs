@@ -8,6 +8,9 @@
 //!
 //! [cgroup."fdl/batch"]          # nested: a part of the parent's guarantee
 //! guaranteed_shares = 512
+//!
+//! [cgroup."jobs/nightly"]       # any level: unused quota of its cpu.max carried over
+//! burst_buffer = "200ms"
 //! ```
 //!
 //! Durations are humantime's syntax ("200us", "2.5ms", "1ms 500us").
@@ -16,6 +19,10 @@
 //! cgroup. Deadlines belong to first-level cgroups ("real-time containers"), whose children share
 //! the container by cpu.weight. guaranteed_shares is 1024 per CPU on a first-level cgroup; below
 //! it, a cgroup's guaranteed_shares divide its parent's guarantee among the siblings that have one.
+//! burst_buffer is the burst buffer of the bandwidth-control patch that preceded cpu.max.burst
+//! (seed 003): how much unused quota of its `cpu.max` a cgroup (at any level) may carry over into
+//! later periods. Unlike `cpu.max.burst`, which the kernel caps at the quota, it may exceed the
+//! quota; the larger of the two applies. It does nothing while the cgroup has no `cpu.max`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
@@ -33,6 +40,8 @@ const DEADLINE_MAX_NS: u64 = 1_000_000_000;
 pub const SHARES_PER_CPU: u32 = 1024;
 /// Largest guaranteed_shares accepted: 1024 CPUs.
 const SHARES_MAX: u32 = 1024 * 1024;
+/// Largest burst_buffer accepted.
+const BUFFER_MAX_NS: u64 = 60_000_000_000;
 
 /// FDL parameters of one cgroup, as applied. 0 means "not set" for each.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,6 +50,8 @@ pub struct Params {
     /// 0: same as deadline_rr_ns.
     pub deadline_wakeup_ns: u64,
     pub guaranteed_shares: u32,
+    /// Unused cpu.max quota it may carry over (seed 003's burst buffer); 0: none.
+    pub burst_buffer_ns: u64,
 }
 
 /// One configured cgroup.
@@ -65,6 +76,7 @@ struct RawParams {
     deadline_rr: Option<String>,
     deadline_wakeup: Option<String>,
     guaranteed_shares: Option<i64>,
+    burst_buffer: Option<String>,
 }
 
 /// "200us", "2.5ms", "1s", "750000ns", "1ms 500us" (humantime's syntax) -> nanoseconds.
@@ -95,6 +107,13 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn validate_params(raw: &RawParams, level: usize) -> Result<Params> {
     let rr = raw.deadline_rr.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
     let wakeup = raw.deadline_wakeup.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
+    let buffer = raw.burst_buffer.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
+    if buffer > BUFFER_MAX_NS {
+        bail!("burst_buffer {} is out of range ..= 60s", format_duration(buffer));
+    }
+    if buffer == 0 && raw.burst_buffer.is_some() {
+        bail!("burst_buffer is 0: leave it out for none");
+    }
     let shares = match raw.guaranteed_shares {
         None => 0,
         Some(s) if (1..=SHARES_MAX as i64).contains(&s) => s as u32,
@@ -107,8 +126,8 @@ fn validate_params(raw: &RawParams, level: usize) -> Result<Params> {
     if wakeup > 0 && rr == 0 {
         bail!("deadline_wakeup set but deadline_rr is 0");
     }
-    if rr == 0 && shares == 0 {
-        bail!("no parameters: give deadline_rr (and optionally deadline_wakeup) and/or guaranteed_shares");
+    if rr == 0 && shares == 0 && buffer == 0 {
+        bail!("no parameters: give deadline_rr (and optionally deadline_wakeup), guaranteed_shares and/or burst_buffer");
     }
     for (name, v) in [("deadline_rr", rr), ("deadline_wakeup", wakeup)] {
         if v != 0 && !(DEADLINE_MIN_NS..=DEADLINE_MAX_NS).contains(&v) {
@@ -124,7 +143,7 @@ fn validate_params(raw: &RawParams, level: usize) -> Result<Params> {
              set deadline_rr on its first-level ancestor (nested cgroups may carry guaranteed_shares)"
         );
     }
-    Ok(Params { deadline_rr_ns: rr, deadline_wakeup_ns: wakeup, guaranteed_shares: shares })
+    Ok(Params { deadline_rr_ns: rr, deadline_wakeup_ns: wakeup, guaranteed_shares: shares, burst_buffer_ns: buffer })
 }
 
 /// Resolves a configured path against the cgroup v2 mount; returns it and its depth (1: first
@@ -308,13 +327,17 @@ fn read_settled(path: &Path, settle: Duration, give_up: Duration) -> Result<Stri
 pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignments: &[String]) -> Result<Vec<Entry>> {
     let (path, level) = resolve_path(cgroup_root, cgroup).map_err(|e| anyhow::anyhow!("cgroup {cgroup}: {e}"))?;
     if assignments.is_empty() {
-        bail!("cgroup {}: nothing to set: give key=value (deadline_rr, deadline_wakeup, guaranteed_shares)", path.display());
+        bail!(
+            "cgroup {}: nothing to set: give key=value (deadline_rr, deadline_wakeup, guaranteed_shares, burst_buffer)",
+            path.display()
+        );
     }
     let old = entries.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
     let mut raw = RawParams {
         deadline_rr: (old.deadline_rr_ns > 0).then(|| format_duration(old.deadline_rr_ns)),
         deadline_wakeup: (old.deadline_wakeup_ns > 0).then(|| format_duration(old.deadline_wakeup_ns)),
         guaranteed_shares: (old.guaranteed_shares > 0).then_some(old.guaranteed_shares as i64),
+        burst_buffer: (old.burst_buffer_ns > 0).then(|| format_duration(old.burst_buffer_ns)),
     };
     for a in assignments {
         let err = |msg: String| anyhow::anyhow!("cgroup {}: {a}: {msg}", path.display());
@@ -324,6 +347,7 @@ pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignment
         match key.trim() {
             "deadline_rr" => raw.deadline_rr = (!clear).then(|| value.to_string()),
             "deadline_wakeup" => raw.deadline_wakeup = (!clear).then(|| value.to_string()),
+            "burst_buffer" => raw.burst_buffer = (!clear).then(|| value.to_string()),
             "guaranteed_shares" => {
                 raw.guaranteed_shares = if clear {
                     None
@@ -332,12 +356,15 @@ pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignment
                 }
             }
             other => return Err(err(format!(
-                "unknown parameter `{other}`: expected deadline_rr, deadline_wakeup or guaranteed_shares"
+                "unknown parameter `{other}`: expected deadline_rr, deadline_wakeup, guaranteed_shares or burst_buffer"
             ))),
         }
     }
     let mut out: Vec<Entry> = entries.iter().filter(|e| e.path != path).cloned().collect();
-    let cleared = raw.deadline_rr.is_none() && raw.deadline_wakeup.is_none() && raw.guaranteed_shares.is_none();
+    let cleared = raw.deadline_rr.is_none()
+        && raw.deadline_wakeup.is_none()
+        && raw.guaranteed_shares.is_none()
+        && raw.burst_buffer.is_none();
     if !cleared {
         let params = validate_params(&raw, level).map_err(|e| anyhow::anyhow!("cgroup {}: {e}", path.display()))?;
         out.push(Entry { path, params });
@@ -388,7 +415,7 @@ mod tests {
         let entries = parse("fdl.toml", text, r.path()).unwrap();
         assert_eq!(entries.len(), 2);
         let web = entries.iter().find(|e| e.path.ends_with("web")).unwrap();
-        assert_eq!(web.params, Params { deadline_rr_ns: 200_000, deadline_wakeup_ns: 100_000, guaranteed_shares: 0 });
+        assert_eq!(web.params, Params { deadline_rr_ns: 200_000, deadline_wakeup_ns: 100_000, ..Default::default() });
         // "batch" does not exist yet: accepted, picked up when created.
         assert!(entries.iter().any(|e| e.path == r.path().join("batch")));
     }
@@ -438,6 +465,21 @@ mod tests {
     }
 
     #[test]
+    fn burst_buffer_at_any_level() {
+        let r = root();
+        let text = "[cgroup.\"web/pod/ctr\"]\nburst_buffer = \"200ms\"\n";
+        let entries = parse("fdl.toml", text, r.path()).unwrap();
+        assert_eq!(entries[0].params, Params { burst_buffer_ns: 200_000_000, ..Default::default() });
+        assert!(err("[cgroup.web]\nburst_buffer = \"0ms\"\n").contains("burst_buffer is 0"));
+        assert!(err("[cgroup.web]\nburst_buffer = \"61s\"\n").contains("out of range"));
+        assert!(err("[cgroup.web]\nburst_buffer = \"200\"\n").contains("write a number with a unit"));
+        let set = apply_set(&entries, r.path(), "web/pod/ctr", &["burst_buffer=none".into()]).unwrap();
+        assert!(set.is_empty(), "clearing its only parameter removes the entry");
+        let set = apply_set(&[], r.path(), "web", &["burst_buffer=50ms".into()]).unwrap();
+        assert_eq!(set[0].params.burst_buffer_ns, 50_000_000);
+    }
+
+    #[test]
     fn a_nested_guarantee_needs_its_parents() {
         let e = err("[cgroup.web]\ndeadline_rr = \"1ms\"\n\n[cgroup.\"web/api\"]\nguaranteed_shares = 100\n");
         assert!(e.starts_with("fdl.toml:4: cgroup "), "{e}");
@@ -465,7 +507,7 @@ mod tests {
         let out = set(&["deadline_wakeup=500us", "guaranteed_shares=1024"]).unwrap();
         assert_eq!(
             out[0].params,
-            Params { deadline_rr_ns: 1_000_000, deadline_wakeup_ns: 500_000, guaranteed_shares: 1024 }
+            Params { deadline_rr_ns: 1_000_000, deadline_wakeup_ns: 500_000, guaranteed_shares: 1024, ..Default::default() }
         );
         assert!(set(&["deadline_rr=none"]).unwrap().is_empty(), "no parameters left: fair again");
         let bad = [

@@ -29,6 +29,9 @@ pub struct CpuMaxReport {
     pub period_us: u64,
     /// cpu.max.burst.
     pub burst_us: u64,
+    /// The configuration's burst_buffer (the larger of the two applies).
+    #[serde(default)]
+    pub buffer_us: u64,
     /// Periods in which the cgroup ran or was throttled.
     pub nr_periods: u64,
     /// Periods in which a task of it had to wait for the refill.
@@ -49,6 +52,7 @@ impl CpuMaxReport {
             quota_us: bw.quota_ns / 1000,
             period_us: bw.period_ns / 1000,
             burst_us: bw.burst_ns / 1000,
+            buffer_us: bw.buffer_ns / 1000,
             nr_periods: bw.nr_periods,
             nr_throttled: bw.nr_throttled,
             throttled_usec: bw.throttled_ns / 1000,

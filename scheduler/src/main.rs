@@ -194,8 +194,23 @@ impl<'obj> Scheduler<'obj> {
         }
     }
 
+    /// Writes a cgroup's burst buffer (configuration: burst_buffer; 0: none).
+    fn set_buffer(&self, cgid: u64, buffer_ns: u64) -> Result<()> {
+        let mut args = bpf_intf::fdl_buffer_args { cgid, buffer_ns, ret: 0, __pad: 0 };
+        run_syscall(&self.skel.progs.fdl_set_buffer, &mut args).context("running fdl_set_buffer")?;
+        match args.ret {
+            0 => Ok(()),
+            r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
+            r => bail!("fdl_set_buffer failed ({r})"),
+        }
+    }
+
     /// Undoes what was written for a cgroup that left the configuration or was re-created.
     fn release(&mut self, path: &Path, old: Applied) {
+        if old.params.burst_buffer_ns > 0 {
+            // The cgroup may be gone already; then there is nothing to undo.
+            let _ = self.set_buffer(old.cgid, 0);
+        }
         if old.params.deadline_rr_ns > 0 {
             // The cgroup may be gone already; then there is nothing to undo.
             let _ = self.set_deadlines(old.cgid, 0, 0, 0);
@@ -261,11 +276,17 @@ impl<'obj> Scheduler<'obj> {
             self.applied.insert(entry.path.clone(), Applied { cgid, params: entry.params, rate });
             let p = entry.params;
             info!(
-                "{}: deadline_rr {}, deadline_wakeup {}, guaranteed_shares {}",
+                "{}: deadline_rr {}, deadline_wakeup {}, guaranteed_shares {}, burst_buffer {}{}",
                 entry.path.display(),
                 config::format_duration(p.deadline_rr_ns),
                 config::format_duration(p.deadline_wakeup_ns),
-                p.guaranteed_shares
+                p.guaranteed_shares,
+                config::format_duration(p.burst_buffer_ns),
+                if p.burst_buffer_ns > 0 && self.read_cgroup(cgid).is_some_and(|c| c.bw.quota_ns == 0) {
+                    " (it has no cpu.max: the buffer applies once it has one)"
+                } else {
+                    ""
+                }
             );
         }
     }
@@ -292,6 +313,10 @@ impl<'obj> Scheduler<'obj> {
             .map(|a| (a.params.deadline_rr_ns, a.params.deadline_wakeup_ns, a.rate));
         if wanted != was.unwrap_or((0, 0, 0)) {
             self.set_deadlines(cgid, p.deadline_rr_ns, p.deadline_wakeup_ns, rate).context("writing its deadlines")?;
+        }
+        let was_buffer = self.applied.get(path).filter(|a| a.cgid == cgid).map_or(0, |a| a.params.burst_buffer_ns);
+        if p.burst_buffer_ns != was_buffer {
+            self.set_buffer(cgid, p.burst_buffer_ns).context("writing its burst buffer")?;
         }
         if p.guaranteed_shares > 0 {
             self.controllers.entry(path.to_path_buf()).or_default();

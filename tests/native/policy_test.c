@@ -1226,6 +1226,40 @@ static void test_burst_carries_unused_quota(void)
 	CHECK("with burst it does not", l1 <= 2 * MS, "%llu ms", l1 / MS);
 }
 
+/*
+ * Tasks that were queued before their cgroup ran out of quota: the dispatcher passes them to the
+ * hold queue and still finds the work of another queue, however many queues held only such tasks.
+ */
+static void test_throttled_queues_are_passed(void)
+{
+	reset(1);
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(11, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	limit(10, 100000, 10000, 0);
+	limit(11, 100000, 10000, 0);
+	for (int i = 0; i < 5; i++) {
+		struct task *k = new_task(i, i < 2 ? 10 : i < 4 ? 11 : 20);
+
+		k->runnable = true;
+		fdl_on_runnable(&k->t, 100);
+		env_insert_vtime(&k->p, k->t.cgid, tun.slice_ns, k->t.vtime, 0);
+	}
+	env.cg[10].bw.runtime_ns = env.cg[11].bw.runtime_ns = -1;	/* ran out meanwhile */
+	env.cg[10].cvtime = 0;	/* the fair order looks at the throttled queues first */
+	env.cg[11].cvtime = 1;
+	env.cg[20].cvtime = 2;
+	env.cur_cpu = 0;
+	fdl_on_dispatch(0, NULL, NULL);
+	CHECK("the unthrottled cgroup's task is dispatched", env.local[0].n == 1 &&
+	      task_of(env.local[0].task[0])->t.cgid == 20, "%d on CPU 0", env.local[0].n);
+	CHECK("the throttled ones wait in the hold queue", env_nr_queued(FDL_DSQ_HOLD) == 4, "%d",
+	      env_nr_queued(FDL_DSQ_HOLD));
+	CHECK("and the hold timer is armed for the refill", env.hold_armed &&
+	      env.hold_at == env.cg[10].bw.period_start + 100 * MS, "armed %d at %llu", env.hold_armed,
+	      env.hold_at);
+}
+
 /* Lifting a limit frees its held tasks at once, not at the next boundary. */
 static void test_lifted_limit_releases_at_once(void)
 {
@@ -1255,6 +1289,7 @@ int main(void)
 	test_parent_limit_binds_children();
 	test_burst_carries_unused_quota();
 	test_lifted_limit_releases_at_once();
+	test_throttled_queues_are_passed();
 	test_idle_pick_claims_the_cpu();
 	test_within_guarantee_ahead_of_fair_work();
 	test_guarantee_is_a_budget();

@@ -466,6 +466,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	struct fdl_cpu *cc;
 	bool keep, has, blocked;
 	s64 left;
+	int i;
 
 	if (fdl_scan_queues(now, vdt) || !(sc = env_scan()))
 		return;
@@ -509,7 +510,16 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		}
 	}
 
-	fdl_take(sc, cc, now);
+	if (fdl_take(sc, cc, now) || !fdl.counters.nr_limited)
+		return;
+	/*
+	 * The queues chosen held only throttled tasks, which went to the hold queue on the way
+	 * (env_move_unblocked): scan again, or this CPU would idle beside work in a third queue.
+	 */
+	fdl_for(i, 0, 3) {
+		if (fdl_scan_queues(now, vdt) || fdl_take(sc, cc, now))
+			return;
+	}
 }
 
 /*
