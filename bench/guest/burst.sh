@@ -46,7 +46,7 @@ run() {
         -v p50="$(json_field /tmp/probe.json p50)" -v p99="$(json_field /tmp/probe.json p99)" \
         'BEGIN { p = p1 - p0; t = t1 - t0
                  printf "FDL-BURST sched=%s burst=%s job=%dms/%dms secs=%d nr_periods=%d nr_throttled=%d ratio=%.3f throttled_usec=%d nr_bursts=%d burst_usec=%d late_p50_us=%s late_p99_us=%s\n",
-                        s, l, spin / 1000, sleep / 1000, secs, p, t, p > 0 ? t / p : 0, u1 - u0, b1 - b0, bu1 - bu0, p50, p99 }'
+                        s, l, spin / 1000, sleep / 1000, secs, p, t, (p > 0 ? t / p : 0), u1 - u0, b1 - b0, bu1 - bu0, p50, p99 }'
     [ -s /tmp/probe.err ] && sed 's/^/    probe: /' /tmp/probe.err
 }
 

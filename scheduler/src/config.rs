@@ -11,6 +11,10 @@
 //!
 //! [cgroup."jobs/nightly"]       # any level: unused quota of its cpu.max carried over
 //! burst_buffer = "200ms"
+//!
+//! # A pattern rule: every cgroup whose path matches, now or created later (glob syntax).
+//! [cgroup."kubepods.slice/*/kubepods-*-pod*.slice/cri-containerd-*.scope"]
+//! burst_buffer = "100ms"
 //! ```
 //!
 //! Durations are humantime's syntax ("200us", "2.5ms", "1ms 500us").
@@ -23,6 +27,16 @@
 //! (seed 003): how much unused quota of its `cpu.max` a cgroup (at any level) may carry over into
 //! later periods. Unlike `cpu.max.burst`, which the kernel caps at the quota, it may exceed the
 //! quota; the larger of the two applies. It does nothing while the cgroup has no `cpu.max`.
+//!
+//! A name with a glob character (`*`, `?`, `[`) is a pattern rule: it applies to every cgroup whose
+//! path matches (`*` never crosses a `/`), including cgroups created while scx_fdl runs, which
+//! pick their parameters up within a second (`expand`). A cgroup named exactly by an entry takes
+//! that entry; one matched by several patterns takes the most specific: the most path components
+//! without a wildcard, then the most characters that are not wildcards, then the lowest in text
+//! order. A pattern matches at one depth (its number
+//! of components), so the depth rules apply to it as to a path; guaranteed_shares cannot be given
+//! by a pattern (a guarantee is a promise that the machine must be able to keep: it is granted
+//! per named cgroup, and a pattern could multiply it without bound).
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
@@ -103,6 +117,18 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// Validates a rule's parameters for its path (a cgroup or a pattern) at its depth.
+fn validate_rule(raw: &RawParams, path: &Path, level: usize) -> Result<Params> {
+    let params = validate_params(raw, level)?;
+    if params.guaranteed_shares > 0 && is_pattern(path) {
+        bail!(
+            "guaranteed_shares cannot be given by a pattern: a guarantee is granted per named cgroup \
+             (name each cgroup that has one)"
+        );
+    }
+    Ok(params)
+}
+
 /// Validates one cgroup's parameters; the error says what is wrong, not where (the caller adds it).
 fn validate_params(raw: &RawParams, level: usize) -> Result<Params> {
     let rr = raw.deadline_rr.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
@@ -146,8 +172,14 @@ fn validate_params(raw: &RawParams, level: usize) -> Result<Params> {
     Ok(Params { deadline_rr_ns: rr, deadline_wakeup_ns: wakeup, guaranteed_shares: shares, burst_buffer_ns: buffer })
 }
 
+/// Is this configured path a pattern rule (has a glob character)?
+pub fn is_pattern(path: &Path) -> bool {
+    path.to_str().is_some_and(|s| s.contains(['*', '?', '[']))
+}
+
 /// Resolves a configured path against the cgroup v2 mount; returns it and its depth (1: first
-/// level). A cgroup that does not exist yet is fine: it picks its parameters up when created.
+/// level). A cgroup that does not exist yet is fine: it picks its parameters up when created. A
+/// pattern must be a valid glob.
 pub fn resolve_path(cgroup_root: &Path, name: &str) -> Result<(PathBuf, usize)> {
     let rel = name.strip_prefix(cgroup_root.to_str().unwrap_or("")).unwrap_or(name);
     let rel = rel.trim_matches('/');
@@ -155,10 +187,43 @@ pub fn resolve_path(cgroup_root: &Path, name: &str) -> Result<(PathBuf, usize)> 
         bail!("not a cgroup path below {}", cgroup_root.display());
     }
     let path = cgroup_root.join(rel);
-    if path.exists() && !path.join("cgroup.procs").exists() {
+    if is_pattern(&path) {
+        if rel.contains("**") {
+            bail!("`**` is not supported: a pattern matches at one depth (one `*` per component)");
+        }
+        glob::Pattern::new(&path.to_string_lossy()).map_err(|e| anyhow::anyhow!("bad pattern: {e}"))?;
+    } else if path.exists() && !path.join("cgroup.procs").exists() {
         bail!("{} exists but is not a cgroup", path.display());
     }
     Ok((path, rel.split('/').count()))
+}
+
+/// The entries in force for the cgroups that exist now: the rules that name a cgroup, and for each
+/// existing cgroup that a pattern matches and no rule names, the most specific matching pattern's
+/// parameters (see the module's documentation). Rules that name a cgroup not created yet stay in,
+/// as they are (they pick their parameters up when it is created).
+pub fn expand(rules: &[Entry]) -> Vec<Entry> {
+    let mut out: Vec<Entry> = rules.iter().filter(|e| !is_pattern(&e.path)).cloned().collect();
+    let mut taken: std::collections::HashSet<PathBuf> = out.iter().map(|e| e.path.clone()).collect();
+    let mut patterns: Vec<&Entry> = rules.iter().filter(|e| is_pattern(&e.path)).collect();
+    // Specificity: components without a wildcard, then characters that are not wildcards.
+    let specific = |e: &Entry| {
+        let text = e.path.to_string_lossy();
+        let wild = |c: char| matches!(c, '*' | '?' | '[' | ']');
+        (text.split('/').filter(|c| !c.contains(wild)).count(), text.chars().filter(|c| !wild(*c)).count())
+    };
+    patterns.sort_by(|a, b| specific(b).cmp(&specific(a)).then_with(|| a.path.cmp(&b.path)));
+    for rule in patterns {
+        let options = glob::MatchOptions { require_literal_separator: true, ..Default::default() };
+        let Ok(found) = glob::glob_with(&rule.path.to_string_lossy(), options) else { continue };
+        for path in found.flatten() {
+            if path.join("cgroup.procs").exists() && taken.insert(path.clone()) {
+                out.push(Entry { path, params: rule.params });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
 }
 
 /// Checks what only the whole configuration shows: a nested guarantee needs its parent's.
@@ -234,7 +299,7 @@ pub fn parse(file_name: &str, text: &str, cgroup_root: &Path) -> Result<Vec<Entr
         let shown = cgroup_root.join(name.get_ref().trim_matches('/'));
         let (path, level) = resolve_path(cgroup_root, name.get_ref())
             .map_err(|e| anyhow::anyhow!("{file_name}:{line}: cgroup {}: {e}", shown.display()))?;
-        let params = validate_params(raw.get_ref(), level)
+        let params = validate_rule(raw.get_ref(), &path, level)
             .map_err(|e| anyhow::anyhow!("{file_name}:{line}: cgroup {}: {e}", path.display()))?;
         if lines.insert(path.clone(), line).is_some() {
             bail!("{file_name}:{line}: cgroup {}: configured twice", path.display());
@@ -366,7 +431,7 @@ pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignment
         && raw.guaranteed_shares.is_none()
         && raw.burst_buffer.is_none();
     if !cleared {
-        let params = validate_params(&raw, level).map_err(|e| anyhow::anyhow!("cgroup {}: {e}", path.display()))?;
+        let params = validate_rule(&raw, &path, level).map_err(|e| anyhow::anyhow!("cgroup {}: {e}", path.display()))?;
         out.push(Entry { path, params });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -477,6 +542,51 @@ mod tests {
         assert!(set.is_empty(), "clearing its only parameter removes the entry");
         let set = apply_set(&[], r.path(), "web", &["burst_buffer=50ms".into()]).unwrap();
         assert_eq!(set[0].params.burst_buffer_ns, 50_000_000);
+    }
+
+    #[test]
+    fn pattern_rules_match_existing_cgroups_at_their_depth() {
+        let r = root();
+        let pod = "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1_2.slice";
+        for d in [format!("{pod}/cri-containerd-a.scope"), format!("{pod}/cri-containerd-b.scope"), "web-1".into(), "web-2/x".into()] {
+            std::fs::create_dir_all(r.path().join(&d)).unwrap();
+            std::fs::write(r.path().join(&d).join("cgroup.procs"), "").unwrap();
+        }
+        std::fs::write(r.path().join("web-2/cgroup.procs"), "").unwrap();
+        std::fs::create_dir(r.path().join("web-3")).unwrap(); // not a cgroup: no cgroup.procs
+        let text = "[cgroup.\"kubepods.slice/*/kubepods-*-pod*.slice/cri-containerd-*.scope\"]\nburst_buffer = \"100ms\"\n\n\
+                    [cgroup.\"kubepods.slice/*/*/cri-containerd-b.scope\"]\nburst_buffer = \"300ms\"\n\n\
+                    [cgroup.\"web-*\"]\ndeadline_rr = \"5ms\"\n\n[cgroup.web-2]\ndeadline_rr = \"9ms\"\n";
+        let rules = parse("fdl.toml", text, r.path()).unwrap();
+        let got: Vec<(String, Params)> = expand(&rules)
+            .into_iter()
+            .map(|e| (e.path.strip_prefix(r.path()).unwrap().display().to_string(), e.params))
+            .collect();
+        let want = vec![
+            (format!("{pod}/cri-containerd-a.scope"), Params { burst_buffer_ns: 100_000_000, ..Default::default() }),
+            // the more specific pattern wins
+            (format!("{pod}/cri-containerd-b.scope"), Params { burst_buffer_ns: 300_000_000, ..Default::default() }),
+            ("web-1".into(), Params { deadline_rr_ns: 5_000_000, ..Default::default() }),
+            // a rule naming the cgroup wins over a pattern; `*` does not cross `/` (web-2/x)
+            ("web-2".into(), Params { deadline_rr_ns: 9_000_000, ..Default::default() }),
+        ];
+        assert_eq!(got, want);
+        // Created later: matched at the next expansion.
+        std::fs::create_dir(r.path().join("web-4")).unwrap();
+        std::fs::write(r.path().join("web-4/cgroup.procs"), "").unwrap();
+        assert!(expand(&rules).iter().any(|e| e.path.ends_with("web-4")));
+    }
+
+    #[test]
+    fn pattern_rules_are_validated() {
+        assert!(err("[cgroup.\"web-*\"]\nguaranteed_shares = 100\n").contains("guaranteed_shares cannot be given by a pattern"));
+        assert!(err("[cgroup.\"a/*/c\"]\ndeadline_rr = \"1ms\"\n").contains("deadlines belong to first-level cgroups"));
+        assert!(err("[cgroup.\"a/**\"]\nburst_buffer = \"1ms\"\n").contains("`**` is not supported"));
+        assert!(err("[cgroup.\"web-[\"]\nburst_buffer = \"1ms\"\n").contains("bad pattern"));
+        let r = root();
+        let e = apply_set(&[], r.path(), "web-*", &["guaranteed_shares=10".into()]).unwrap_err().to_string();
+        assert!(e.contains("cannot be given by a pattern"), "{e}");
+        assert_eq!(apply_set(&[], r.path(), "web-*", &["deadline_rr=2ms".into()]).unwrap().len(), 1);
     }
 
     #[test]

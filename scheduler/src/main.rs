@@ -89,7 +89,10 @@ struct Scheduler<'obj> {
     skel: BpfSkel<'obj>,
     struct_ops: Option<Link>,
     cgroup_root: PathBuf,
+    /// The configuration's rules (paths and patterns), and the entries they give the cgroups that
+    /// exist (config::expand), brought up to date every second.
     config: Vec<config::Entry>,
+    expanded: Vec<config::Entry>,
     /// Guarantees in CPUs, from the configuration, and as granted (guarantee::grant).
     guarantees: HashMap<PathBuf, f64>,
     granted: HashMap<PathBuf, f64>,
@@ -146,6 +149,7 @@ impl<'obj> Scheduler<'obj> {
             struct_ops: Some(struct_ops),
             cgroup_root: PathBuf::from(CGROUP_ROOT),
             config: Vec::new(),
+            expanded: Vec::new(),
             guarantees: HashMap::new(),
             granted: HashMap::new(),
             nr_cpus: nr_cpus as f64,
@@ -224,14 +228,8 @@ impl<'obj> Scheduler<'obj> {
 
     /// Makes `config` the configuration in force. It has been validated as a whole.
     fn apply_config(&mut self, config: Vec<config::Entry>) {
-        let keep: BTreeSet<&PathBuf> = config.iter().map(|e| &e.path).collect();
-        let gone: Vec<(PathBuf, Applied)> =
-            self.applied.iter().filter(|(p, _)| !keep.contains(p)).map(|(p, a)| (p.clone(), *a)).collect();
-        for (path, old) in gone {
-            self.release(&path, old);
-            self.applied.remove(&path);
-            info!("{}: no longer configured: fair, at its cpu.weight", path.display());
-        }
+        self.expanded = config::expand(&config);
+        self.release_unlisted("no longer configured: fair, at its cpu.weight");
         self.guarantees = config::guarantees_cpus(&config, &self.cgroup_root);
         let (granted, factor) = guarantee::grant(&self.guarantees, &self.cgroup_root, self.nr_cpus, self.fair_floor);
         if factor < 1.0 {
@@ -250,10 +248,27 @@ impl<'obj> Scheduler<'obj> {
         self.sync_params();
     }
 
+    /// Releases what was written for cgroups that no entry in force names any longer.
+    fn release_unlisted(&mut self, why: &str) {
+        let keep: BTreeSet<&PathBuf> = self.expanded.iter().map(|e| &e.path).collect();
+        let gone: Vec<(PathBuf, Applied)> =
+            self.applied.iter().filter(|(p, _)| !keep.contains(p)).map(|(p, a)| (p.clone(), *a)).collect();
+        for (path, old) in gone {
+            self.release(&path, old);
+            self.applied.remove(&path);
+            info!("{}: {why}", path.display());
+        }
+    }
+
     /// Writes the parameters of every configured cgroup that exists under its current cgroup id,
-    /// and drops those of cgroups that went away (a re-created cgroup gets a new id).
+    /// and drops those of cgroups that went away (a re-created cgroup gets a new id). Pattern rules
+    /// are matched again: a cgroup created since picks its parameters up here.
     fn sync_params(&mut self) {
-        for entry in self.config.clone() {
+        if self.config.iter().any(|e| config::is_pattern(&e.path)) {
+            self.expanded = config::expand(&self.config);
+            self.release_unlisted("removed or no longer matched: its parameters released");
+        }
+        for entry in self.expanded.clone() {
             let cgid = std::fs::metadata(&entry.path).ok().map(|m| m.ino());
             let old = self.applied.get(&entry.path).copied();
             if let Some(old) = old.filter(|o| Some(o.cgid) != cgid) {
@@ -385,7 +400,7 @@ impl<'obj> Scheduler<'obj> {
 
     /// A cgroup's parameters and figures, from a tree read by cgroup_tree().
     fn report(&self, path: &Path, tree: &CgroupTree) -> CgroupReport {
-        let params = self.config.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
+        let params = self.expanded.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
         let node = tree.get(path);
         let mut r = CgroupReport {
             path: path.display().to_string(),
@@ -426,7 +441,7 @@ impl<'obj> Scheduler<'obj> {
 
     /// Configured cgroups, first-level cgroups and cgroups with a CPU limit, in path order.
     fn listed_paths(&self, tree: &CgroupTree) -> BTreeSet<PathBuf> {
-        let mut paths: BTreeSet<PathBuf> = self.config.iter().map(|e| e.path.clone()).collect();
+        let mut paths: BTreeSet<PathBuf> = self.expanded.iter().map(|e| e.path.clone()).collect();
         paths.extend(tree.limited().map(Path::to_path_buf));
         if let Ok(dir) = std::fs::read_dir(&self.cgroup_root) {
             paths.extend(dir.flatten().map(|d| d.path()).filter(|p| p.join("cgroup.procs").exists()));
@@ -451,7 +466,7 @@ impl<'obj> Scheduler<'obj> {
             }
             Request::Get { cgroup } => {
                 let (path, _) = config::resolve_path(&self.cgroup_root, &cgroup)?;
-                if !path.exists() && !self.config.iter().any(|e| e.path == path) {
+                if !path.exists() && !self.expanded.iter().any(|e| e.path == path) {
                     bail!("cgroup {}: no such cgroup", path.display());
                 }
                 (vec![path], None)
@@ -479,7 +494,7 @@ impl<'obj> Scheduler<'obj> {
     /// with its label.
     fn snapshot(&self) -> (SchedulerStats, Vec<(String, CgroupReport)>) {
         let tree = self.cgroup_tree();
-        let configured: HashSet<&Path> = self.config.iter().map(|e| e.path.as_path()).collect();
+        let configured: HashSet<&Path> = self.expanded.iter().map(|e| e.path.as_path()).collect();
         let (nodes, dropped) = tree.exported(&configured, stats::MAX_EXPORTED_CGROUPS);
         let cgroups: Vec<(String, CgroupReport)> = nodes
             .iter()

@@ -5,6 +5,9 @@
 #   2. cpu.max changed while it runs: 0.5 CPU at once; lifted ("max"): the hogs get their share;
 #   3. a Kubernetes-shaped tree, pods three levels down: a pod limited to 0.4 CPU, one of its two
 #      containers to 0.1 (written while scx_fdl runs): the container gets 0.1, the pod 0.4;
+#   4. pattern rules of the configuration apply to cgroups created after start (a first-level
+#      `web-*` gets its deadline, a new container scope its burst buffer), and a path with a systemd
+#      escape and a long name is configured exactly;
 #   and nothing stalls, scx_fdl stays attached and exits cleanly.
 . ./lib.sh
 
@@ -17,8 +20,21 @@ for c in kubepods.slice kubepods.slice/kubepods-burstable.slice "$K" "$K/cri-con
     mkcg "$c" 100
 done
 echo "40000 100000" > "$CG/$K/cpu.max"
+LONG='app\x2dweb\x2dfrontend\x2dwith\x2da\x2dvery\x2dlong\x2dunit\x2dname\x2dthat\x2dgoes\x2don\x2dand\x2don\x2dand\x2don.service'
+mkcg system.slice 100
+mkcg "system.slice/$LONG" 100
+cat > /tmp/fdl.toml <<TOML
+[cgroup."kubepods.slice/*/kubepods-*-pod*.slice/cri-containerd-*.scope"]
+burst_buffer = "100ms"
 
-start_scx || exit 1
+[cgroup."web-*"]
+deadline_rr = "5ms"
+
+[cgroup.'system.slice/$LONG']
+burst_buffer = "50ms"
+TOML
+
+start_scx --config /tmp/fdl.toml || exit 1
 grep -q "cpu.max: enforced" "$SCX_LOG" && pass "scx_fdl says it enforces cpu.max" ||
     fail "scx_fdl says it enforces cpu.max"
 sleep 2
@@ -76,6 +92,23 @@ scx_fdl list > /tmp/list.json
 grep -q "cri-containerd-aaa.scope" /tmp/list.json && grep -q "kubepods-burstable-pod1b2c3d4e" /tmp/list.json &&
     pass "scx_fdl list shows the limited pod and container, three levels down" ||
     fail "scx_fdl list shows the limited pod and container, three levels down"
+
+# 4. Pattern rules, for cgroups created after start; an escaped, long name.
+mkcg web-1 100
+mkcg "$K/cri-containerd-ccc.scope" 100
+echo "10000 100000" > "$CG/$K/cri-containerd-ccc.scope/cpu.max"
+echo "10000 100000" > "$CG/system.slice/$LONG/cpu.max"
+sleep 2.5	# patterns are matched again every second
+rr=$(scx_json_field web-1 deadline_rr_ns)
+[ "$rr" = 5000000 ] && pass "a pattern rule (web-*) applies to a cgroup created after start: deadline_rr 5ms" ||
+    fail "a pattern rule (web-*) applies to a cgroup created after start: deadline_rr_ns $rr, want 5000000"
+buf=$(scx_json_field "$K/cri-containerd-ccc.scope" buffer_us)
+[ "$buf" = 100000 ] && pass "a pattern rule three levels down applies to a new container: burst_buffer 100ms" ||
+    fail "a pattern rule three levels down applies to a new container: buffer_us $buf, want 100000"
+buf=$(scx_json_field "system.slice/$LONG" buffer_us)
+[ "$buf" = 50000 ] && pass "a systemd-escaped long name is configured exactly: burst_buffer 50ms" ||
+    fail "a systemd-escaped long name is configured exactly: buffer_us $buf, want 50000"
+grep -E "web-1|cri-containerd-ccc|app.x2dweb" "$SCX_LOG" | sed 's/^/    /'
 
 check_attached
 check_dmesg_clean
