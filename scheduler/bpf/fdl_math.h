@@ -425,6 +425,23 @@ static inline s64 fdl_bw_refill(s64 runtime, u64 quota_ns, u64 burst_ns, u64 per
 }
 
 /*
+ * Periods counted in nr_periods when `periods` boundaries pass at once, as the kernel counts them:
+ * its period timer runs from the first use of the pool and stops after a period without any, so
+ * every period of activity counts, and the first idle period after one.
+ *
+ *	active:      the period that closes first had use (or throttling)
+ *	last_active: the period before it had
+ */
+static inline u64 fdl_bw_counted_periods(u64 periods, int active, int last_active)
+{
+	if (!periods)
+		return 0;
+	if (active)
+		return 1 + (periods > 1);
+	return last_active ? 1 : 0;
+}
+
+/*
  * A burst (cpu.stat's nr_bursts, burst_usec): a period that drew more than one quota from its
  * pool, which it can only by carrying over unused quota. pool is what the period started with;
  * what it used beyond that (an overrun of the last tick, repaid as debt) is not drawn from the

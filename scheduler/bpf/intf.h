@@ -112,7 +112,8 @@ struct fdl_bw {
 	u64 used_ns;		/* CPU time used in the current period */
 	s64 pool_ns;		/* the pool the current period started with */
 	u64 throttled_at;	/* when it was last throttled; 0: not throttled */
-	u64 nr_periods;		/* periods in which it ran or was throttled */
+	u64 nr_periods;		/* periods counted as the kernel does (fdl_bw_counted_periods) */
+	u64 last_active;	/* the last closed period had use */
 	u64 nr_throttled;	/* periods in which it was throttled */
 	u64 throttled_ns;	/* time throttled (wall clock, not summed over CPUs) */
 	u64 nr_bursts;		/* periods in which it used more than its quota */

@@ -520,6 +520,58 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)
 	return ret;
 }
 
+/*
+ * The exit dump (printed when the kernel ejects scx_fdl, --exit-dump-len): the policy's shared
+ * state, every first-level queue, every busy CPU's record and every task's, so that a stall or an
+ * error can be read without reproducing it.
+ */
+void BPF_STRUCT_OPS(fdl_dump, struct scx_dump_ctx *dctx)
+{
+	u64 now = scx_bpf_now(), cgid;
+	struct fdl_cgroup *cg;
+	u32 i;
+
+	scx_bpf_dump("scx_fdl: now %llu vdt %llu (lag %llu) min_rr %llu cvtime_now %llu\n", now,
+		     fdl_vdt(now), fdl.vdt_lag, fdl.min_rr_ns, fdl.cvtime_now);
+	scx_bpf_dump("scx_fdl: fair container dl %llu runnable %lld picks %llu misses %llu; fair queue %d\n",
+		     fdl.fair.dl, fdl.fair.nr_runnable, fdl.fair.nr_picks, fdl.fair.nr_misses,
+		     scx_bpf_dsq_nr_queued(FDL_DSQ_FAIR));
+	scx_bpf_dump("scx_fdl: cpu.max: %llu limited cgroups, %d tasks held, hold timer at %llu; %llu cgroups untracked\n",
+		     fdl.counters.nr_limited, scx_bpf_dsq_nr_queued(FDL_DSQ_HOLD), fdl.hold_next,
+		     fdl.counters.nr_cgroups_untracked);
+	bpf_for(i, 0, FDL_MAX_CONTAINERS) {
+		if (i >= fdl.nr_slots)
+			break;
+		cgid = fdl.containers[i];
+		if (!cgid || !(cg = env_cgroup(cgid)))
+			continue;
+		scx_bpf_dump("scx_fdl: queue %llu: %d queued, rr %llu dl %llu budget %lld cvtime %llu active %lld\n",
+			     cgid, scx_bpf_dsq_nr_queued(cgid), cg->ent.deadline_rr_ns, cg->ent.dl,
+			     cg->ent.budget_ns, cg->cvtime, cg->nr_active);
+	}
+}
+
+void BPF_STRUCT_OPS(fdl_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
+{
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	if (idle || !cc)
+		return;
+	scx_bpf_dump("scx_fdl: cpu %d runs entity %llx dl %llu since %llu bw %llu; next %llu (%u) within until %llu\n",
+		     cpu, cc->queue, cc->dl, cc->since, cc->bw, cc->next_dl, cc->has_next,
+		     cc->within_until);
+}
+
+void BPF_STRUCT_OPS(fdl_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
+{
+	struct fdl_task *t = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+
+	if (!t)
+		return;
+	scx_bpf_dump("scx_fdl: cgroup %llu queue %llx vtime %llu weight %u queued since %llu via_fair %u\n",
+		     t->cgid, t->vqueue, t->vtime, t->weight, t->enqueued_at, t->via_fair);
+}
+
 void BPF_STRUCT_OPS(fdl_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -545,6 +597,9 @@ SCX_OPS_DEFINE(fdl_ops,
 	       .cgroup_move		= (void *)fdl_cgroup_move,
 	       .init			= (void *)fdl_init,
 	       .exit			= (void *)fdl_exit,
+	       .dump			= (void *)fdl_dump,
+	       .dump_cpu		= (void *)fdl_dump_cpu,
+	       .dump_task		= (void *)fdl_dump_task,
 	       /* A throttled task must not keep its CPU when nothing else waits (policy/bandwidth.h). */
 	       .flags			= SCX_OPS_ENQ_LAST,
 	       .name			= "scx_fdl");

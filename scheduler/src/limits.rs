@@ -32,7 +32,8 @@ pub struct CpuMaxReport {
     /// The configuration's burst_buffer (the larger of the two applies).
     #[serde(default)]
     pub buffer_us: u64,
-    /// Periods in which the cgroup ran or was throttled.
+    /// Periods while the cgroup was active: each period in which it ran or was throttled, and the
+    /// first idle one after (when the kernel's period timer stops).
     pub nr_periods: u64,
     /// Periods in which a task of it had to wait for the refill.
     pub nr_throttled: u64,

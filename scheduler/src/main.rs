@@ -132,6 +132,8 @@ impl<'obj> Scheduler<'obj> {
         tun.guarantee_window_ns = opts.guarantee_window_ms * 1_000_000;
         // Always written: scx_ops_open! has copied SCX_TIMEOUT_MS into it unchecked.
         skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout()?;
+        // 0: the kernel's default (32 KiB). The dump is printed when the kernel ejects scx_fdl.
+        skel.struct_ops.fdl_ops_mut().exit_dump_len = opts.exit_dump_len;
         if let Some(pid) = opts.test_stall_pid {
             warn!("TESTING: task {pid} will never be dispatched; the watchdog must eject scx_fdl");
         }

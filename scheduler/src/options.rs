@@ -111,6 +111,12 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(10..=10_000))]
     pub guarantee_window_ms: u64,
 
+    /// Size in bytes of the debug dump the kernel takes when it ejects scx_fdl (printed with the
+    /// exit reason: scx_fdl's queues, CPUs and tasks, and the kernel's); 0: the kernel's default,
+    /// 32768.
+    #[arg(long, default_value_t = 0, value_name = "BYTES")]
+    pub exit_dump_len: u32,
+
     /// Only on a kernel without ops.cgroup_set_bandwidth (before 6.17), where scx_fdl cannot
     /// enforce CPU limits (cpu.max): run anyway, the limited cgroups' tasks unlimited. Each
     /// limited cgroup is logged and counted (scx_fdl_cgroups_unenforced_cpu_max). Without it,

@@ -240,6 +240,13 @@ static void test_bandwidth(void)
 	CHECK_EQ("a huge number of periods does not overflow",
 		 fdl_bw_refill(-5 * ms, 20 * ms, 10 * ms, ~0ULL / 2), 30 * ms);
 
+	CHECK_EQ("an active period counts", fdl_bw_counted_periods(1, 1, 0), 1);
+	CHECK_EQ("the first idle period after an active one counts", fdl_bw_counted_periods(1, 0, 1), 1);
+	CHECK_EQ("a second idle period does not", fdl_bw_counted_periods(1, 0, 0), 0);
+	CHECK_EQ("an active period and the idle ones after: two", fdl_bw_counted_periods(5, 1, 0), 2);
+	CHECK_EQ("idle periods after an idle one that followed activity: one",
+		 fdl_bw_counted_periods(5, 0, 1), 1);
+	CHECK_EQ("no boundary: none", fdl_bw_counted_periods(0, 1, 1), 0);
 	CHECK_EQ("within the quota: no burst", fdl_bw_burst(20 * ms, 40 * ms, 20 * ms), 0);
 	CHECK_EQ("beyond it, from a pool that carried quota over: the excess",
 		 fdl_bw_burst(35 * ms, 40 * ms, 20 * ms), 15 * ms);

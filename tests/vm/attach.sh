@@ -56,6 +56,15 @@ stop_scx
 [ "$(scx_state)" = disabled ] && pass "state back to disabled" || fail "state back to disabled (got $(scx_state))"
 grep -q 'EXIT: ' "$SCX_LOG" && pass "exit reason printed: $(grep 'EXIT: ' "$SCX_LOG" | head -1)" ||
     fail "exit reason printed"
+if [ "${1:-}" = stall ]; then
+    # The exit dump carries scx_fdl's own state (ops.dump, dump_cpu, dump_task): the queues, and
+    # the victim task's record among the runnable tasks.
+    grep -E '^ *scx_fdl: (now|queue|cpu.max|cgroup)' "$SCX_LOG" | head -8 | sed 's/^/    /'
+    grep -q 'scx_fdl: now .* vdt' "$SCX_LOG" && grep -q 'scx_fdl: cpu.max: ' "$SCX_LOG" &&
+        grep -q 'scx_fdl: cgroup .* queued since' "$SCX_LOG" &&
+        pass "the exit dump shows scx_fdl's state and its tasks" ||
+        fail "the exit dump shows scx_fdl's state and its tasks"
+fi
 
 kill_all
 exit $FAILED

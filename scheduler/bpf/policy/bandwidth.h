@@ -64,8 +64,8 @@ static __always_inline void fdl_bw_throttle(struct fdl_bw *bw, u64 now)
 
 /*
  * Apply the period boundaries passed since period_start: close the period that ended (its
- * statistics: it counts if the cgroup ran or was throttled in it; a burst if it used more than the
- * quota), refill the pool, and end the throttling at the boundary where the pool turned positive.
+ * statistics: periods counted as the kernel counts them, a burst if it drew more than the quota),
+ * refill the pool, and end the throttling at the boundary where the pool turned positive.
  */
 static __always_inline void fdl_bw_refresh(struct fdl_bw *bw, u64 now)
 {
@@ -80,8 +80,8 @@ static __always_inline void fdl_bw_refresh(struct fdl_bw *bw, u64 now)
 		return;		/* another CPU applies these boundaries */
 	used = __sync_lock_test_and_set(&bw->used_ns, 0);
 	at = bw->throttled_at;
-	if (used || at)
-		__sync_fetch_and_add(&bw->nr_periods, 1);
+	__sync_fetch_and_add(&bw->nr_periods, fdl_bw_counted_periods(n, used || at, bw->last_active));
+	bw->last_active = n == 1 && (used || at);
 	burst = fdl_bw_burst(used, bw->pool_ns, quota);
 	if (burst) {
 		__sync_fetch_and_add(&bw->nr_bursts, 1);
