@@ -64,6 +64,7 @@ struct fdl_scan {
 	u32 fair_found, __pad;
 	s64 dl_wsum, dl_unboosted_wsum;	/* the active deadline containers' root weight */
 	u64 min_rr_ns;
+	u64 rate_sum;		/* their granted guarantees (budget_rate) together */
 };
 
 /*

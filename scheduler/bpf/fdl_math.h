@@ -380,6 +380,31 @@ static inline u64 fdl_fair_bw(s64 root_wsum, s64 dl_wsum, s64 dl_unboosted_wsum,
 }
 
 /*
+ * The guarantees' scale (fixed point, FDL_SHARE_ONE: as granted) when the active guarantees ask
+ * more than fair work leaves: the budgets of all guaranteed containers are earned at
+ *
+ *	rate * capacity / rate_sum,   capacity = nr_cpus - fair_cpus
+ *
+ * where rate_sum is their granted rates together and fair_cpus fair work's protected bandwidth
+ * (fdl_fair_bw, 0 while no fair work is runnable). 0 means no scaling: they fit.
+ */
+static inline u64 fdl_budget_scale(u64 rate_sum, u64 fair_cpus, u32 nr_cpus)
+{
+	u64 machine = (u64)nr_cpus << FDL_SHARE_SHIFT;
+	u64 capacity = machine > fair_cpus ? machine - fair_cpus : 0;
+
+	if (rate_sum <= capacity)
+		return 0;
+	return fdl_max(fdl_mul_div(FDL_SHARE_ONE, capacity, rate_sum), 1);
+}
+
+/* A granted rate at a scale from fdl_budget_scale. */
+static inline u64 fdl_budget_scaled(u64 rate, u64 scale)
+{
+	return scale ? (rate * scale) >> FDL_SHARE_SHIFT : rate;
+}
+
+/*
  * CPU limits (cpu.max), as the kernel's CFS bandwidth control (reference §4). A limit arrives in
  * microseconds; quota "max" arrives as all ones (anything of 2^44 us, half a year, or more is taken
  * for it) and is no limit, as is a zero quota or period.

@@ -60,7 +60,9 @@ pub struct CgroupReport {
     pub guaranteed_shares: u32,
     /// The guarantee in CPUs (nested guarantees resolved).
     pub guarantee_cpus: f64,
-    /// The guarantee as granted: scaled down with the others when they ask more than the machine.
+    /// The guarantee as granted: scaled down with the others when they ask more than the machine
+    /// less fair work's floor, and further, while fair work is runnable, when they ask more than
+    /// its protected share leaves (SchedulerStats::guarantee_scale); at most the cgroup's CPU limit.
     #[serde(default)]
     pub guarantee_granted_cpus: f64,
     pub cpu_weight: u32,

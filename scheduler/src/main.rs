@@ -354,6 +354,11 @@ impl<'obj> Scheduler<'obj> {
         cgids.iter().filter_map(|&id| self.read_cgroup(id)).fold((0, 0), |(u, w), c| (u + c.usage_ns, w + c.wait_ns))
     }
 
+    /// The BPF side's scale of the guarantees now (stats::guarantee_scale).
+    fn guarantee_scale(&self) -> f64 {
+        stats::guarantee_scale(self.skel.maps.bss_data.as_ref().map_or(0, |b| b.fdl.budget_scale))
+    }
+
     /// The tightest CPU limit (cpu.max) on path, its own or an ancestor's, in CPUs; 0: none.
     fn limit_cpus(&self, path: &Path) -> f64 {
         use std::os::unix::fs::MetadataExt;
@@ -372,8 +377,10 @@ impl<'obj> Scheduler<'obj> {
             let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;
             };
-            // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it.
+            // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it; nor
+            // what the BPF side scales the guarantees down to, to leave fair work its share.
             let limit = self.limit_cpus(&path);
+            let guarantee = guarantee * self.guarantee_scale();
             let guarantee = if limit > 0.0 { guarantee.min(limit) } else { guarantee };
             let (usage, wait) = self.usage_and_wait(self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&[]));
             let own = self.read_cgroup(applied.cgid);
@@ -411,7 +418,7 @@ impl<'obj> Scheduler<'obj> {
             deadline_wakeup_ns: params.deadline_wakeup_ns,
             guaranteed_shares: params.guaranteed_shares,
             guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
-            guarantee_granted_cpus: self.granted.get(path).copied().unwrap_or(0.0),
+            guarantee_granted_cpus: self.granted.get(path).copied().unwrap_or(0.0) * self.guarantee_scale(),
             ..Default::default()
         };
         if let Some(node) = node {

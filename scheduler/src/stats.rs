@@ -91,6 +91,10 @@ pub struct SchedulerStats {
     pub tick_preempts: u64,
     /// Cgroups that did not fit in the BPF side's map.
     pub cgroups_untracked: u64,
+    /// The guarantees' scale now: below 1 while the active guarantees ask more than fair work's
+    /// protected bandwidth leaves (BPF: fdl_budget_scale).
+    #[serde(default = "one")]
+    pub guarantee_scale: f64,
     /// Cgroups reported, and those left out by MAX_EXPORTED_CGROUPS.
     pub cgroups_exported: usize,
     pub cgroups_dropped: usize,
@@ -98,6 +102,19 @@ pub struct SchedulerStats {
     pub kernel_events: BTreeMap<String, u64>,
     /// Times the BPF scheduler exited while this process ran, by reason.
     pub exits: BTreeMap<String, u64>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The BPF side's guarantee scale (fixed point, 0: none) as a factor.
+pub fn guarantee_scale(raw: u64) -> f64 {
+    if raw == 0 {
+        1.0
+    } else {
+        raw as f64 / (1u64 << 20) as f64
+    }
 }
 
 /// Reads the scheduler-wide counters (the cgroup counts and exits are the caller's to fill).
@@ -132,6 +149,7 @@ pub fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
         timer_kicks: s.nr_timer_kicks,
         tick_preempts: s.nr_tick_preempts,
         cgroups_untracked: c.nr_cgroups_untracked,
+        guarantee_scale: guarantee_scale(fdl.budget_scale),
         kernel_events: read_kernel_events(Path::new(KERNEL_EVENTS)),
         ..Default::default()
     }
@@ -294,6 +312,7 @@ fn describe() {
         ("scx_fdl_fair_max_lateness_seconds", Seconds, "Worst lateness of the fair container"),
         ("scx_fdl_cgroups_exported", Count, "Cgroups exported"),
         ("scx_fdl_cgroups_dropped", Count, "Cgroups not exported: beyond the cap of 1024"),
+        ("scx_fdl_guarantee_scale", Count, "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves"),
         ("scx_fdl_cgroups_unenforced_cpu_max", Count, "Cgroups with a CPU limit (cpu.max) that scx_fdl runs without enforcing (--allow-unenforced-cpu-max)"),
         ("scx_fdl_cgroup_max_lateness_seconds", Seconds, "Deadline containers: worst lateness"),
         ("scx_fdl_cgroup_cpu_weight", Count, "cpu.weight"),
@@ -390,6 +409,7 @@ impl Publisher {
         Self::gauge("scx_fdl_fair_max_lateness_seconds", none(), s.fair_max_lateness_ns as f64 / 1e9);
         Self::gauge("scx_fdl_cgroups_exported", none(), s.cgroups_exported as f64);
         Self::gauge("scx_fdl_cgroups_dropped", none(), s.cgroups_dropped as f64);
+        Self::gauge("scx_fdl_guarantee_scale", none(), s.guarantee_scale);
 
         for (label, r) in cgroups {
             self.publish_cgroup(label, r);

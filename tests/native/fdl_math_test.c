@@ -257,8 +257,26 @@ static void test_bandwidth(void)
 		 fdl_bw_burst(50 * ms, 30 * ms, 20 * ms), 10 * ms);
 }
 
+/* The guarantees' scale when they ask more than fair work's protected bandwidth leaves. */
+static void test_budget_scale(void)
+{
+	const unsigned long long one = FDL_SHARE_ONE;
+
+	CHECK_EQ("guarantees that fit are not scaled", fdl_budget_scale(one, one, 2), 0);
+	CHECK_EQ("exactly fitting: not scaled", fdl_budget_scale(2 * one - one / 3, one / 3, 2), 0);
+	/* 0.95 + 0.95 asked, fair work keeps 2/3 CPU: 4/3 left, scale 0.7018 */
+	CHECK_EQ("overcommitted: scaled into what fair work leaves",
+		 fdl_budget_scale(one * 19 / 10, one * 2 / 3, 2), one * (2 * one - one * 2 / 3) / (one * 19 / 10));
+	CHECK_EQ("no fair work runnable: the whole machine", fdl_budget_scale(one * 19 / 10, 0, 2), 0);
+	CHECK_EQ("fair work takes all: the smallest scale, never 0 (none)",
+		 fdl_budget_scale(one, 2 * one, 2), 1);
+	CHECK_EQ("scaled rate", fdl_budget_scaled(one, one / 2), one / 2);
+	CHECK_EQ("scale 0 is none", fdl_budget_scaled(one, 0), one);
+}
+
 int main(void)
 {
+	test_budget_scale();
 	test_bandwidth();
 	test_tiers_and_budget();
 	test_share_of();

@@ -992,21 +992,30 @@ static void test_within_guarantee_ahead_of_fair_work(void)
 /*
  * A guarantee is a budget, not a priority: a container of two hogs (both CPUs of demand) beside a
  * cgroup of two fair hogs gets the larger of its guarantee and its fair share, not both: with
- * 0.5 CPU guaranteed its fair share (1 CPU), with 1.5 CPUs guaranteed 1.5 CPUs; fair work gets
- * the rest.
+ * 0.5 CPU guaranteed, its fair share (1 CPU). Above its fair share a guarantee takes from the
+ * other deadline containers, never from fair work's weighted share (see
+ * test_fair_share_protected_from_overcommitted_guarantees): 1.5 CPUs guaranteed beside a deadline
+ * container without a guarantee and light fair work (weight 10), 1.5 CPUs.
  */
-static u64 budget_run(u64 milli_cpus)
+static u64 budget_run(u64 milli_cpus, bool beside_deadline)
 {
 	u64 c = 0;
 	int i;
 
 	reset(2);
 	add_cgroup(10, 100, 4 * MS, 0);
-	add_cgroup(20, 100, 0, 0);
+	if (beside_deadline) {
+		add_cgroup(11, 100, 4 * MS, 0);
+		add_cgroup(20, 10, 0, 0);
+	} else {
+		add_cgroup(20, 100, 0, 0);
+	}
 	grant(10, milli_cpus);
 	for (i = 0; i < 2; i++) {
 		wake(new_task(i, 10));
 		wake(new_task(2 + i, 20));
+		if (beside_deadline)
+			wake(new_task(4 + i, 11));
 	}
 	run_for(4000 * MS);
 	for (i = 0; i < 2; i++)
@@ -1016,10 +1025,10 @@ static u64 budget_run(u64 milli_cpus)
 
 static void test_guarantee_is_a_budget(void)
 {
-	u64 half = budget_run(500), more = budget_run(1500);
+	u64 half = budget_run(500, false), more = budget_run(1500, true);
 
-	printf("budget: container of hogs with 0.5 CPU guaranteed %llu ms, with 1.5 CPUs %llu ms, of 8000\n",
-	       half / MS, more / MS);
+	printf("budget: container of hogs with 0.5 CPU guaranteed %llu ms, with 1.5 CPUs (beside a "
+	       "deadline container) %llu ms, of 8000\n", half / MS, more / MS);
 	CHECK("guarantee below the fair share: the fair share (1 CPU +-10 %)",
 	      half >= 3600 * MS && half <= 4400 * MS, "%llu ms", half / MS);
 	CHECK("guarantee above the fair share: the guarantee (1.5 CPUs +-10 %)",
@@ -1227,6 +1236,71 @@ static void test_burst_carries_unused_quota(void)
 }
 
 /*
+ * Guarantees that overcommit the machine (two deadline containers granted 0.95 CPU each, what the
+ * control plane grants for 1.5 each on 2 CPUs less a 5 % floor) beside a fair cgroup, all at
+ * cpu.weight 100, two hogs each. Fair work keeps its weighted share of the machine (1/3 of 2
+ * CPUs): the guarantees' budgets are scaled into what that leaves (1.33 CPUs, 0.67 each). With one
+ * container alone beside fair work (0.95 fits into 2 - 1): its whole guarantee.
+ */
+static void test_fair_share_protected_from_overcommitted_guarantees(void)
+{
+	u64 a, b, f;
+
+	reset(2);
+	add_cgroup(10, 100, 2 * MS, 0);
+	add_cgroup(11, 100, 2 * MS, 0);
+	add_cgroup(20, 100, 0, 0);
+	grant(10, 950);
+	grant(11, 950);
+	for (int i = 0; i < 2; i++) {
+		wake(new_task(i, 10));
+		wake(new_task(2 + i, 11));
+		wake(new_task(4 + i, 20));
+	}
+	run_for(4000 * MS);
+	a = ran(0, 2);
+	b = ran(2, 2);
+	f = ran(4, 2);
+	printf("overcommitted guarantees (0.95 + 0.95 granted): containers %llu / %llu ms, fair %llu ms of 8000\n",
+	       a / MS, b / MS, f / MS);
+	CHECK("fair work keeps its weighted share (1/3 of 2 CPUs, -10 %)", f >= 2400 * MS, "%llu ms",
+	      f / MS);
+	CHECK("the containers share the rest evenly (+-15 %)", a * 100 >= b * 85 && b * 100 >= a * 85,
+	      "%llu / %llu ms", a / MS, b / MS);
+
+	reset(2);
+	add_cgroup(10, 100, 2 * MS, 0);
+	add_cgroup(20, 100, 0, 0);
+	grant(10, 1400);
+	for (int i = 0; i < 3; i++) {
+		wake(new_task(i, 10));
+		wake(new_task(3 + i, 20));
+	}
+	run_for(4000 * MS);
+	a = ran(0, 3);
+	f = ran(3, 3);
+	printf("a guarantee of 1.4 CPUs beside fair work of the same weight: %llu ms, fair %llu ms of 8000\n",
+	       a / MS, f / MS);
+	CHECK("a guarantee above the fair share is capped where fair work keeps its share (1 CPU)",
+	      a >= 3600 * MS && a <= 4400 * MS && f >= 3600 * MS, "%llu / %llu ms", a / MS, f / MS);
+
+	reset(2);
+	add_cgroup(10, 100, 2 * MS, 0);
+	add_cgroup(20, 300, 0, 0);
+	grant(10, 1000);
+	for (int i = 0; i < 3; i++) {
+		wake(new_task(i, 10));
+		wake(new_task(3 + i, 20));
+	}
+	run_for(4000 * MS);
+	a = ran(0, 3);
+	f = ran(3, 3);
+	printf("a guarantee of 1 CPU beside fair work of 3x its weight: %llu ms, fair %llu ms of 8000\n",
+	       a / MS, f / MS);
+	CHECK("... fair work keeps 3/4 (1.5 CPUs, -10 %)", f >= 5400 * MS, "%llu ms", f / MS);
+}
+
+/*
  * Tasks that were queued before their cgroup ran out of quota: the dispatcher passes them to the
  * hold queue and still finds the work of another queue, however many queues held only such tasks.
  */
@@ -1290,6 +1364,7 @@ int main(void)
 	test_burst_carries_unused_quota();
 	test_lifted_limit_releases_at_once();
 	test_throttled_queues_are_passed();
+	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
 	test_within_guarantee_ahead_of_fair_work();
 	test_guarantee_is_a_budget();

@@ -80,7 +80,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_idle_kicks_total scx_fdl_preempt_kicks_total scx_fdl_migrations_total \
     scx_fdl_starvation_clamps_total scx_fdl_fair_deadline_misses_total \
     scx_fdl_fair_max_lateness_seconds scx_fdl_cgroups_untracked_total scx_fdl_kernel_events_total \
-    scx_fdl_cgroups_exported scx_fdl_cgroups_dropped \
+    scx_fdl_cgroups_exported scx_fdl_cgroups_dropped scx_fdl_guarantee_scale \
     scx_fdl_cgroup_cpu_usage_microseconds_total scx_fdl_cgroup_wait_microseconds_total \
     scx_fdl_cgroup_runq_latency_microseconds_bucket scx_fdl_cgroup_runq_latency_microseconds_sum \
     scx_fdl_cgroup_runq_latency_microseconds_count scx_fdl_cgroup_cpu_weight \

@@ -89,7 +89,8 @@ static __always_inline void fdl_entity_set_budget(struct fdl_entity *e, u64 rate
  */
 static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 {
-	u64 at = e->budget_at, rate = e->budget_rate;
+	/* Earned at the granted rate, scaled down while the guarantees overcommit (fdl_budget_scale). */
+	u64 at = e->budget_at, rate = fdl_budget_scaled(e->budget_rate, fdl.budget_scale);
 	s64 b, c;
 
 	if (!rate)

@@ -347,7 +347,8 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	struct fdl_cgroup *cg;
 	struct fdl_entity *e;
 	u32 i, n = fdl.nr_slots;
-	u64 cgid;
+	u64 cgid, fair_cpus, scale;
+	s64 root_wsum;
 
 	if (!sc)
 		return -1;
@@ -355,6 +356,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
 	sc->fair_found = 0;
 	sc->dl_wsum = sc->dl_unboosted_wsum = 0;
+	sc->rate_sum = 0;
 	sc->min_rr_ns = tun.fair_deadline_ns;
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
 		if (i >= n)
@@ -367,6 +369,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			sc->dl_wsum += cg->contrib;
 			sc->dl_unboosted_wsum += cg->cpu_weight;
 			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
+			sc->rate_sum += e->budget_rate;
 		}
 		if (env_nr_queued(cgid) <= 0)
 			continue;
@@ -380,6 +383,17 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		fdl.dl_unboosted_wsum = sc->dl_unboosted_wsum;
 	if (fdl.min_rr_ns != sc->min_rr_ns)
 		fdl.min_rr_ns = sc->min_rr_ns;
+	/*
+	 * Fair work keeps its protected bandwidth whatever the guarantees ask: while it is runnable
+	 * and the active guarantees ask more than it leaves, their budgets are scaled into the rest.
+	 */
+	root_wsum = fdl_root_wsum();
+	fair_cpus = root_wsum > sc->dl_wsum ?
+		fdl_fair_bw(root_wsum, sc->dl_wsum, sc->dl_unboosted_wsum, tun.fair_floor_permille,
+			    tun.nr_cpus) : 0;
+	scale = fdl_budget_scale(sc->rate_sum, fair_cpus, tun.nr_cpus);
+	if (fdl.budget_scale != scale)
+		fdl.budget_scale = scale;
 	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
 		fdl_consider_fair(sc, FDL_DSQ_FAIR, fdl.root_cvtime);
 	if (sc->fair_found) {

@@ -37,6 +37,11 @@ struct fdl_state {
 	s64 dl_wsum;
 	s64 dl_unboosted_wsum;
 	u64 min_rr_ns;
+	/*
+	 * The guarantees' scale (fdl_budget_scale; 0: none): below one while the active guarantees
+	 * ask more than fair work's protected bandwidth leaves. From the dispatcher's last scan.
+	 */
+	u64 budget_scale;
 	/* First-level cgroups with a queue (DSQ id = cgroup id), for the dispatcher; 0: a free slot. */
 	u64 containers[FDL_MAX_CONTAINERS];
 	u32 nr_slots;		/* slots in use or used before: the scan's bound */
