@@ -127,8 +127,9 @@ pub fn describe(limits: &BTreeMap<PathBuf, Limit>) -> String {
 /// The refusal to run: what is limited, why it matters, and what to do.
 pub fn refusal(limits: &BTreeMap<PathBuf, Limit>) -> String {
     format!(
-        "{} cgroup(s) have a CPU limit, which scx_fdl does not enforce yet: {}. The kernel does not \
-         throttle sched_ext tasks, so under scx_fdl these limits would be lifted. Remove the limits \
+        "{} cgroup(s) have a CPU limit, which scx_fdl cannot enforce on this kernel (it has no \
+         ops.cgroup_set_bandwidth, which came with Linux 6.17): {}. The kernel does not throttle \
+         sched_ext tasks, so under scx_fdl these limits would be lifted. Remove the limits \
          (echo max > .../cpu.max), or start with --allow-unenforced-cpu-max to run without them",
         limits.len(),
         describe(limits)

@@ -354,6 +354,34 @@ impl<'obj> Scheduler<'obj> {
         cgids.iter().filter_map(|&id| self.read_cgroup(id)).fold((0, 0), |(u, w), c| (u + c.usage_ns, w + c.wait_ns))
     }
 
+    /// Reports the limits the BPF side does not hold: a cgroup it does not track (deeper than
+    /// FDL_MAX_DEPTH, or beyond its cgroup map) is scheduled as its nearest tracked ancestor, and
+    /// its own limit would be lifted silently. Counted in scx_fdl_cgroups_unenforced_cpu_max.
+    fn check_enforced(&self, limited: &BTreeMap<PathBuf, limits::Limit>, warned: &mut BTreeSet<PathBuf>) {
+        use std::os::unix::fs::MetadataExt;
+        let unenforced: BTreeMap<PathBuf, limits::Limit> = limited
+            .iter()
+            .filter(|(p, _)| {
+                std::fs::metadata(p).is_ok_and(|m| !self.read_cgroup(m.ino()).is_some_and(|c| c.bw.quota_ns > 0))
+            })
+            .map(|(p, l)| (p.clone(), *l))
+            .collect();
+        metrics::gauge!("scx_fdl_cgroups_unenforced_cpu_max").set(unenforced.len() as f64);
+        let new: BTreeMap<PathBuf, limits::Limit> =
+            unenforced.iter().filter(|(p, _)| !warned.contains(*p)).map(|(p, l)| (p.clone(), *l)).collect();
+        if !new.is_empty() {
+            warn!(
+                "cpu.max NOT enforced for {}: scx_fdl does not track these cgroups (deeper than {} levels, or \
+                 beyond {} cgroups), so their tasks are scheduled as their nearest tracked ancestor and \
+                 only that ancestor's limit binds them",
+                limits::describe(&new),
+                bpf_intf::fdl_consts_FDL_MAX_DEPTH,
+                bpf_intf::fdl_consts_FDL_MAX_CGROUPS
+            );
+        }
+        *warned = unenforced.into_keys().collect();
+    }
+
     /// The BPF side's scale of the guarantees now (stats::guarantee_scale).
     fn guarantee_scale(&self) -> f64 {
         stats::guarantee_scale(self.skel.maps.bss_data.as_ref().map_or(0, |b| b.fdl.budget_scale))
@@ -557,6 +585,11 @@ impl<'obj> Scheduler<'obj> {
             if !limits.poll() {
                 break;
             }
+            if let LimitWatch::Enforced { rx, warned } = limits {
+                while let Ok(now) = rx.try_recv() {
+                    self.check_enforced(&now, warned);
+                }
+            }
             if last_control.elapsed() >= guarantee::PERIOD {
                 self.control_guarantees(last_control.elapsed());
                 last_control = Instant::now();
@@ -653,7 +686,10 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     let enforced = limits::kernel_enforces();
     let mut limit_watch = if enforced {
         info!("cpu.max: enforced (ops.cgroup_set_bandwidth)");
-        LimitWatch::Enforced
+        LimitWatch::Enforced {
+            rx: limits::watch(PathBuf::from(CGROUP_ROOT), limits::WATCH_PERIOD),
+            warned: BTreeSet::new(),
+        }
     } else {
         let limited = limits::limited(Path::new(CGROUP_ROOT));
         if !limited.is_empty() {
@@ -739,7 +775,13 @@ fn log_verified_insns(skel: &BpfSkel, took: Duration) {
 /// CPU limits: enforced by the BPF side, or, on a kernel without ops.cgroup_set_bandwidth, the
 /// cgroups with a limit as the watcher last saw them (limits::watch) and what to do about a new one.
 enum LimitWatch {
-    Enforced,
+    /// Enforced by the BPF side: the watcher's news are checked against its records, so that a
+    /// limit it does not hold (a cgroup deeper than it tracks, or beyond its map) is reported.
+    Enforced {
+        rx: Receiver<BTreeMap<PathBuf, limits::Limit>>,
+        /// Cgroups already reported as not enforced.
+        warned: BTreeSet<PathBuf>,
+    },
     Unenforced {
         rx: Receiver<BTreeMap<PathBuf, limits::Limit>>,
         known: BTreeMap<PathBuf, limits::Limit>,
@@ -753,7 +795,7 @@ impl LimitWatch {
     /// Set when a new, unenforceable limit made scx_fdl stop: the message.
     fn refused(&mut self) -> Option<String> {
         match self {
-            LimitWatch::Enforced => None,
+            LimitWatch::Enforced { .. } => None,
             LimitWatch::Unenforced { refused, .. } => refused.take(),
         }
     }

@@ -313,7 +313,7 @@ fn describe() {
         ("scx_fdl_cgroups_exported", Count, "Cgroups exported"),
         ("scx_fdl_cgroups_dropped", Count, "Cgroups not exported: beyond the cap of 1024"),
         ("scx_fdl_guarantee_scale", Count, "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves"),
-        ("scx_fdl_cgroups_unenforced_cpu_max", Count, "Cgroups with a CPU limit (cpu.max) that scx_fdl runs without enforcing (--allow-unenforced-cpu-max)"),
+        ("scx_fdl_cgroups_unenforced_cpu_max", Count, "Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce: too deep or beyond its cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max"),
         ("scx_fdl_cgroup_max_lateness_seconds", Seconds, "Deadline containers: worst lateness"),
         ("scx_fdl_cgroup_cpu_weight", Count, "cpu.weight"),
         ("scx_fdl_cgroup_effective_weight", Count, "Weight in use: cpu.weight or the guarantee loop's boost"),

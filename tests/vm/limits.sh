@@ -8,6 +8,7 @@
 #   4. pattern rules of the configuration apply to cgroups created after start (a first-level
 #      `web-*` gets its deadline, a new container scope its burst buffer), and a path with a systemd
 #      escape and a long name is configured exactly;
+#   5. a limit on a cgroup deeper than scx_fdl tracks is reported as not enforced;
 #   and nothing stalls, scx_fdl stays attached and exits cleanly.
 . ./lib.sh
 
@@ -109,6 +110,17 @@ buf=$(scx_json_field "system.slice/$LONG" buffer_us)
 [ "$buf" = 50000 ] && pass "a systemd-escaped long name is configured exactly: burst_buffer 50ms" ||
     fail "a systemd-escaped long name is configured exactly: buffer_us $buf, want 50000"
 grep -E "web-1|cri-containerd-ccc|app.x2dweb" "$SCX_LOG" | sed 's/^/    /'
+
+# 5. A limit scx_fdl cannot hold is reported, not lifted silently: 18 levels down (it tracks 16).
+d=deep
+mkcg "$d" 100
+i=1
+while [ $i -le 17 ]; do d="$d/l$i"; mkcg "$d" 100; i=$((i + 1)); done
+echo "10000 100000" > "$CG/$d/cpu.max"
+sleep 3	# the limits are walked every 2 s
+grep -q "cpu.max NOT enforced for /sys/fs/cgroup/$d (cpu.max 10000 100000" "$SCX_LOG" &&
+    pass "a limit 18 levels down, which scx_fdl does not track, is reported as not enforced" ||
+    fail "a limit 18 levels down, which scx_fdl does not track, is reported as not enforced"
 
 check_attached
 check_dmesg_clean
