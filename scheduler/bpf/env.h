@@ -25,8 +25,7 @@
  *	env_arm_timer(cpu, delay_ns)      kick cpu (preempt) after delay_ns
  *	env_hold(p, slice, flags)         put p in the hold queue (throttled: FDL_DSQ_HOLD)
  *	env_arm_hold(delay_ns)            run the hold queue's release pass after delay_ns
- *	env_insert_local_last(p, slice, flags)  keep p on this CPU (SCX_ENQ_LAST), and make sure
- *	                                  the CPU runs it
+ *	env_kick_self()                   wake this CPU once it is idle (after SCX_ENQ_LAST)
  *	env_move_unblocked(dsq)           move dsq's first task that no CPU limit blocks to this
  *	                                  CPU, the blocked ones it passes to the hold queue; false if
  *	                                  none (defined by the program, with the policy's check)
@@ -255,12 +254,11 @@ static __always_inline void env_arm_hold(u64 delay_ns)
 }
 
 /*
- * With SCX_ENQ_LAST the CPU is on its way to idle: a task put on its local queue now is not seen
- * until something reschedules it, so kick it (an idle kick lands once it is idle).
+ * With SCX_ENQ_LAST the CPU is on its way to idle: work queued now is not seen until something
+ * reschedules it, so kick it (an idle kick lands once it is idle).
  */
-static __always_inline void env_insert_local_last(struct task_struct *p, u64 slice, u64 flags)
+static __always_inline void env_kick_self(void)
 {
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, flags);
 	scx_bpf_kick_cpu(bpf_get_smp_processor_id(), SCX_KICK_IDLE);
 }
 

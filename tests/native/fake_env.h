@@ -251,14 +251,9 @@ static inline void env_arm_hold(u64 delay_ns)
 	env.hold_at = env.now + delay_ns;
 }
 
-/* The simulator's CPU takes its local queue's head right after the enqueue: no kick needed. */
-static inline void env_insert_local_last(struct task_struct *p, u64 slice, u64 flags)
+static inline void env_kick_self(void)
 {
-	struct fake_dsq *q = &env.local[env.cur_cpu];
-
-	(void)flags;
-	p->slice = slice;
-	fake_insert_at(q, q->n, p, 0);
+	env.idle_kicks[env.cur_cpu]++;
 }
 
 /* Remove the task at position i of a queue. */

@@ -247,11 +247,13 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		stat_inc(nr_held);
 		return;
 	}
-	if (flags & FDL_ENQ_LAST) {
-		/* Nothing else for this CPU (SCX_OPS_ENQ_LAST, for throttling): it keeps running. */
-		env_insert_local_last(p, tun.slice_ns, flags);
-		return;
-	}
+	/*
+	 * SCX_ENQ_LAST (SCX_OPS_ENQ_LAST, so that a throttled task does not keep its CPU): the
+	 * dispatcher found nothing else for this CPU. The task competes as any other, and the CPU,
+	 * on its way to idle, is kicked so that its dispatcher looks again.
+	 */
+	if (flags & FDL_ENQ_LAST)
+		env_kick_self();
 	queue = fdl_task_queue(t, &top, &e);
 	clock = fdl_queue_clock(top);
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
