@@ -22,6 +22,7 @@ cases=(
     "control|control|pass"
     "prometheus|prometheus|pass"
     "limits|limits|pass"
+    "limits-soak|limits-soak|pass"
 )
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's
