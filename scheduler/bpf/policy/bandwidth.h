@@ -116,28 +116,43 @@ static __always_inline u64 fdl_bw_release_at(struct fdl_bw *bw)
 }
 
 /*
+ * One step of a walk up the tree from *cgid: the limit of cgroup *cgid, brought up to date at
+ * now, or NULL if it has none; *cgid moves to its parent (0 at the root, or when the cgroup is
+ * not tracked). The walks below are bounded by FDL_MAX_DEPTH + 1 steps.
+ */
+static __always_inline struct fdl_bw *fdl_bw_step(u64 *cgid, u64 now)
+{
+	struct fdl_cgroup *cg = env_cgroup(*cgid);
+
+	if (!cg) {
+		*cgid = 0;
+		return NULL;
+	}
+	*cgid = cg->parent_cgid;
+	if (!cg->bw.quota_ns)
+		return NULL;
+	fdl_bw_refresh(&cg->bw, now);
+	return &cg->bw;
+}
+
+/*
  * Charge delta_ns of CPU time to every limited cgroup from cgid up to the root. Returns 1 if one
  * of them is now out of runtime (the task must stop), else 0. The cgroup counts as throttled only
  * when a task of it is then held (fdl_bw_blocker): work that ends exactly with its quota is not.
  */
 FDL_GLOBAL int fdl_bw_charge(u64 cgid, u64 delta_ns, u64 now)
 {
-	struct fdl_cgroup *cg;
+	struct fdl_bw *bw;
 	int i, blocked = 0;
 	s64 old;
 
 	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
-		cg = env_cgroup(cgid);
-		if (!cg)
-			break;
-		if (cg->bw.quota_ns) {
-			fdl_bw_refresh(&cg->bw, now);
-			__sync_fetch_and_add(&cg->bw.used_ns, delta_ns);
-			old = __sync_fetch_and_sub(&cg->bw.runtime_ns, (s64)delta_ns);
-			if (old - (s64)delta_ns <= 0)
-				blocked = 1;	/* throttled when it next wants to run */
-		}
-		cgid = cg->parent_cgid;
+		if (!(bw = fdl_bw_step(&cgid, now)))
+			continue;
+		__sync_fetch_and_add(&bw->used_ns, delta_ns);
+		old = __sync_fetch_and_sub(&bw->runtime_ns, (s64)delta_ns);
+		if (old - (s64)delta_ns <= 0)
+			blocked = 1;	/* throttled when it next wants to run */
 	}
 	return blocked;
 }
@@ -148,23 +163,19 @@ FDL_GLOBAL int fdl_bw_charge(u64 cgid, u64 delta_ns, u64 now)
  */
 FDL_GLOBAL u64 fdl_bw_blocker(u64 cgid, u64 now, u64 *release_at)
 {
-	struct fdl_cgroup *cg;
+	struct fdl_bw *bw;
+	u64 here;
 	int i;
 
 	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
-		cg = env_cgroup(cgid);
-		if (!cg)
-			break;
-		if (cg->bw.quota_ns) {
-			fdl_bw_refresh(&cg->bw, now);
-			if (cg->bw.runtime_ns <= 0) {
-				fdl_bw_throttle(&cg->bw, now);
-				if (release_at)
-					*release_at = fdl_bw_release_at(&cg->bw);
-				return cgid;
-			}
+		here = cgid;
+		bw = fdl_bw_step(&cgid, now);
+		if (bw && bw->runtime_ns <= 0) {
+			fdl_bw_throttle(bw, now);
+			if (release_at)
+				*release_at = fdl_bw_release_at(bw);
+			return here;
 		}
-		cgid = cg->parent_cgid;
 	}
 	return 0;
 }
@@ -172,21 +183,16 @@ FDL_GLOBAL u64 fdl_bw_blocker(u64 cgid, u64 now, u64 *release_at)
 /* CPU time the tightest limit from cgid up leaves it now (FDL_U64_MAX: no limit above it). */
 FDL_GLOBAL u64 fdl_bw_left(u64 cgid, u64 now)
 {
-	struct fdl_cgroup *cg;
+	struct fdl_bw *bw;
 	u64 left = FDL_U64_MAX;
 	s64 rt;
 	int i;
 
 	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
-		cg = env_cgroup(cgid);
-		if (!cg)
-			break;
-		if (cg->bw.quota_ns) {
-			fdl_bw_refresh(&cg->bw, now);
-			rt = cg->bw.runtime_ns;
-			left = fdl_min(left, rt > 0 ? (u64)rt : 0);
-		}
-		cgid = cg->parent_cgid;
+		if (!(bw = fdl_bw_step(&cgid, now)))
+			continue;
+		rt = bw->runtime_ns;
+		left = fdl_min(left, rt > 0 ? (u64)rt : 0);
 	}
 	return left;
 }

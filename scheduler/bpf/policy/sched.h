@@ -389,11 +389,14 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	 * Fair work keeps its protected bandwidth whatever the guarantees ask: while it is runnable
 	 * and the active guarantees ask more than it leaves, their budgets are scaled into the rest.
 	 */
-	root_wsum = fdl_root_wsum();
-	fair_cpus = root_wsum > sc->dl_wsum ?
-		fdl_fair_bw(root_wsum, sc->dl_wsum, sc->dl_unboosted_wsum, tun.fair_floor_permille,
-			    tun.nr_cpus) : 0;
-	scale = fdl_budget_scale(sc->rate_sum, fair_cpus, tun.nr_cpus);
+	scale = 0;
+	if (sc->rate_sum) {	/* no active guarantee: nothing to scale, no lookup on this path */
+		root_wsum = fdl_root_wsum();
+		fair_cpus = root_wsum > sc->dl_wsum ?
+			fdl_fair_bw(root_wsum, sc->dl_wsum, sc->dl_unboosted_wsum,
+				    tun.fair_floor_permille, tun.nr_cpus) : 0;
+		scale = fdl_budget_scale(sc->rate_sum, fair_cpus, tun.nr_cpus);
+	}
 	if (fdl.budget_scale != scale)
 		fdl.budget_scale = scale;
 	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
