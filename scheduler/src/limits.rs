@@ -68,6 +68,14 @@ impl CpuMaxReport {
     }
 }
 
+/// The tightest of the limits held in these records, in CPUs (quota / period); 0: none has one.
+pub fn tightest_cpus<'a>(bws: impl IntoIterator<Item = &'a crate::bpf_intf::fdl_bw>) -> f64 {
+    bws.into_iter()
+        .filter(|bw| bw.quota_ns > 0 && bw.period_ns > 0)
+        .map(|bw| bw.quota_ns as f64 / bw.period_ns as f64)
+        .fold(0.0, |tight: f64, l| if tight == 0.0 { l } else { tight.min(l) })
+}
+
 /// How often the watcher walks the cgroup tree for limits.
 pub const WATCH_PERIOD: Duration = Duration::from_secs(2);
 

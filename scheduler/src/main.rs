@@ -390,12 +390,19 @@ impl<'obj> Scheduler<'obj> {
     /// The tightest CPU limit (cpu.max) on path, its own or an ancestor's, in CPUs; 0: none.
     fn limit_cpus(&self, path: &Path) -> f64 {
         use std::os::unix::fs::MetadataExt;
-        path.ancestors()
+        let own: Vec<bpf_intf::fdl_cgroup> = path
+            .ancestors()
             .take_while(|p| p.starts_with(&self.cgroup_root))
             .filter_map(|p| self.read_cgroup(std::fs::metadata(p).ok()?.ino()))
-            .filter(|c| c.bw.quota_ns > 0 && c.bw.period_ns > 0)
-            .map(|c| c.bw.quota_ns as f64 / c.bw.period_ns as f64)
-            .fold(0.0, |tight: f64, l| if tight == 0.0 { l } else { tight.min(l) })
+            .collect();
+        limits::tightest_cpus(own.iter().map(|c| &c.bw))
+    }
+
+    /// A cgroup's guarantee as it stands now: granted, scaled as the BPF side scales the
+    /// guarantees (guarantee_scale), and at most the tightest CPU limit on it (limit_cpus, 0: none).
+    fn guarantee_now(&self, granted: f64, limit_cpus: f64) -> f64 {
+        let g = granted * self.guarantee_scale();
+        if limit_cpus > 0.0 { g.min(limit_cpus) } else { g }
     }
 
     /// One period of the guaranteed_shares control loop.
@@ -407,9 +414,7 @@ impl<'obj> Scheduler<'obj> {
             };
             // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it; nor
             // what the BPF side scales the guarantees down to, to leave fair work its share.
-            let limit = self.limit_cpus(&path);
-            let guarantee = guarantee * self.guarantee_scale();
-            let guarantee = if limit > 0.0 { guarantee.min(limit) } else { guarantee };
+            let guarantee = self.guarantee_now(guarantee, self.limit_cpus(&path));
             let (usage, wait) = self.usage_and_wait(self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&[]));
             let own = self.read_cgroup(applied.cgid);
             let cpu_weight = own.map_or(100, |c| c.cpu_weight);
@@ -446,7 +451,6 @@ impl<'obj> Scheduler<'obj> {
             deadline_wakeup_ns: params.deadline_wakeup_ns,
             guaranteed_shares: params.guaranteed_shares,
             guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
-            guarantee_granted_cpus: self.granted.get(path).copied().unwrap_or(0.0) * self.guarantee_scale(),
             ..Default::default()
         };
         if let Some(node) = node {
@@ -463,12 +467,10 @@ impl<'obj> Scheduler<'obj> {
                 r.cpu_max = limits::CpuMaxReport::of(&cg.bw);
             }
             r.limit_cpus = tree.limit_cpus(path);
-            if r.limit_cpus > 0.0 && r.guarantee_granted_cpus > r.limit_cpus {
-                r.guarantee_granted_cpus = r.limit_cpus;
-            }
             (r.usage_ns, r.wait_ns) = (node.usage_ns, node.wait_ns);
             r.runq_latency = node.runq_lat.to_vec();
         }
+        r.guarantee_granted_cpus = self.guarantee_now(self.granted.get(path).copied().unwrap_or(0.0), r.limit_cpus);
         if let Some(ctl) = self.controllers.get(path) {
             r.usage_cpus_avg = ctl.usage_cpus;
             r.attainment = ctl.attainment(r.guarantee_granted_cpus);

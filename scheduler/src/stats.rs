@@ -226,11 +226,8 @@ impl CgroupTree {
 
     /// The tightest CPU limit on path, its own or an ancestor's, in CPUs (0: none).
     pub fn limit_cpus(&self, path: &Path) -> f64 {
-        path.ancestors()
-            .filter_map(|p| self.get(p)?.own)
-            .filter(|c| c.bw.quota_ns > 0 && c.bw.period_ns > 0)
-            .map(|c| c.bw.quota_ns as f64 / c.bw.period_ns as f64)
-            .fold(0.0, |tight: f64, l| if tight == 0.0 { l } else { tight.min(l) })
+        let own: Vec<bpf_intf::fdl_cgroup> = path.ancestors().filter_map(|p| self.get(p)?.own).collect();
+        crate::limits::tightest_cpus(own.iter().map(|c| &c.bw))
     }
 
     pub fn get(&self, path: &Path) -> Option<&CgroupNode> {
