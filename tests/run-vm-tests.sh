@@ -23,6 +23,7 @@ cases=(
     "prometheus|prometheus|pass"
     "limits|limits|pass"
     "limits-soak|limits-soak|pass"
+    "nested|nested|pass"
 )
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's

@@ -26,6 +26,8 @@
  *	env_hold(p, slice, flags)         put p in the hold queue (throttled: FDL_DSQ_HOLD)
  *	env_arm_hold(delay_ns)            run the hold queue's release pass after delay_ns
  *	env_kick_self()                   wake this CPU once it is idle (after SCX_ENQ_LAST)
+ *	env_create_dsq(id)                create a queue (sleepable context: the syscall program);
+ *	                                  0 or -errno
  *	env_move_unblocked(dsq)           move dsq's first task that no CPU limit blocks to this
  *	                                  CPU, the blocked ones it passes to the hold queue; false if
  *	                                  none (defined by the program, with the policy's check)
@@ -260,6 +262,11 @@ static __always_inline void env_arm_hold(u64 delay_ns)
 static __always_inline void env_kick_self(void)
 {
 	scx_bpf_kick_cpu(bpf_get_smp_processor_id(), SCX_KICK_IDLE);
+}
+
+static __always_inline s32 env_create_dsq(u64 id)
+{
+	return scx_bpf_create_dsq(id, -1);
 }
 
 #endif /* FDL_NATIVE */

@@ -137,10 +137,17 @@ struct fdl_cgroup {
 	u64 usage_ns;		/* CPU time used under scx_fdl */
 	u64 wait_ns;		/* time spent runnable but not running */
 	u64 top_cgid;		/* its first-level ancestor (itself at level 1; 0 for the root) */
-	u32 has_dsq;		/* level 1: its queue (DSQ id = cgroup id) and dispatcher slot exist */
+	/*
+	 * A container: its queue (DSQ id = cgroup id) and dispatcher slot exist. Every first-level
+	 * cgroup is one (while slots last), and a nested cgroup from its first deadlines on.
+	 */
+	u32 has_dsq;
 	u32 __pad;
-	u64 cvtime;		/* level 1, fair: cgroup virtual time, its order among fair cgroups */
-	struct fdl_entity ent;	/* level 1: its queue's clock; the deadline container if deadline_rr */
+	/* The container its tasks queue in (itself or its nearest, 0: the root's), cached: */
+	u64 cont_cgid;
+	u64 cont_gen;		/* fdl.cont_gen + 1 when cont_cgid was found (0: never) */
+	u64 cvtime;		/* container: cgroup virtual time, its order in the fair order */
+	struct fdl_entity ent;	/* container: its queue's clock; a deadline container if deadline_rr */
 	u64 runq_lat[FDL_LAT_BUCKETS];	/* run-queue latencies, by fdl_lat_bucket() (same tasks) */
 	struct fdl_bw bw;	/* its CPU limit; binds its whole subtree */
 };
@@ -156,15 +163,16 @@ struct fdl_boost_args {
 };
 
 /*
- * Argument of the fdl_set_params syscall program: a first-level cgroup's deadlines (both 0: it
- * becomes fair work again).
+ * Argument of the fdl_set_params syscall program: a cgroup's deadlines (both 0: it becomes fair
+ * work again).
  */
 struct fdl_params_args {
 	u64 cgid;
 	u64 deadline_rr_ns;
 	u64 deadline_wakeup_ns;
 	u64 budget_rate;	/* its granted guarantee, CPUs in fixed point (1 << 20: one); 0: none */
-	s32 ret;		/* out: 0; -ENOENT untracked, -EINVAL not first-level, -ENOSPC no slot */
+	s32 ret;		/* out: 0; -ENOENT untracked, -EINVAL the root, -EEXIST inside a
+				 * deadline cgroup, -ENOSPC no slot or queue left */
 	u32 __pad;
 };
 

@@ -438,28 +438,12 @@ int fdl_set_boost(struct fdl_boost_args *args)
 	return 0;
 }
 
-/*
- * The control plane writes a first-level cgroup's deadlines through this program. The container
- * starts a new bucket at its next look (ent.fresh); a container whose deadlines are removed
- * becomes a fair cgroup with the same queue.
- */
+/* The control plane writes a cgroup's deadlines through this program (fdl_cgroup_set_deadlines). */
 SEC("syscall")
 int fdl_set_params(struct fdl_params_args *args)
 {
-	struct fdl_cgroup *cg = env_cgroup(args->cgid);
-
-	args->ret = 0;
-	if (!cg)
-		args->ret = -ENOENT;
-	else if (cg->level != 1)
-		args->ret = -EINVAL;
-	else if (!cg->has_dsq)
-		args->ret = -ENOSPC;
-	if (args->ret)
-		return 0;
-	fdl_entity_set_budget(&cg->ent, args->deadline_rr_ns ? args->budget_rate : 0, scx_bpf_now());
-	fdl_entity_set_params(&cg->ent, args->deadline_rr_ns, args->deadline_wakeup_ns,
-			      fdl_vdt(scx_bpf_now()));
+	args->ret = fdl_cgroup_set_deadlines(args->cgid, args->deadline_rr_ns,
+					     args->deadline_wakeup_ns, args->budget_rate);
 	return 0;
 }
 

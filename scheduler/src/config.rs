@@ -9,6 +9,9 @@
 //! [cgroup."fdl/batch"]          # nested: a part of the parent's guarantee
 //! guaranteed_shares = 512
 //!
+//! [cgroup."kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podA.slice"]
+//! deadline_rr = "5ms"           # any depth: a pod is a deadline container
+//!
 //! [cgroup."jobs/nightly"]       # any level: unused quota of its cpu.max carried over
 //! burst_buffer = "200ms"
 //!
@@ -20,9 +23,13 @@
 //! Durations are humantime's syntax ("200us", "2.5ms", "1ms 500us").
 //!
 //! Everything is validated before anything is applied; an error names the file, the line and the
-//! cgroup. Deadlines belong to first-level cgroups ("real-time containers"), whose children share
-//! the container by cpu.weight. guaranteed_shares is 1024 per CPU on a first-level cgroup; below
-//! it, a cgroup's guaranteed_shares divide its parent's guarantee among the siblings that have one.
+//! cgroup. A cgroup with deadlines, at any depth, is a deadline container: its whole subtree shares
+//! the container by cpu.weight, so a deadline cgroup cannot be inside another. A first-level
+//! container's deadline bandwidth is its share of the machine; a nested one's (a Kubernetes pod)
+//! is its share through its ancestors (what cpu.weight gives it there), taken out of them, or its
+//! guarantee if that is more. guaranteed_shares is 1024 per CPU on a cgroup whose parent has no
+//! guarantee, at any depth; below a guaranteed cgroup, a cgroup's guaranteed_shares divide its
+//! parent's guarantee among the siblings that have one.
 //! burst_buffer is the burst buffer of the bandwidth-control patch that preceded cpu.max.burst
 //! (seed 003): how much unused quota of its `cpu.max` a cgroup (at any level) may carry over into
 //! later periods. Unlike `cpu.max.burst`, which the kernel caps at the quota, it may exceed the
@@ -50,7 +57,7 @@ use toml::Spanned;
 /// Smallest and largest deadline accepted.
 const DEADLINE_MIN_NS: u64 = 50_000;
 const DEADLINE_MAX_NS: u64 = 1_000_000_000;
-/// guaranteed_shares per CPU of a first-level cgroup.
+/// guaranteed_shares per CPU of a cgroup whose parent has no guarantee.
 pub const SHARES_PER_CPU: u32 = 1024;
 /// Largest guaranteed_shares accepted: 1024 CPUs.
 const SHARES_MAX: u32 = 1024 * 1024;
@@ -118,8 +125,8 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// Validates a rule's parameters for its path (a cgroup or a pattern) at its depth.
-fn validate_rule(raw: &RawParams, path: &Path, level: usize) -> Result<Params> {
-    let params = validate_params(raw, level)?;
+fn validate_rule(raw: &RawParams, path: &Path) -> Result<Params> {
+    let params = validate_params(raw)?;
     if params.guaranteed_shares > 0 && is_pattern(path) {
         bail!(
             "guaranteed_shares cannot be given by a pattern: a guarantee is granted per named cgroup \
@@ -130,7 +137,7 @@ fn validate_rule(raw: &RawParams, path: &Path, level: usize) -> Result<Params> {
 }
 
 /// Validates one cgroup's parameters; the error says what is wrong, not where (the caller adds it).
-fn validate_params(raw: &RawParams, level: usize) -> Result<Params> {
+fn validate_params(raw: &RawParams) -> Result<Params> {
     let rr = raw.deadline_rr.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
     let wakeup = raw.deadline_wakeup.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
     let buffer = raw.burst_buffer.as_deref().map(parse_duration).transpose()?.unwrap_or(0);
@@ -163,12 +170,6 @@ fn validate_params(raw: &RawParams, level: usize) -> Result<Params> {
     if wakeup > rr {
         bail!("deadline_wakeup ({}) is longer than deadline_rr ({})", format_duration(wakeup), format_duration(rr));
     }
-    if rr > 0 && level > 1 {
-        bail!(
-            "deadlines belong to first-level cgroups (real-time containers); this one is nested: \
-             set deadline_rr on its first-level ancestor (nested cgroups may carry guaranteed_shares)"
-        );
-    }
     Ok(Params { deadline_rr_ns: rr, deadline_wakeup_ns: wakeup, guaranteed_shares: shares, burst_buffer_ns: buffer })
 }
 
@@ -177,10 +178,9 @@ pub fn is_pattern(path: &Path) -> bool {
     path.to_str().is_some_and(|s| s.contains(['*', '?', '[']))
 }
 
-/// Resolves a configured path against the cgroup v2 mount; returns it and its depth (1: first
-/// level). A cgroup that does not exist yet is fine: it picks its parameters up when created. A
+/// Resolves a configured path against the cgroup v2 mount. A cgroup that does not exist yet is fine: it picks its parameters up when created. A
 /// pattern must be a valid glob.
-pub fn resolve_path(cgroup_root: &Path, name: &str) -> Result<(PathBuf, usize)> {
+pub fn resolve_path(cgroup_root: &Path, name: &str) -> Result<PathBuf> {
     let rel = name.strip_prefix(cgroup_root.to_str().unwrap_or("")).unwrap_or(name);
     let rel = rel.trim_matches('/');
     if rel.is_empty() || rel.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
@@ -195,7 +195,7 @@ pub fn resolve_path(cgroup_root: &Path, name: &str) -> Result<(PathBuf, usize)> 
     } else if path.exists() && !path.join("cgroup.procs").exists() {
         bail!("{} exists but is not a cgroup", path.display());
     }
-    Ok((path, rel.split('/').count()))
+    Ok(path)
 }
 
 /// The entries in force for the cgroups that exist now: the rules that name a cgroup, and for each
@@ -226,29 +226,69 @@ pub fn expand(rules: &[Entry]) -> Vec<Entry> {
     out
 }
 
-/// Checks what only the whole configuration shows: a nested guarantee needs its parent's.
+/// May `outer` (a path or a pattern) name an ancestor of what `inner` (a path or a pattern) names?
+/// Exact for paths; for patterns, true whenever some cgroup could be named by both at their
+/// depths, so a conflict between rules is refused before any cgroup exists that shows it.
+fn may_contain(outer: &Path, inner: &Path) -> bool {
+    let (o, i): (Vec<_>, Vec<_>) = (outer.components().collect(), inner.components().collect());
+    if o.len() >= i.len() {
+        return false;
+    }
+    let prefix: PathBuf = i[..o.len()].iter().collect();
+    let options = glob::MatchOptions { require_literal_separator: true, ..Default::default() };
+    let matches = |pattern: &Path, text: &Path| {
+        glob::Pattern::new(&pattern.to_string_lossy()).is_ok_and(|p| p.matches_path_with(text, options))
+    };
+    outer == prefix || matches(outer, &prefix) || matches(&prefix, outer)
+}
+
+/// Checks what only the whole configuration shows: a guarantee below a guaranteed cgroup divides
+/// it level by level (its parent has one too); a deadline cgroup is not inside another.
 fn check_whole(entries: &[Entry], cgroup_root: &Path) -> std::result::Result<(), (PathBuf, String)> {
     let by_path: HashMap<&Path, &Params> = entries.iter().map(|e| (e.path.as_path(), &e.params)).collect();
     for e in entries {
         let parent = e.path.parent().unwrap_or(cgroup_root);
-        if e.params.guaranteed_shares > 0 && parent != cgroup_root {
+        let guaranteed_above = e
+            .path
+            .ancestors()
+            .skip(1)
+            .take_while(|a| *a != cgroup_root)
+            .find(|a| by_path.get(a).is_some_and(|p| p.guaranteed_shares > 0));
+        if let Some(above) = guaranteed_above.filter(|_| e.params.guaranteed_shares > 0) {
             if !by_path.get(parent).is_some_and(|p| p.guaranteed_shares > 0) {
                 return Err((
                     e.path.clone(),
                     format!(
-                        "guaranteed_shares of a nested cgroup divide its parent's guarantee: give {} \
-                         a guaranteed_shares too",
+                        "it is below {}, which has a guarantee: guaranteed_shares below a guaranteed cgroup \
+                         divide its guarantee level by level; give {} a guaranteed_shares too",
+                        above.display(),
                         parent.display()
                     ),
                 ));
             }
         }
+        if e.params.deadline_rr_ns == 0 {
+            continue;
+        }
+        if let Some(outer) =
+            entries.iter().find(|o| o.params.deadline_rr_ns > 0 && may_contain(&o.path, &e.path))
+        {
+            return Err((
+                e.path.clone(),
+                format!(
+                    "it is (or may be) inside {}, which has deadlines too: a deadline cgroup's whole subtree \
+                     is one deadline container; give deadlines to one of them",
+                    outer.path.display()
+                ),
+            ));
+        }
     }
     Ok(())
 }
 
-/// The guarantee of every cgroup that has one, in CPUs: guaranteed_shares / 1024 at the first
-/// level; below, the parent's guarantee split among the siblings by their guaranteed_shares.
+/// The guarantee of every cgroup that has one, in CPUs: guaranteed_shares / 1024 where the parent
+/// has none (at any depth); below a guaranteed cgroup, its guarantee split among the siblings by
+/// their guaranteed_shares.
 pub fn guarantees_cpus(entries: &[Entry], cgroup_root: &Path) -> HashMap<PathBuf, f64> {
     let shares: HashMap<&Path, u32> = entries
         .iter()
@@ -271,7 +311,7 @@ pub fn guarantees_cpus(entries: &[Entry], cgroup_root: &Path) -> HashMap<PathBuf
         }
         let parent = path.parent().unwrap_or(root);
         let s = shares[path] as f64;
-        let v = if parent == root {
+        let v = if parent == root || !shares.contains_key(parent) {
             s / SHARES_PER_CPU as f64
         } else {
             resolve(parent, root, shares, sums, memo) * s / sums[parent] as f64
@@ -297,9 +337,9 @@ pub fn parse(file_name: &str, text: &str, cgroup_root: &Path) -> Result<Vec<Entr
     for (name, raw) in &file.cgroup {
         let line = line_of(text, name.span().start);
         let shown = cgroup_root.join(name.get_ref().trim_matches('/'));
-        let (path, level) = resolve_path(cgroup_root, name.get_ref())
+        let path = resolve_path(cgroup_root, name.get_ref())
             .map_err(|e| anyhow::anyhow!("{file_name}:{line}: cgroup {}: {e}", shown.display()))?;
-        let params = validate_rule(raw.get_ref(), &path, level)
+        let params = validate_rule(raw.get_ref(), &path)
             .map_err(|e| anyhow::anyhow!("{file_name}:{line}: cgroup {}: {e}", path.display()))?;
         if lines.insert(path.clone(), line).is_some() {
             bail!("{file_name}:{line}: cgroup {}: configured twice", path.display());
@@ -390,7 +430,7 @@ fn read_settled(path: &Path, settle: Duration, give_up: Duration) -> Result<Stri
 /// validated as a whole exactly like a file. `key=none` removes a parameter; a cgroup left with
 /// none becomes fair again.
 pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignments: &[String]) -> Result<Vec<Entry>> {
-    let (path, level) = resolve_path(cgroup_root, cgroup).map_err(|e| anyhow::anyhow!("cgroup {cgroup}: {e}"))?;
+    let path = resolve_path(cgroup_root, cgroup).map_err(|e| anyhow::anyhow!("cgroup {cgroup}: {e}"))?;
     if assignments.is_empty() {
         bail!(
             "cgroup {}: nothing to set: give key=value (deadline_rr, deadline_wakeup, guaranteed_shares, burst_buffer)",
@@ -431,7 +471,7 @@ pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignment
         && raw.guaranteed_shares.is_none()
         && raw.burst_buffer.is_none();
     if !cleared {
-        let params = validate_rule(&raw, &path, level).map_err(|e| anyhow::anyhow!("cgroup {}: {e}", path.display()))?;
+        let params = validate_rule(&raw, &path).map_err(|e| anyhow::anyhow!("cgroup {}: {e}", path.display()))?;
         out.push(Entry { path, params });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -580,7 +620,10 @@ mod tests {
     #[test]
     fn pattern_rules_are_validated() {
         assert!(err("[cgroup.\"web-*\"]\nguaranteed_shares = 100\n").contains("guaranteed_shares cannot be given by a pattern"));
-        assert!(err("[cgroup.\"a/*/c\"]\ndeadline_rr = \"1ms\"\n").contains("deadlines belong to first-level cgroups"));
+        assert!(err("[cgroup.\"a/*\"]\ndeadline_rr = \"1ms\"\n[cgroup.\"a/b/c\"]\ndeadline_rr = \"1ms\"\n")
+            .contains("may be) inside /"));
+        assert!(err("[cgroup.\"a/b\"]\ndeadline_rr = \"1ms\"\n[cgroup.\"a/*/c\"]\ndeadline_rr = \"1ms\"\n")
+            .contains("inside /"));
         assert!(err("[cgroup.\"a/**\"]\nburst_buffer = \"1ms\"\n").contains("`**` is not supported"));
         assert!(err("[cgroup.\"web-[\"]\nburst_buffer = \"1ms\"\n").contains("bad pattern"));
         let r = root();
@@ -590,15 +633,34 @@ mod tests {
     }
 
     #[test]
-    fn a_nested_guarantee_needs_its_parents() {
-        let e = err("[cgroup.web]\ndeadline_rr = \"1ms\"\n\n[cgroup.\"web/api\"]\nguaranteed_shares = 100\n");
+    fn a_guarantee_below_a_guaranteed_cgroup_needs_its_parents() {
+        let e = err("[cgroup.web]\nguaranteed_shares = 1024\n\n[cgroup.\"web/api/v1\"]\nguaranteed_shares = 100\n");
         assert!(e.starts_with("fdl.toml:4: cgroup "), "{e}");
-        assert!(e.contains("/web/api: guaranteed_shares of a nested cgroup divide its parent's"), "{e}");
+        assert!(e.contains("/web/api/v1: it is below ") && e.contains("give ") && e.contains("/web/api a guaranteed_shares"), "{e}");
+    }
+
+    #[test]
+    fn deadlines_and_guarantees_at_any_depth() {
+        let r = root();
+        let pod = "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice";
+        let text = format!(
+            "[cgroup.web]\ndeadline_rr = \"1ms\"\n\n[cgroup.\"{pod}\"]\ndeadline_rr = \"5ms\"\nguaranteed_shares = 512\n\n\
+             [cgroup.\"{pod}/a\"]\nguaranteed_shares = 3\n\n[cgroup.\"{pod}/b\"]\nguaranteed_shares = 1\n"
+        );
+        let entries = parse("fdl.toml", &text, r.path()).unwrap();
+        let g = guarantees_cpus(&entries, r.path());
+        assert_eq!(g[&r.path().join(pod)], 0.5, "no guaranteed parent: 1024 per CPU, at any depth");
+        assert_eq!(g[&r.path().join(pod).join("a")], 0.375, "below it, a part of it");
+        let (granted, factor) = crate::guarantee::grant(&g, r.path(), 2.0, 0.05);
+        assert_eq!((granted[&r.path().join(pod)], factor), (0.5, 1.0));
+        let (_, factor) = crate::guarantee::grant(&g, r.path(), 0.25, 0.0);
+        assert_eq!(factor, 0.5, "a nested guarantee without a guaranteed parent counts as the machine's");
+        let e = err(&format!("[cgroup.\"{pod}\"]\ndeadline_rr = \"5ms\"\n[cgroup.\"{pod}/a\"]\ndeadline_rr = \"1ms\"\n"));
+        assert!(e.contains("/a: it is (or may be) inside ") && e.contains("has deadlines too"), "{e}");
     }
 
     #[test]
     fn paths_that_cannot_carry_parameters() {
-        assert!(err("[cgroup.\"web/api\"]\ndeadline_rr = \"1ms\"\n").contains("first-level"));
         assert!(err("[cgroup.plain-dir]\ndeadline_rr = \"1ms\"\n").contains("is not a cgroup"));
         assert!(err("[cgroup.a-file]\ndeadline_rr = \"1ms\"\n").contains("is not a cgroup"));
         assert!(err("[cgroup.\"../etc\"]\ndeadline_rr = \"1ms\"\n").contains("not a cgroup path"));
@@ -636,11 +698,14 @@ mod tests {
             .to_string()
             .contains("is not a cgroup"));
         assert!(apply_set(&base, r.path(), "web", &[]).unwrap_err().to_string().contains("nothing to set"));
-        // A child's guarantee cannot outlive its parent's.
+        // A guarantee below a guaranteed cgroup divides it level by level...
         let with_child = apply_set(&set(&["guaranteed_shares=1024"]).unwrap(), r.path(), "web/x",
                                    &["guaranteed_shares=10".into()]).unwrap();
-        let e = apply_set(&with_child, r.path(), "web", &["guaranteed_shares=none".into()]).unwrap_err();
-        assert!(e.to_string().contains("give") && e.to_string().contains("/web/x"), "{e}");
+        let e = apply_set(&with_child, r.path(), "web/x/y/z", &["guaranteed_shares=10".into()]).unwrap_err();
+        assert!(e.to_string().contains("give") && e.to_string().contains("/web/x/y a guaranteed_shares"), "{e}");
+        // ...and without its parent's it is a guarantee of the machine.
+        let alone = apply_set(&with_child, r.path(), "web", &["guaranteed_shares=none".into()]).unwrap();
+        assert_eq!(guarantees_cpus(&alone, r.path())[&r.path().join("web/x")], 10.0 / 1024.0);
     }
 
     #[test]
@@ -760,15 +825,18 @@ mod tests {
             assert!(level >= 1 && seen.insert(&e.path), "{e:?}");
             assert!(p.deadline_rr_ns > 0 || p.guaranteed_shares > 0, "{e:?}: no parameters");
             if p.deadline_rr_ns > 0 {
-                assert!((DEADLINE_MIN_NS..=DEADLINE_MAX_NS).contains(&p.deadline_rr_ns) && level == 1, "{e:?}");
+                assert!((DEADLINE_MIN_NS..=DEADLINE_MAX_NS).contains(&p.deadline_rr_ns), "{e:?}");
+                let outer = entries.iter().find(|o| o.params.deadline_rr_ns > 0 && e.path.starts_with(&o.path) && o.path != e.path);
+                assert!(outer.is_none(), "{e:?} inside {outer:?}");
             }
             if p.deadline_wakeup_ns > 0 {
                 assert!(p.deadline_wakeup_ns >= DEADLINE_MIN_NS && p.deadline_wakeup_ns <= p.deadline_rr_ns, "{e:?}");
             }
             assert!(p.guaranteed_shares <= SHARES_MAX, "{e:?}");
             let parent = e.path.parent().unwrap();
-            if p.guaranteed_shares > 0 && parent != root {
-                assert!(entries.iter().any(|o| o.path == parent && o.params.guaranteed_shares > 0), "{e:?}");
+            let guaranteed = |a: &Path| entries.iter().any(|o| o.path == a && o.params.guaranteed_shares > 0);
+            if p.guaranteed_shares > 0 && parent != root && !guaranteed(parent) {
+                assert!(!e.path.ancestors().skip(1).any(guaranteed), "{e:?}: a guaranteed ancestor, not its parent");
             }
         }
         let g = guarantees_cpus(entries, root);

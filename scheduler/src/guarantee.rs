@@ -38,16 +38,25 @@ const WEIGHT_PER_SHARES: f64 = 100.0 / SHARES_PER_CPU as f64;
 const CORR_STEP: f64 = 1.0 / 64.0;
 const CORR_MAX: f64 = 4.0;
 
-/// Guarantees as granted: where the first-level guarantees (in CPUs, `asked`, nested ones as
-/// fractions of their parent's) ask more than `nr_cpus` minus fair work's floor, every guarantee is
-/// scaled by the same factor, so the first-level ones sum to what the machine can give and the
-/// nested ones keep their part of their parent's. Returns the granted guarantees and the factor
-/// (1.0: all feasible).
+/// Guarantees as granted: where the guarantees of the machine (in CPUs, `asked`: those whose parent
+/// has none, at any depth; the others are parts of their parent's) ask more than `nr_cpus` minus
+/// fair work's floor, every guarantee is scaled by the same factor, so the machine's sum to what it
+/// can give and the others keep their part of their parent's. Returns the granted guarantees and
+/// the factor (1.0: all feasible).
 pub fn grant(asked: &HashMap<PathBuf, f64>, cgroup_root: &Path, nr_cpus: f64, fair_floor: f64) -> (HashMap<PathBuf, f64>, f64) {
     let capacity = nr_cpus * (1.0 - fair_floor.clamp(0.0, 1.0));
-    let first_level: f64 = asked.iter().filter(|(p, _)| p.parent() == Some(cgroup_root)).map(|(_, g)| g).sum();
+    let first_level = machine_sum(asked, cgroup_root);
     let factor = if first_level > capacity && first_level > 0.0 { capacity / first_level } else { 1.0 };
     (asked.iter().map(|(p, g)| (p.clone(), g * factor)).collect(), factor)
+}
+
+/// What the guarantees of the machine ask together: those of cgroups whose parent has none.
+pub fn machine_sum(asked: &HashMap<PathBuf, f64>, cgroup_root: &Path) -> f64 {
+    asked
+        .iter()
+        .filter(|(p, _)| p.parent().is_none_or(|parent| parent == cgroup_root || !asked.contains_key(parent)))
+        .map(|(_, g)| g)
+        .sum()
 }
 
 /// The weight a first-level cgroup needs for `guarantee_cpus` of `nr_cpus` when the other active

@@ -175,8 +175,8 @@ impl<'obj> Scheduler<'obj> {
         Ok(())
     }
 
-    /// Writes a first-level cgroup's deadlines through the BPF side (both 0: fair again). The
-    /// container starts a new bucket.
+    /// Writes a cgroup's deadlines through the BPF side (both 0: fair again). The container starts
+    /// a new bucket; a nested cgroup becomes a container (with a queue of its own).
     fn set_deadlines(&self, cgid: u64, rr_ns: u64, wakeup_ns: u64, budget_rate: u64) -> Result<()> {
         let mut args = bpf_intf::fdl_params_args {
             cgid,
@@ -190,10 +190,14 @@ impl<'obj> Scheduler<'obj> {
         match args.ret {
             0 => Ok(()),
             r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
-            r if r == -libc::EINVAL => bail!("cgroup {cgid} is not a first-level cgroup"),
+            r if r == -libc::EINVAL => bail!("the root cgroup cannot have deadlines"),
+            r if r == -libc::EEXIST => bail!(
+                "it is inside a cgroup that has deadlines: a deadline cgroup's whole subtree is one \
+                 deadline container"
+            ),
             r if r == -libc::ENOSPC => bail!(
-                "it has no queue of its own: at most {} first-level cgroups get one, and the \
-                 others were created first",
+                "it has no queue of its own: at most {} cgroups get one (every first-level cgroup, \
+                 and nested ones with deadlines), and the others were first",
                 bpf_intf::fdl_consts_FDL_MAX_CONTAINERS
             ),
             r => bail!("fdl_set_params failed ({r})"),
@@ -236,9 +240,9 @@ impl<'obj> Scheduler<'obj> {
         let (granted, factor) = guarantee::grant(&self.guarantees, &self.cgroup_root, self.nr_cpus, self.fair_floor);
         if factor < 1.0 {
             warn!(
-                "the first-level guarantees ask {:.2} CPUs; {:.2} CPUs can be guaranteed ({} CPUs less fair work's floor \
+                "the guarantees ask {:.2} CPUs; {:.2} CPUs can be guaranteed ({} CPUs less fair work's floor \
                  of {:.0} %): every guarantee is granted {:.0} % of what it asks (see scx_fdl list)",
-                self.guarantees.iter().filter(|(p, _)| p.parent() == Some(self.cgroup_root.as_path())).map(|(_, g)| g).sum::<f64>(),
+                guarantee::machine_sum(&self.guarantees, &self.cgroup_root),
                 self.nr_cpus * (1.0 - self.fair_floor),
                 self.nr_cpus,
                 self.fair_floor * 100.0,
@@ -497,14 +501,14 @@ impl<'obj> Scheduler<'obj> {
                     bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
                 }
                 let new = config::apply_set(&self.config, &self.cgroup_root, &cgroup, &assign)?;
-                let (path, _) = config::resolve_path(&self.cgroup_root, &cgroup)?;
+                let path = config::resolve_path(&self.cgroup_root, &cgroup)?;
                 self.apply_config(new);
                 let message = format!("{}: set {}", path.display(), assign.join(" "));
                 info!("control: {message}");
                 (vec![path], Some(message))
             }
             Request::Get { cgroup } => {
-                let (path, _) = config::resolve_path(&self.cgroup_root, &cgroup)?;
+                let path = config::resolve_path(&self.cgroup_root, &cgroup)?;
                 if !path.exists() && !self.expanded.iter().any(|e| e.path == path) {
                     bail!("cgroup {}: no such cgroup", path.display());
                 }

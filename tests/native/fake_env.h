@@ -8,6 +8,7 @@
 #ifndef __FDL_FAKE_ENV_H
 #define __FDL_FAKE_ENV_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -254,6 +255,11 @@ static inline void env_arm_hold(u64 delay_ns)
 static inline void env_kick_self(void)
 {
 	env.idle_kicks[env.cur_cpu]++;
+}
+
+static inline s32 env_create_dsq(u64 id)
+{
+	return fake_dsq(id) ? 0 : -12;	/* -ENOMEM */
 }
 
 /* Remove the task at position i of a queue. */

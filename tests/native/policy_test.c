@@ -1301,6 +1301,81 @@ static void test_fair_share_protected_from_overcommitted_guarantees(void)
 }
 
 /*
+ * A Kubernetes-shaped tree on 2 CPUs: kubepods (10) / burstable (11) / pod A (12) / its container
+ * (13), with a probe (two workers, 1 ms every 20 ms), beside pod B (14) of ten hackbench-like
+ * wakers, and a fair first-level cgroup (20) of two hogs. with_dl: pod A gets deadlines (4 ms,
+ * wakeup 2 ms) after 100 ms, when its tasks already run (their container, cached, was kubepods).
+ * Returns the probe's p99 lateness; *fair_ms what cgroup 20 ran.
+ */
+static u64 nested_run(bool with_dl, u64 *fair_ms)
+{
+	u64 p99;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_child(11, 10, 100);
+	add_child(12, 11, 100);
+	add_child(13, 12, 100);
+	add_child(14, 11, 100);
+	add_cgroup(20, 100, 0, 0);
+	probe_pair(0, 13, 1 * MS, 20 * MS);
+	wakers(2, 14);
+	for (int i = 12; i < 14; i++)
+		wake(new_task(i, 20));
+	run_for(100 * MS);
+	if (with_dl) {
+		struct fdl_cgroup *top;
+		struct fdl_entity *e;
+		int ret = fdl_cgroup_set_deadlines(12, 4 * MS, 2 * MS, 0);
+
+		CHECK("deadlines on a cgroup three levels down are taken", ret == 0, "%d", ret);
+		CHECK("it becomes a container with a queue", env.cg[12].has_dsq, "no queue");
+		CHECK("its subtree's tasks queue there and run under its deadline",
+		      fdl_task_queue(&tasks[0].t, &top, &e) == 12 && e == &env.cg[12].ent,
+		      "queue %llu", (unsigned long long)fdl_task_queue(&tasks[0].t, &top, &e));
+		ret = fdl_cgroup_set_deadlines(13, 4 * MS, 0, 0);
+		CHECK("no deadline cgroup inside another", ret == -EEXIST, "%d", ret);
+		ret = fdl_cgroup_set_deadlines(FDL_ROOT_CGID, 4 * MS, 0, 0);
+		CHECK("none on the root", ret == -EINVAL, "%d", ret);
+	}
+	for (int i = 0; i < 2; i++)
+		tasks[i].nr_lates = 0;
+	run_for(4000 * MS);
+	*fair_ms = ran(12, 2) / MS;
+	p99 = pct_late(0, 2, 99);
+	if (with_dl) {
+		/* Deadlines removed: a fair container from then on, its queue still served. */
+		u64 before = ran(0, 2);
+		int ret = fdl_cgroup_set_deadlines(12, 0, 0, 0);
+
+		run_for(1000 * MS);
+		CHECK("deadlines removed: its work still runs, fair (about 0.1 CPU)",
+		      ret == 0 && env.cg[12].has_dsq && ran(0, 2) - before >= 80 * MS, "%d, %llu ms",
+		      ret, (ran(0, 2) - before) / MS);
+	}
+	return p99;
+}
+
+/*
+ * A nested deadline cgroup (a Kubernetes pod) keeps its deadline against its siblings and against
+ * the rest of the machine, at the bandwidth its ancestors' shares give it: its probe's p99
+ * lateness is at most half of the same probe's without parameters, and its deadline work comes
+ * out of its first-level ancestor's fair share, not the other first-level cgroup's.
+ */
+static void test_nested_deadline_container(void)
+{
+	u64 fair_dl, fair_fair, dl = nested_run(true, &fair_dl), plain = nested_run(false, &fair_fair);
+
+	printf("nested deadline (pod 3 levels down, beside a pod of wakers): p99 lateness %llu us, "
+	       "without parameters %llu us; fair first-level cgroup ran %llu / %llu ms of 8000\n",
+	       dl / US, plain / US, fair_dl, fair_fair);
+	CHECK("the pod's p99 lateness at most half of the same probe's without parameters",
+	      dl * 2 <= plain, "%llu us vs %llu us", dl / US, plain / US);
+	CHECK("the other first-level cgroup keeps its half of the machine (-10 %)", fair_dl >= 3600,
+	      "%llu ms", fair_dl);
+}
+
+/*
  * Tasks that were queued before their cgroup ran out of quota: the dispatcher passes them to the
  * hold queue and still finds the work of another queue, however many queues held only such tasks.
  */
@@ -1364,6 +1439,7 @@ int main(void)
 	test_burst_carries_unused_quota();
 	test_lifted_limit_releases_at_once();
 	test_throttled_queues_are_passed();
+	test_nested_deadline_container();
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
 	test_within_guarantee_ahead_of_fair_work();

@@ -31,16 +31,56 @@ static __always_inline s64 fdl_fair_order_wsum(void)
 }
 
 /*
- * A first-level cgroup's share in the fair order (fixed point), among the fair order's weights
- * (wsum, fdl_fair_order_wsum()): a deadline container stands there at its cpu.weight (its boost
- * buys deadline bandwidth, not a larger fair share), any other at its effective weight. Counting
- * the boosts in the sum would make every share a sliver and cgroup virtual time race ahead, into
- * the starvation window, where the order between cgroups is lost.
+ * The share of the machine (fixed point, FDL_SHARE_ONE = all CPUs) of a member of weight `weight`
+ * in cgroup cgid: its weight among the cgroup's runnable members, scaled by each ancestor's part
+ * of its parent, up to the root.
+ */
+FDL_GLOBAL u64 fdl_member_share(u64 cgid, u32 weight)
+{
+	struct fdl_cgroup *cg, *parent;
+	u64 share = FDL_SHARE_ONE;
+	u32 levels[FDL_MAX_DEPTH + 1];
+	s64 sums[FDL_MAX_DEPTH + 1];
+	int i, n = 0;
+
+	cg = env_cgroup(cgid);
+	if (!cg)
+		return FDL_SHARE_ONE / (tun.nr_cpus ?: 1);
+
+	/* Walk up collecting (weight, sum of the parent's members), then apply from the root down. */
+	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
+		levels[i] = weight;
+		sums[i] = cg->wsum;
+		n = i + 1;
+		if (!cg->parent_cgid)
+			break;
+		weight = cg->contrib ?: cg->weight;
+		parent = env_cgroup(cg->parent_cgid);
+		if (!parent)
+			break;
+		cg = parent;
+	}
+	for (i = FDL_MAX_DEPTH; i >= 0; i--) {
+		if (i < n)
+			share = fdl_share_of(share, levels[i], sums[i]);
+	}
+	return share;
+}
+
+/*
+ * A container's share in the fair order (fixed point): a deadline container stands there at its
+ * cpu.weight (its boost buys deadline bandwidth, not a larger fair share), any other at its
+ * effective weight. A first-level one's is that weight among the fair order's weights (wsum,
+ * fdl_fair_order_wsum()): counting the boosts in the sum would make every share a sliver and
+ * cgroup virtual time race ahead, into the starvation window, where the order between cgroups is
+ * lost. A nested one's is its share of the machine through its ancestors (fdl_member_share).
  */
 static __always_inline u64 fdl_cgroup_fair_share(struct fdl_cgroup *top, s64 wsum)
 {
 	u32 w = top->ent.deadline_rr_ns ? top->cpu_weight : (top->contrib ?: top->weight);
 
+	if (top->level > 1)
+		return fdl_member_share(top->parent_cgid, w ?: 1);
 	return fdl_share_of(FDL_SHARE_ONE, w ?: 1, wsum);
 }
 
@@ -57,8 +97,8 @@ static __always_inline void fdl_cgroup_wake(u64 *cvtime, u64 share)
 /*
  * Add dw to the wsum of cgroup cgid and dn to its count of active members. A cgroup that thereby
  * becomes active starts contributing its weight to its parent (an inactive one stops), and so on
- * up the tree. A first-level cgroup that becomes active wakes in the fair order; a deadline
- * container also starts a new bucket.
+ * up the tree. A container (or first-level cgroup) that becomes active wakes in the fair order;
+ * a deadline container also starts a new bucket.
  */
 FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 {
@@ -75,7 +115,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 		old = __sync_fetch_and_add(&cg->nr_active, dn);
 		if ((dn > 0 && old != 0) || (dn < 0 && old != 1))
 			return 0;	/* activity unchanged: the parent is unaffected */
-		if (dn > 0 && cg->level == 1) {
+		if (dn > 0 && (cg->level == 1 || cg->has_dsq)) {
 			if (cg->ent.deadline_rr_ns)
 				fdl_entity_wake(&cg->ent, vdt);
 			fdl_cgroup_wake(&cg->cvtime,
@@ -114,43 +154,6 @@ static __always_inline u64 fdl_task_cgid(struct fdl_task *t)
 	return t->acct_cgid ?: t->cgid;
 }
 
-/*
- * The share of the machine (fixed point, FDL_SHARE_ONE = all CPUs) of a member of weight `weight`
- * in cgroup cgid: its weight among the cgroup's runnable members, scaled by each ancestor's part
- * of its parent, up to the root.
- */
-FDL_GLOBAL u64 fdl_member_share(u64 cgid, u32 weight)
-{
-	struct fdl_cgroup *cg, *parent;
-	u64 share = FDL_SHARE_ONE;
-	u32 levels[FDL_MAX_DEPTH + 1];
-	s64 sums[FDL_MAX_DEPTH + 1];
-	int i, n = 0;
-
-	cg = env_cgroup(cgid);
-	if (!cg)
-		return FDL_SHARE_ONE / (tun.nr_cpus ?: 1);
-
-	/* Walk up collecting (weight, sum of the parent's members), then apply from the root down. */
-	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
-		levels[i] = weight;
-		sums[i] = cg->wsum;
-		n = i + 1;
-		if (!cg->parent_cgid)
-			break;
-		weight = cg->contrib ?: cg->weight;
-		parent = env_cgroup(cg->parent_cgid);
-		if (!parent)
-			break;
-		cg = parent;
-	}
-	for (i = FDL_MAX_DEPTH; i >= 0; i--) {
-		if (i < n)
-			share = fdl_share_of(share, levels[i], sums[i]);
-	}
-	return share;
-}
-
 /* The task's share of the machine. */
 static __always_inline u64 fdl_task_share(struct fdl_task *t)
 {
@@ -158,28 +161,67 @@ static __always_inline u64 fdl_task_share(struct fdl_task *t)
 }
 
 /*
- * The queue a task belongs to now: its first-level cgroup's (DSQ id = that cgroup's id; *top is
- * the cgroup), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
- * entity its work runs under: the cgroup's if it is a deadline container, else the fair container
- * (a deadline container's task too while it runs by the fair order: t->via_fair).
+ * The container of cgroup cgid, looked up (fdl_container_of): the cgroup itself or its nearest
+ * ancestor with a queue; 0 if none has one (the root's queue). Cached in the cgroup's record with
+ * the generation it was found at. The generation is read before the queues are: a cgroup that
+ * becomes a container meanwhile (queue first, then the generation) makes the cache stale at once.
+ */
+FDL_GLOBAL u64 fdl_container_walk(u64 cgid)
+{
+	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
+	u64 gen = fdl.cont_gen, id = cgid, found = 0;
+	int i;
+
+	if (!cg)
+		return 0;
+	env_mb();
+	c = cg;
+	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
+		if (c->has_dsq) {
+			found = id;
+			break;
+		}
+		id = c->parent_cgid;
+		if (!id || !(c = env_cgroup(id)))
+			break;
+	}
+	cg->cont_cgid = found;
+	env_mb();
+	cg->cont_gen = gen + 1;
+	return found;
+}
+
+static __always_inline u64 fdl_container_of(u64 cgid, struct fdl_cgroup *cg)
+{
+	return cg->cont_gen == fdl.cont_gen + 1 ? cg->cont_cgid : fdl_container_walk(cgid);
+}
+
+/*
+ * The queue a task belongs to now: its container's (DSQ id = that cgroup's id; *top is the
+ * container), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
+ * entity its work runs under: the container's if it is a deadline container, else the fair
+ * container (a deadline container's task too while it runs by the fair order: t->via_fair).
  */
 static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
 					  struct fdl_entity **dl)
 {
-	u64 cgid = fdl_task_cgid(t);
+	u64 cgid = fdl_task_cgid(t), q;
 	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
 
 	*top = NULL;
 	*dl = &fdl.fair;
-	if (!cg || !cg->top_cgid)
+	if (!cg)
 		return FDL_DSQ_FAIR;
-	c = cg->top_cgid == cgid ? cg : env_cgroup(cg->top_cgid);
+	q = fdl_container_of(cgid, cg);
+	if (!q)
+		return FDL_DSQ_FAIR;
+	c = q == cgid ? cg : env_cgroup(q);
 	if (!c || !c->has_dsq)
 		return FDL_DSQ_FAIR;
 	*top = c;
 	if (c->ent.deadline_rr_ns && !t->via_fair)
 		*dl = &c->ent;
-	return cg->top_cgid;
+	return q;
 }
 
 /* The clock of a queue's task vtimes: its cgroup's, or the root queue's. */
@@ -194,19 +236,79 @@ static __always_inline u64 fdl_entity_id(struct fdl_entity *dl, u64 queue)
 	return dl == &fdl.fair ? FDL_DSQ_FAIR : queue;
 }
 
-/* A first-level cgroup's share of the machine (fixed point): its weight's part of the root. */
+/*
+ * A container's share of the machine (fixed point): a first-level one's weight's part of the
+ * root; a nested one's share through its ancestors.
+ */
 static __always_inline u64 fdl_cgroup_share(struct fdl_cgroup *top)
 {
+	if (top->level > 1)
+		return fdl_member_share(top->parent_cgid, top->contrib ?: top->weight);
 	return fdl_share_of(FDL_SHARE_ONE, top->contrib ?: top->weight, fdl_root_wsum());
 }
 
-/* A deadline entity's bandwidth in CPUs (fixed point): a container's weight's part of the root. */
+/*
+ * A deadline entity's bandwidth in CPUs (fixed point): a container's share of the machine, or its
+ * guarantee as the guarantees are scaled now if that is more (a nested container's share is only
+ * what its ancestors leave it; its guarantee is a promise of the machine).
+ */
 static __always_inline u64 fdl_entity_bw(struct fdl_cgroup *top, struct fdl_entity *dl)
 {
 	if (top && dl != &fdl.fair)
-		return fdl_bandwidth_cpus(fdl_cgroup_share(top), tun.nr_cpus);
+		return fdl_max(fdl_bandwidth_cpus(fdl_cgroup_share(top), tun.nr_cpus),
+			       fdl_budget_scaled(dl->budget_rate, fdl.budget_scale));
 	return fdl_fair_bw(fdl_root_wsum(), fdl.dl_wsum, fdl.dl_unboosted_wsum,
 			   tun.fair_floor_permille, tun.nr_cpus);
+}
+
+/*
+ * The control plane sets a cgroup's deadlines (both 0: none) and guarantee budget rate. Deadlines
+ * make a cgroup a deadline container at any depth: a first-level cgroup has its queue already; a
+ * nested one gets one now and stays a container (a fair one once its deadlines are removed) until
+ * it goes, so that no task is ever left in a queue the dispatcher no longer scans. It then stands
+ * in the fair order at its share through its ancestors, its work also moving its first-level
+ * ancestor on there, and its deadline bandwidth is that share (or its guarantee). A deadline
+ * cgroup cannot sit inside another: its tasks belong to one container. Returns 0 or -errno
+ * (struct fdl_params_args). The container starts a new bucket at its next look (ent.fresh).
+ */
+static __always_inline int fdl_cgroup_set_deadlines(u64 cgid, u64 rr_ns, u64 wakeup_ns, u64 rate)
+{
+	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
+	u64 id, now = env_now();
+	int i;
+
+	if (!cg)
+		return -ENOENT;
+	if (!cg->level)
+		return -EINVAL;
+	if (rr_ns && cg->level > 1) {
+		c = cg;
+		fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
+			id = c->parent_cgid;
+			if (!id || !(c = env_cgroup(id)))
+				break;
+			if (c->ent.deadline_rr_ns)
+				return -EEXIST;
+		}
+		if (!cg->has_dsq) {
+			if (fdl_slot_add(cgid) < 0)
+				return -ENOSPC;
+			if (env_create_dsq(cgid)) {
+				fdl_slot_del(cgid);
+				return -ENOSPC;
+			}
+			/* Already active (no wake to come): it joins the fair order at its clock. */
+			cg->cvtime = fdl.cvtime_now;
+			cg->has_dsq = 1;
+			env_mb();
+			__sync_fetch_and_add(&fdl.cont_gen, 1);
+		}
+	}
+	if (rr_ns && !cg->has_dsq)
+		return -ENOSPC;
+	fdl_entity_set_budget(&cg->ent, rr_ns ? rate : 0, now);
+	fdl_entity_set_params(&cg->ent, rr_ns, wakeup_ns, fdl_vdt(now));
+	return 0;
 }
 
 #endif /* __FDL_POLICY_CGROUP_H */

@@ -34,7 +34,7 @@ static __always_inline void fdl_count_dispatch(u32 path)
 static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 {
 	u64 now = env_now(), delta = now - t->started_at, queue, bw, share;
-	struct fdl_cgroup *cg, *top;
+	struct fdl_cgroup *cg, *top, *first;
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
 
@@ -50,10 +50,17 @@ static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 	 * All work moves its cgroup on in cgroup virtual time, a deadline container's too, however
 	 * it got the CPU: the fair order then serves that container only up to its fair share.
 	 */
-	if (top)
+	if (top) {
 		__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta,
 						fdl_cgroup_fair_share(top, fdl_fair_order_wsum())));
-	else
+		/*
+		 * A nested container's work is its first-level ancestor's too: that ancestor's own
+		 * queue is served in the fair order only for what the subtree has not used.
+		 */
+		if (top->level > 1 && (first = env_cgroup(top->top_cgid)) && first->has_dsq)
+			__sync_fetch_and_add(&first->cvtime, fdl_vtime_delta(delta,
+						fdl_cgroup_fair_share(first, fdl_fair_order_wsum())));
+	} else
 		__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
 	/*
 	 * Taken by the fair order, a deadline container's work fills both buckets: the fair
@@ -336,7 +343,7 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 cv
 }
 
 /*
- * Scan the first-level queues into this CPU's fdl_scan: deadline containers with work are
+ * Scan the containers' queues into this CPU's fdl_scan: deadline containers with work are
  * candidates at their deadline; of all queues with work, deadline containers' included, the one
  * with the least cgroup virtual time stands for the fair container at its deadline. So a deadline
  * container is served by its deadline or, while it has used less than its fair share, by the fair
@@ -350,7 +357,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	struct fdl_entity *e;
 	u32 i, n = fdl.nr_slots;
 	u64 cgid, fair_cpus, scale;
-	s64 root_wsum;
+	s64 root_wsum, w;
 
 	if (!sc)
 		return -1;
@@ -368,8 +375,15 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			continue;
 		e = &cg->ent;
 		if (e->deadline_rr_ns && cg->contrib > 0) {
-			sc->dl_wsum += cg->contrib;
-			sc->dl_unboosted_wsum += cg->cpu_weight;
+			if (cg->level > 1) {
+				/* Nested: the root weight its share stands for (its boost is within its parent). */
+				w = (s64)((fdl_cgroup_share(cg) * (u64)fdl_root_wsum()) >> FDL_SHARE_SHIFT);
+				sc->dl_wsum += w;
+				sc->dl_unboosted_wsum += w;
+			} else {
+				sc->dl_wsum += cg->contrib;
+				sc->dl_unboosted_wsum += cg->cpu_weight;
+			}
 			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
 			sc->rate_sum += e->budget_rate;
 		}

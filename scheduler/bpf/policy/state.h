@@ -42,7 +42,12 @@ struct fdl_state {
 	 * ask more than fair work's protected bandwidth leaves. From the dispatcher's last scan.
 	 */
 	u64 budget_scale;
-	/* First-level cgroups with a queue (DSQ id = cgroup id), for the dispatcher; 0: a free slot. */
+	/*
+	 * Bumped whenever a nested cgroup becomes a container: every cgroup's cached container
+	 * (cont_cgid) is then looked up again.
+	 */
+	u64 cont_gen;
+	/* The containers (cgroups with a queue, DSQ id = cgroup id), for the dispatcher; 0: free. */
 	u64 containers[FDL_MAX_CONTAINERS];
 	u32 nr_slots;		/* slots in use or used before: the scan's bound */
 	u32 __pad;
