@@ -1379,6 +1379,70 @@ static void test_nested_deadline_container(void)
 }
 
 /*
+ * A guarantee three levels down: kubepods (10) / burstable (11) / pods 12 and 14 of two hogs each,
+ * beside three first-level cgroups of one hog each (all weight 100: pod 12's share is 0.25 CPU).
+ * Pod 12 gets deadlines and a guarantee of 1 CPU, then loses its deadlines and keeps the
+ * guarantee: it keeps running (it starved in the VM).
+ */
+static void test_nested_guarantee_without_deadlines_runs(void)
+{
+	u64 before, got;
+	int ret;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_child(11, 10, 100);
+	add_child(12, 11, 100);
+	add_child(14, 11, 100);
+	add_cgroup(20, 100, 0, 0);
+	add_cgroup(21, 100, 0, 0);
+	add_cgroup(22, 100, 0, 0);
+	for (int i = 0; i < 2; i++) {
+		wake(new_task(i, 12));
+		wake(new_task(2 + i, 14));
+	}
+	for (int i = 0; i < 3; i++)
+		wake(new_task(4 + i, 20 + i));
+	run_for(1000 * MS);
+	ret = fdl_cgroup_set_deadlines(12, 10 * MS, 0, FDL_SHARE_ONE);
+	before = ran(0, 2);
+	run_for(2000 * MS);
+	got = ran(0, 2) - before;
+	printf("nested guarantee: pod with deadlines and 1 CPU guaranteed %llu ms of 4000\n", got / MS);
+	ret |= fdl_cgroup_set_deadlines(12, 0, 0, 0);
+	before = ran(0, 2);
+	run_for(2000 * MS);
+	got = ran(0, 2) - before;
+	printf("nested guarantee: the same pod without deadlines %llu ms of 4000\n", got / MS);
+	CHECK("a nested container whose deadlines are removed keeps its share (0.25 CPU, -20 %)",
+	      ret == 0 && got >= 400 * MS, "%d, %llu ms", ret, got / MS);
+}
+
+/*
+ * The starvation bound of the fair order: a fair cgroup whose cgroup virtual time ran far ahead
+ * (40 s of it; a boosted nested container's did) beside three busy fair cgroups runs again within
+ * the window. While the window's edge moved with the fair clock, it never ran again.
+ */
+static void test_cgroup_far_ahead_runs_within_the_window(void)
+{
+	u64 got;
+
+	reset(2);
+	for (int c = 0; c < 4; c++)
+		add_cgroup(10 + c, 100, 0, 0);
+	for (int c = 0; c < 4; c++)
+		wake(new_task(c, 10 + c));
+	run_for(500 * MS);
+	env.cg[10].cvtime = fdl.cvtime_now + 40000 * MS;
+	got = ran(0, 1);
+	run_for(4000 * MS);
+	got = ran(0, 1) - got;
+	printf("fair cgroup 40 s ahead in cgroup virtual time: ran %llu ms in the next 4 s\n", got / MS);
+	CHECK("a cgroup far ahead runs again within the starvation window (1 s x 2 CPUs)", got >= 500 * MS,
+	      "%llu ms", got / MS);
+}
+
+/*
  * Tasks that were queued before their cgroup ran out of quota: the dispatcher passes them to the
  * hold queue and still finds the work of another queue, however many queues held only such tasks.
  */
@@ -1443,6 +1507,8 @@ int main(void)
 	test_lifted_limit_releases_at_once();
 	test_throttled_queues_are_passed();
 	test_nested_deadline_container();
+	test_nested_guarantee_without_deadlines_runs();
+	test_cgroup_far_ahead_runs_within_the_window();
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
 	test_within_guarantee_ahead_of_fair_work();

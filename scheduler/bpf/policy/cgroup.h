@@ -78,10 +78,24 @@ FDL_GLOBAL u64 fdl_member_share(u64 cgid, u32 weight)
 static __always_inline u64 fdl_cgroup_fair_share(struct fdl_cgroup *top, s64 wsum)
 {
 	u32 w = top->ent.deadline_rr_ns ? top->cpu_weight : (top->contrib ?: top->weight);
+	struct fdl_cgroup *parent;
+	u64 pshare;
 
-	if (top->level > 1)
-		return fdl_member_share(top->parent_cgid, w ?: 1);
-	return fdl_share_of(FDL_SHARE_ONE, w ?: 1, wsum);
+	if (top->level <= 1)
+		return fdl_share_of(FDL_SHARE_ONE, w ?: 1, wsum);
+	/*
+	 * Nested, with deadlines and active: at its cpu.weight among its siblings, its boost taken
+	 * out of its parent's sum too (with the boost in the sum, the share was a sliver and its
+	 * cgroup virtual time ran tens of seconds ahead).
+	 */
+	parent = env_cgroup(top->parent_cgid);
+	if (top->ent.deadline_rr_ns && top->contrib > 0 && parent && parent->wsum > top->contrib) {
+		pshare = parent->level ? fdl_member_share(parent->parent_cgid,
+							  parent->contrib ?: parent->weight)
+				       : FDL_SHARE_ONE;
+		return fdl_share_of(pshare, w ?: 1, parent->wsum - top->contrib + (w ?: 1));
+	}
+	return fdl_member_share(top->parent_cgid, w ?: 1);
 }
 
 /*

@@ -330,11 +330,20 @@ static __always_inline u64 fdl_fair_key(u64 cvtime)
 	return fdl_vtime_cap(cvtime, fdl.cvtime_now, tun.starvation_ns * (tun.nr_cpus ?: 1));
 }
 
-/* Offer the scan a fair queue with its cgroup virtual time. */
-static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 cvtime)
+/*
+ * Offer the scan a fair queue with its cgroup virtual time *cvtime. A cgroup virtual time beyond
+ * the starvation window is brought back to its edge, where it stays: the fair clock is the least
+ * cgroup virtual time with work, so a key capped afresh at every scan (clock + window) moved with
+ * the clock, stayed ahead of every cgroup served, and its queue was never served (seen: a pod
+ * whose cgroup virtual time had run 38 s ahead stalled until the watchdog ejected scx_fdl). At a
+ * fixed edge, the others pass it within the window.
+ */
+static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *cvtime)
 {
-	u64 key = fdl_fair_key(cvtime);
+	u64 cv = *cvtime, key = fdl_fair_key(cv);
 
+	if (key != cv)
+		__sync_val_compare_and_swap(cvtime, cv, key);
 	if (!sc->fair_found || fdl_time_before(key, sc->fair_key)) {
 		sc->fair_found = 1;
 		sc->fair_q = q;
@@ -391,7 +400,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			continue;
 		if (e->deadline_rr_ns)
 			fdl_consider(sc, cgid, 0, fdl_entity_order(e, now, vdt));
-		fdl_consider_fair(sc, cgid, cg->cvtime);
+		fdl_consider_fair(sc, cgid, &cg->cvtime);
 	}
 	if (fdl.dl_wsum != sc->dl_wsum)
 		fdl.dl_wsum = sc->dl_wsum;
@@ -414,7 +423,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	if (fdl.budget_scale != scale)
 		fdl.budget_scale = scale;
 	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
-		fdl_consider_fair(sc, FDL_DSQ_FAIR, fdl.root_cvtime);
+		fdl_consider_fair(sc, FDL_DSQ_FAIR, &fdl.root_cvtime);
 	if (sc->fair_found) {
 		/* The fair clock follows the least cgroup virtual time with work, never back. */
 		if (fdl_time_before(fdl.cvtime_now, sc->fair_key))
