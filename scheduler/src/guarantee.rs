@@ -1,6 +1,6 @@
 //! The guaranteed_shares control loop: bandwidth guarantees enforced through effective weights.
 //!
-//! Guarantees are first made feasible ([`grant`]): where the first-level guarantees ask more than
+//! Guarantees are first made feasible ([`grant`]): where the machine's guarantees ask more than
 //! the machine can give after fair work's floor, each is scaled down in proportion. As in the FDL
 //! design, every period a cgroup with a guarantee has its CPU use and its waiting measured and
 //! averaged (EMA, weight 10/1024 per 10 ms). If it uses less than its granted guarantee and it is

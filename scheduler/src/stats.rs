@@ -316,7 +316,7 @@ fn describe() {
         ("scx_fdl_cgroup_effective_weight", Count, "Weight in use: cpu.weight or the guarantee loop's boost"),
         ("scx_fdl_cgroup_deadline_rr_seconds", Seconds, "Configured deadline_rr"),
         ("scx_fdl_cgroup_deadline_wakeup_seconds", Seconds, "Configured deadline_wakeup"),
-        ("scx_fdl_cgroup_guaranteed_shares", Count, "Configured guaranteed_shares (1024 = one CPU at the first level)"),
+        ("scx_fdl_cgroup_guaranteed_shares", Count, "Configured guaranteed_shares (1024 = one CPU where the parent has no guarantee)"),
         ("scx_fdl_cgroup_guarantee_cpus", Count, "The guarantee in CPUs"),
         ("scx_fdl_cgroup_guarantee_granted_cpus", Count, "The guarantee as granted, in CPUs: scaled down when the guarantees ask more than the machine"),
         ("scx_fdl_cgroup_guarantee_usage_cpus", Count, "Guaranteed cgroups: CPU use averaged by the control loop (about 1 s)"),
