@@ -51,8 +51,7 @@ else
     echo "$problems" | head -20
 fi
 
-stop_scx
-[ "$SCX_RC" = 0 ] && pass "SIGTERM: scx_fdl exited 0" || fail "SIGTERM: scx_fdl exited 0 (got $SCX_RC)"
+check_clean_exit
 [ "$(scx_state)" = disabled ] && pass "state back to disabled" || fail "state back to disabled (got $(scx_state))"
 grep -q 'EXIT: ' "$SCX_LOG" && pass "exit reason printed: $(grep 'EXIT: ' "$SCX_LOG" | head -1)" ||
     fail "exit reason printed"

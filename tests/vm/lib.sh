@@ -56,6 +56,21 @@ start_sched() {
     esac
 }
 
+# check_clean_exit: stop scx_fdl with SIGTERM; it must exit 0.
+check_clean_exit() {
+    stop_scx
+    [ "$SCX_RC" = 0 ] && pass "SIGTERM: scx_fdl exited 0" || fail "SIGTERM: scx_fdl exited 0 (got $SCX_RC)"
+}
+
+# finish_scx: the end of a scenario that ran scx_fdl under load: still attached, dmesg clean, the
+# load killed, and a clean exit.
+finish_scx() {
+    check_attached
+    check_dmesg_clean
+    kill_all
+    check_clean_exit
+}
+
 # check_attached: scx_fdl is still running and the kernel still has it enabled.
 check_attached() {
     kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||

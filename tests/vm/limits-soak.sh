@@ -63,9 +63,5 @@ done
 check "every hog ran: the least-served got $((least / 1000000)) ms (at least 100)" \
     "${least:-0} >= 100000000"
 scx_fdl list > /dev/null && pass "scx_fdl answers its socket" || fail "scx_fdl answers its socket"
-check_attached
-check_dmesg_clean
-kill_all
-stop_scx
-[ "$SCX_RC" = 0 ] && pass "SIGTERM: scx_fdl exited 0" || fail "SIGTERM: scx_fdl exited 0 (got $SCX_RC)"
+finish_scx
 exit $FAILED

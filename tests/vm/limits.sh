@@ -122,9 +122,5 @@ grep -q "cpu.max NOT enforced for /sys/fs/cgroup/$d (cpu.max 10000 100000" "$SCX
     pass "a limit 18 levels down, which scx_fdl does not track, is reported as not enforced" ||
     fail "a limit 18 levels down, which scx_fdl does not track, is reported as not enforced"
 
-check_attached
-check_dmesg_clean
-kill_all
-stop_scx
-[ "$SCX_RC" = 0 ] && pass "SIGTERM: scx_fdl exited 0" || fail "SIGTERM: scx_fdl exited 0 (got $SCX_RC)"
+finish_scx
 exit $FAILED

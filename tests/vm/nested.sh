@@ -89,9 +89,5 @@ after=$(scx_json_field "$PLAIN" nr_picks)
 check "scx_fdl set at run time makes a nested pod a deadline container: its starts counted ($before -> $after)" \
     "${after:-0} > ${before:-0} + 50"
 
-check_attached
-check_dmesg_clean
-kill_all
-stop_scx
-[ "$SCX_RC" = 0 ] && pass "SIGTERM: scx_fdl exited 0" || fail "SIGTERM: scx_fdl exited 0 (got $SCX_RC)"
+finish_scx
 exit $FAILED
