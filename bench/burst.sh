@@ -11,17 +11,6 @@
 # Needs ./setup.sh (kernel, QEMU) and a release build (scx_fdl, fdl-probe).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$root/.cache/bench/burst-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$out"
-rc=0
 # shellcheck disable=SC2086
-"$root/vm/run.sh" --timeout 1200 --log "$out/console.log" "$root/bench/guest/burst.sh" \
-    "${BURST_SECS:-12}" ${BURST_SHAPES:-35000:200000 60000:400000} || rc=$?
-{
-    echo "# bench/burst.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ), scx_fdl $(git -C "$root" rev-parse --short HEAD)"
-    grep -m1 '^\[vm\] booting' "$out/console.log" 2>/dev/null || true
-    grep -a 'FDL-BURST' "$out/console.log" | sed 's/^.*FDL-BURST /FDL-BURST /'
-} > "$out/report.txt"
-cat "$out/report.txt"
-echo "console: $out/console.log"
-exit $rc
+exec "$root/bench/guest-run.sh" burst FDL-BURST 1200 "${1:-$root/.cache/bench/burst-$(date +%Y%m%d-%H%M%S)}" \
+    "${BURST_SECS:-12}" ${BURST_SHAPES:-35000:200000 60000:400000}

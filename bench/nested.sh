@@ -11,17 +11,6 @@
 # Needs ./setup.sh (kernel, QEMU) and a release build (scx_fdl, fdl-probe).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$root/.cache/bench/nested-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$out"
-rc=0
 # shellcheck disable=SC2086
-"$root/vm/run.sh" --timeout 900 --log "$out/console.log" "$root/bench/guest/nested.sh" \
-    "${NESTED_SECS:-20}" ${NESTED_SHAPE:-1000 20000} || rc=$?
-{
-    echo "# bench/nested.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ), scx_fdl $(git -C "$root" rev-parse --short HEAD)"
-    grep -m1 '^\[vm\] booting' "$out/console.log" 2>/dev/null || true
-    grep -a 'FDL-NESTED' "$out/console.log" | sed 's/^.*FDL-NESTED /FDL-NESTED /'
-} > "$out/report.txt"
-cat "$out/report.txt"
-echo "console: $out/console.log"
-exit $rc
+exec "$root/bench/guest-run.sh" nested FDL-NESTED 900 "${1:-$root/.cache/bench/nested-$(date +%Y%m%d-%H%M%S)}" \
+    "${NESTED_SECS:-20}" ${NESTED_SHAPE:-1000 20000}
