@@ -1242,6 +1242,25 @@ static void test_burst_carries_unused_quota(void)
  * CPUs): the guarantees' budgets are scaled into what that leaves (1.33 CPUs, 0.67 each). With one
  * container alone beside fair work (0.95 fits into 2 - 1): its whole guarantee.
  */
+/*
+ * On 2 CPUs, a deadline container (2 ms) of three hogs guaranteed milli_cpus / 1000 CPUs beside a
+ * fair cgroup of three hogs at fair_weight, for 4 s: what each ran, into *a and *f.
+ */
+static void guarantee_beside_fair(u64 milli_cpus, u32 fair_weight, u64 *a, u64 *f)
+{
+	reset(2);
+	add_cgroup(10, 100, 2 * MS, 0);
+	add_cgroup(20, fair_weight, 0, 0);
+	grant(10, milli_cpus);
+	for (int i = 0; i < 3; i++) {
+		wake(new_task(i, 10));
+		wake(new_task(3 + i, 20));
+	}
+	run_for(4000 * MS);
+	*a = ran(0, 3);
+	*f = ran(3, 3);
+}
+
 static void test_fair_share_protected_from_overcommitted_guarantees(void)
 {
 	u64 a, b, f;
@@ -1268,33 +1287,13 @@ static void test_fair_share_protected_from_overcommitted_guarantees(void)
 	CHECK("the containers share the rest evenly (+-15 %)", a * 100 >= b * 85 && b * 100 >= a * 85,
 	      "%llu / %llu ms", a / MS, b / MS);
 
-	reset(2);
-	add_cgroup(10, 100, 2 * MS, 0);
-	add_cgroup(20, 100, 0, 0);
-	grant(10, 1400);
-	for (int i = 0; i < 3; i++) {
-		wake(new_task(i, 10));
-		wake(new_task(3 + i, 20));
-	}
-	run_for(4000 * MS);
-	a = ran(0, 3);
-	f = ran(3, 3);
+	guarantee_beside_fair(1400, 100, &a, &f);
 	printf("a guarantee of 1.4 CPUs beside fair work of the same weight: %llu ms, fair %llu ms of 8000\n",
 	       a / MS, f / MS);
 	CHECK("a guarantee above the fair share is capped where fair work keeps its share (1 CPU)",
 	      a >= 3600 * MS && a <= 4400 * MS && f >= 3600 * MS, "%llu / %llu ms", a / MS, f / MS);
 
-	reset(2);
-	add_cgroup(10, 100, 2 * MS, 0);
-	add_cgroup(20, 300, 0, 0);
-	grant(10, 1000);
-	for (int i = 0; i < 3; i++) {
-		wake(new_task(i, 10));
-		wake(new_task(3 + i, 20));
-	}
-	run_for(4000 * MS);
-	a = ran(0, 3);
-	f = ran(3, 3);
+	guarantee_beside_fair(1000, 300, &a, &f);
 	printf("a guarantee of 1 CPU beside fair work of 3x its weight: %llu ms, fair %llu ms of 8000\n",
 	       a / MS, f / MS);
 	CHECK("... fair work keeps 3/4 (1.5 CPUs, -10 %)", f >= 5400 * MS, "%llu ms", f / MS);
