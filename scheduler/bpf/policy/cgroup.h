@@ -84,12 +84,14 @@ static __always_inline u64 fdl_cgroup_fair_share(struct fdl_cgroup *top, s64 wsu
 	if (top->level <= 1)
 		return fdl_share_of(FDL_SHARE_ONE, w ?: 1, wsum);
 	/*
-	 * Nested, with deadlines and active: at its cpu.weight among its siblings, its boost taken
-	 * out of its parent's sum too (with the boost in the sum, the share was a sliver and its
-	 * cgroup virtual time ran tens of seconds ahead).
+	 * Nested and active: w among its siblings, its parent's share through the tree. Its
+	 * contribution to its parent's sum is replaced by w, so a deadline container's boost is left
+	 * out there too (with the boost in the sum, the share was a sliver and its cgroup virtual
+	 * time ran tens of seconds ahead); for any other, w is its contribution and this is
+	 * fdl_member_share(parent, w).
 	 */
 	parent = env_cgroup(top->parent_cgid);
-	if (top->ent.deadline_rr_ns && top->contrib > 0 && parent && parent->wsum > top->contrib) {
+	if (top->contrib > 0 && parent && parent->wsum > top->contrib) {
 		pshare = parent->level ? fdl_member_share(parent->parent_cgid,
 							  parent->contrib ?: parent->weight)
 				       : FDL_SHARE_ONE;
