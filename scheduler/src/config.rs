@@ -178,8 +178,8 @@ pub fn is_pattern(path: &Path) -> bool {
     path.to_str().is_some_and(|s| s.contains(['*', '?', '[']))
 }
 
-/// Resolves a configured path against the cgroup v2 mount. A cgroup that does not exist yet is fine: it picks its parameters up when created. A
-/// pattern must be a valid glob.
+/// Resolves a configured path against the cgroup v2 mount. A cgroup that does not exist yet is
+/// fine: it picks its parameters up when created. A pattern must be a valid glob.
 pub fn resolve_path(cgroup_root: &Path, name: &str) -> Result<PathBuf> {
     let rel = name.strip_prefix(cgroup_root.to_str().unwrap_or("")).unwrap_or(name);
     let rel = rel.trim_matches('/');
@@ -248,14 +248,10 @@ fn check_whole(entries: &[Entry], cgroup_root: &Path) -> std::result::Result<(),
     let by_path: HashMap<&Path, &Params> = entries.iter().map(|e| (e.path.as_path(), &e.params)).collect();
     for e in entries {
         let parent = e.path.parent().unwrap_or(cgroup_root);
-        let guaranteed_above = e
-            .path
-            .ancestors()
-            .skip(1)
-            .take_while(|a| *a != cgroup_root)
-            .find(|a| by_path.get(a).is_some_and(|p| p.guaranteed_shares > 0));
-        if let Some(above) = guaranteed_above.filter(|_| e.params.guaranteed_shares > 0) {
-            if !by_path.get(parent).is_some_and(|p| p.guaranteed_shares > 0) {
+        let guaranteed = |a: &Path| by_path.get(a).is_some_and(|p| p.guaranteed_shares > 0);
+        // A guarantee whose parent has none is the machine's: fine unless one stands further up.
+        if e.params.guaranteed_shares > 0 && !guaranteed(parent) {
+            if let Some(above) = e.path.ancestors().skip(1).take_while(|a| *a != cgroup_root).find(|a| guaranteed(a)) {
                 return Err((
                     e.path.clone(),
                     format!(

@@ -366,7 +366,7 @@ impl<'obj> Scheduler<'obj> {
         let unenforced: BTreeMap<PathBuf, limits::Limit> = limited
             .iter()
             .filter(|(p, _)| {
-                std::fs::metadata(p).is_ok_and(|m| !self.read_cgroup(m.ino()).is_some_and(|c| c.bw.quota_ns > 0))
+                std::fs::metadata(p).is_ok_and(|m| self.read_cgroup(m.ino()).is_none_or(|c| c.bw.quota_ns == 0))
             })
             .map(|(p, l)| (p.clone(), *l))
             .collect();
