@@ -68,7 +68,7 @@ set +e
 timeout -k 10 "$timeout" qemu-system-x86_64 \
     -accel tcg -cpu max -smp "$cpus" -m "${mem}M" \
     -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio.gz" \
-    -append "console=ttyS0 quiet loglevel=4 panic=-1" \
+    -append "console=ttyS0 quiet loglevel=4 panic=-1 ${FDL_KERNEL_ARGS:-}" \
     -nodefaults -display none -serial stdio -no-reboot < /dev/null |
     stdbuf -oL tr -d '\r' | tee "$logfile"
 qemu_rc=${PIPESTATUS[0]}

@@ -205,6 +205,8 @@ struct fdl_cpu_stats {
 	u64 nr_tick_preempts;	/* slices ended at a tick because an earlier deadline waited */
 	u64 nr_held;		/* tasks held back because a cgroup above them was throttled */
 	u64 nr_released;	/* held tasks sent back to their queues by a refill */
+	u64 nr_dispatch_empty;	/* dispatches that found nothing to run (the CPU goes idle) */
+	u64 nr_dispatch_empty_queued;	/* of those, with a scanned queue still holding work */
 };
 
 /* Rare scheduler-wide events, read by the loader. */

@@ -84,6 +84,10 @@ fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> 
     Ok(())
 }
 
+/// How long the loop waits at most when no guarantee needs its 10 ms period: signals (SIGTERM,
+/// SIGHUP) and an ejection by the kernel are noticed within this.
+const IDLE_POLL: Duration = Duration::from_millis(100);
+
 /// A loaded and attached scx_fdl. Dropping it detaches the scheduler.
 struct Scheduler<'obj> {
     skel: BpfSkel<'obj>,
@@ -104,6 +108,10 @@ struct Scheduler<'obj> {
     /// The guaranteed cgroups' control loops, and the cgroup ids their use is summed over.
     controllers: HashMap<PathBuf, Controller>,
     subtrees: HashMap<PathBuf, Vec<u64>>,
+    /// The tightest CPU limit on each guaranteed cgroup's path (limit_cpus, 0: none), read with
+    /// the subtrees every second: the loop runs every 10 ms and must not stat and look up every
+    /// ancestor each time (under emulation those syscalls cost 4 % of the machine).
+    limit_cache: HashMap<PathBuf, f64>,
     /// Exits of the BPF scheduler so far (restarts), by reason; carried over restarts.
     exits: BTreeMap<String, u64>,
 }
@@ -159,6 +167,7 @@ impl<'obj> Scheduler<'obj> {
             applied: HashMap::new(),
             controllers: HashMap::new(),
             subtrees: HashMap::new(),
+            limit_cache: HashMap::new(),
             exits,
         };
         sched.apply_config(config);
@@ -230,6 +239,7 @@ impl<'obj> Scheduler<'obj> {
             let _ = self.set_boost(old.cgid, 0);
         }
         self.subtrees.remove(path);
+        self.limit_cache.remove(path);
     }
 
     /// Makes `config` the configuration in force. It has been validated as a whole.
@@ -285,6 +295,7 @@ impl<'obj> Scheduler<'obj> {
             let Some(cgid) = cgid else { continue };
             if entry.params.guaranteed_shares > 0 {
                 self.subtrees.insert(entry.path.clone(), subtree_cgids(&entry.path));
+                self.limit_cache.insert(entry.path.clone(), self.limit_cpus(&entry.path));
             }
             let rate = self.budget_rate(&entry.path, entry.params);
             if old == Some(Applied { cgid, params: entry.params, rate }) {
@@ -353,9 +364,20 @@ impl<'obj> Scheduler<'obj> {
         Some(unsafe { std::ptr::read_unaligned(value.as_ptr() as *const bpf_intf::fdl_cgroup) })
     }
 
-    /// CPU time used and waited, summed over cgroup ids.
-    fn usage_and_wait(&self, cgids: &[u64]) -> (u64, u64) {
-        cgids.iter().filter_map(|&id| self.read_cgroup(id)).fold((0, 0), |(u, w), c| (u + c.usage_ns, w + c.wait_ns))
+    /// CPU time used and waited, summed over cgroup ids, and the record of the first of them.
+    fn usage_and_wait(&self, cgids: &[u64]) -> (u64, u64, Option<bpf_intf::fdl_cgroup>) {
+        let mut first = None;
+        let (u, w) = cgids.iter().enumerate().fold((0, 0), |(u, w), (i, &id)| match self.read_cgroup(id) {
+            Some(c) => {
+                let sums = (u + c.usage_ns, w + c.wait_ns);
+                if i == 0 {
+                    first = Some(c);
+                }
+                sums
+            }
+            None => (u, w),
+        });
+        (u, w, first)
     }
 
     /// Reports the limits the BPF side does not hold: a cgroup it does not track (deeper than
@@ -412,19 +434,24 @@ impl<'obj> Scheduler<'obj> {
     /// One period of the guaranteed_shares control loop.
     fn control_guarantees(&mut self, elapsed: Duration) {
         let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
+        // Read once per period, not once per cgroup: every lookup is a syscall.
+        let root_wsum = self.read_cgroup(1).map(|root| root.wsum);
         for path in paths {
             let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;
             };
             // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it; nor
             // what the BPF side scales the guarantees down to, to leave fair work its share.
-            let guarantee = self.guarantee_now(guarantee, self.limit_cpus(&path));
-            let (usage, wait) = self.usage_and_wait(self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&[]));
-            let own = self.read_cgroup(applied.cgid);
+            let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
+            let guarantee = self.guarantee_now(guarantee, limit);
+            // The subtree starts with the cgroup itself (subtree_cgids): its record comes with the sums.
+            let subtree = self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&[]);
+            let (usage, wait, first) = self.usage_and_wait(subtree);
+            let own = if subtree.first() == Some(&applied.cgid) { first } else { self.read_cgroup(applied.cgid) };
             let cpu_weight = own.map_or(100, |c| c.cpu_weight);
             // A first-level cgroup's weight is computed from the others' (guarantee::weight_for).
             let target = (own.is_some_and(|c| c.level == 1))
-                .then(|| self.read_cgroup(1).map(|root| (root.wsum - own.map_or(0, |c| c.contrib)) as f64))
+                .then(|| root_wsum.map(|w| (w - own.map_or(0, |c| c.contrib)) as f64))
                 .flatten()
                 .and_then(|w_other| guarantee::weight_for(guarantee, w_other, self.nr_cpus, cpu_weight));
             let ctl = self.controllers.get_mut(&path).unwrap();
@@ -581,7 +608,14 @@ impl<'obj> Scheduler<'obj> {
         let (mut last_control, mut last_sync, mut last_stats) = (start, start, start);
         let mut last_publish = start;
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            match requests.recv_timeout(guarantee::PERIOD.saturating_sub(last_control.elapsed())) {
+            // The guarantee loop's period while there is a guarantee to keep; otherwise only the
+            // requests, signals and the once-a-second jobs: no wake-up every 10 ms for nothing.
+            let wait = if self.controllers.is_empty() {
+                IDLE_POLL
+            } else {
+                guarantee::PERIOD.saturating_sub(last_control.elapsed())
+            };
+            match requests.recv_timeout(wait) {
                 Ok(pending) => pending.answer(|req| self.handle(req).unwrap_or_else(|e| Response::error(&e))),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }
@@ -596,7 +630,9 @@ impl<'obj> Scheduler<'obj> {
                     self.check_enforced(&now, warned);
                 }
             }
-            if last_control.elapsed() >= guarantee::PERIOD {
+            if self.controllers.is_empty() {
+                last_control = Instant::now();
+            } else if last_control.elapsed() >= guarantee::PERIOD {
                 self.control_guarantees(last_control.elapsed());
                 last_control = Instant::now();
             }

@@ -89,6 +89,11 @@ pub struct SchedulerStats {
     /// CPUs preempted by a deadline timer inside a tick, and slices ended at a tick.
     pub timer_kicks: u64,
     pub tick_preempts: u64,
+    /// Dispatches that found nothing to run, and of those the ones that left work queued.
+    #[serde(default)]
+    pub dispatch_empty: u64,
+    #[serde(default)]
+    pub dispatch_empty_queued: u64,
     /// Cgroups that did not fit in the BPF side's map.
     pub cgroups_untracked: u64,
     /// The guarantees' scale now: below 1 while the active guarantees ask more than fair work's
@@ -148,6 +153,8 @@ pub fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
         lag_steps: c.nr_lag_steps,
         timer_kicks: s.nr_timer_kicks,
         tick_preempts: s.nr_tick_preempts,
+        dispatch_empty: s.nr_dispatch_empty,
+        dispatch_empty_queued: s.nr_dispatch_empty_queued,
         cgroups_untracked: c.nr_cgroups_untracked,
         guarantee_scale: guarantee_scale(fdl.budget_scale),
         kernel_events: read_kernel_events(Path::new(KERNEL_EVENTS)),

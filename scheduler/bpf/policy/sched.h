@@ -493,6 +493,24 @@ static __always_inline bool fdl_take(struct fdl_scan *sc, struct fdl_cpu *cc, u6
 	return false;
 }
 
+/* Does any container's queue, or the root's, hold work? (Counted when a dispatch found none.) */
+FDL_GLOBAL int fdl_any_queued(void)
+{
+	u32 i, n = fdl.nr_slots;
+	u64 cgid;
+
+	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
+		return 1;
+	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
+		if (i >= n)
+			break;
+		cgid = fdl.containers[i];
+		if (cgid && env_nr_queued(cgid) > 0)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * A CPU needs work: take the earliest deadline among the queues (fdl_scan_queues); within the
  * chosen queue, the lowest vtime. The previous task, if still runnable (pt != NULL), keeps the
@@ -552,16 +570,21 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		}
 	}
 
-	if (fdl_take(sc, cc, now) || !fdl.counters.nr_limited)
+	if (fdl_take(sc, cc, now))
 		return;
 	/*
 	 * The queues chosen held only throttled tasks, which went to the hold queue on the way
 	 * (env_move_unblocked): scan again, or this CPU would idle beside work in a third queue.
 	 */
-	fdl_for(i, 0, 3) {
-		if (fdl_scan_queues(now, vdt) || fdl_take(sc, cc, now))
-			return;
+	if (fdl.counters.nr_limited) {
+		fdl_for(i, 0, 3) {
+			if (fdl_scan_queues(now, vdt) || fdl_take(sc, cc, now))
+				return;
+		}
 	}
+	stat_inc(nr_dispatch_empty);
+	if (fdl_any_queued())
+		stat_inc(nr_dispatch_empty_queued);
 }
 
 /*
