@@ -6,7 +6,7 @@ root=$(cd "$(dirname "$0")" && pwd)
 cd "$root"
 
 packages=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config gcc qemu-system-x86
-          busybox-static cpio rt-tests stress-ng python3-venv)
+          busybox-static cpio rt-tests stress-ng python3-venv bpftool)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

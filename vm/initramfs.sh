@@ -13,7 +13,8 @@ source "$(dirname "$0")/lib.sh"
 out=$1 kdir=$2 envfile=$3
 shift 3
 release=$(cat "$kdir/release")
-workloads=(/usr/bin/stress-ng /usr/bin/hackbench /usr/bin/cyclictest)
+# bpftool: the callbacks' cost (run_time_ns / run_cnt with kernel.bpf_stats_enabled, bench/cost.sh).
+workloads=(/usr/bin/stress-ng /usr/bin/hackbench /usr/bin/cyclictest /usr/sbin/bpftool)
 
 # Copy binaries and the shared libraries they load into root $1, at the same paths as here.
 add_with_libs() {
