@@ -24,6 +24,7 @@ cases=(
     "limits|limits|pass"
     "limits-soak|limits-soak|pass"
     "nested|nested|pass"
+    "hotplug|hotplug|pass"
 )
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's

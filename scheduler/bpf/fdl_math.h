@@ -216,6 +216,12 @@ static inline u64 fdl_dl_wakeup(u64 dl, u64 vdt, u64 wakeup_ns, u64 rr_ns)
  * count as within its bandwidth again (dl = min(dl, vdt + rr + FDL_MAX_DEBT_NS)). */
 #define FDL_MAX_DEBT_NS		100000000ULL
 
+/* Is an order key (fdl_order_key) one of an entity that overran its bandwidth? */
+static inline int fdl_key_overrun(u64 key, u64 vdt)
+{
+	return key - vdt >= FDL_OVER_NS && key - vdt < (FDL_OVER_NS << 2);
+}
+
 static inline u64 fdl_dl_key(u64 dl, u64 vdt, u64 rr_ns)
 {
 	if (fdl_time_before(vdt + rr_ns + FDL_OVER_MARGIN_NS, dl))

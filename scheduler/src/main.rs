@@ -14,6 +14,7 @@ mod bpf_intf {
 }
 mod config;
 mod control;
+mod cost;
 mod guarantee;
 mod limits;
 mod monitor;
@@ -763,9 +764,23 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     let _socket = RemoveOnDrop(opts.socket.clone());
 
     let mut exits = BTreeMap::new();
+    let mut hotplug_retries = 0;
     loop {
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(opts, config, exits, &mut open_object)?;
+        // The kernel refuses an attach if a CPU came or went since the program was opened (its
+        // hotplug sequence number changed): loading takes seconds, so a CPU brought back online
+        // just after the restart it caused can land inside it. Then try again, a few times.
+        let seq = hotplug_seq();
+        let mut sched = match Scheduler::init(opts, config.clone(), exits.clone(), &mut open_object) {
+            Ok(sched) => sched,
+            Err(e) if hotplug_retries < HOTPLUG_RETRIES && hotplug_seq() != seq => {
+                hotplug_retries += 1;
+                warn!("a CPU came or went while scx_fdl was loading ({e:#}): loading again ({hotplug_retries} of {HOTPLUG_RETRIES})");
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        hotplug_retries = 0;
         if let Some(p) = publisher.as_mut() {
             p.new_epoch();
         }
@@ -791,6 +806,15 @@ fn run(opts: &Opts) -> Result<ExitCode> {
             }
         });
     }
+}
+
+/// Attempts to load again when a CPU hotplug event races with loading (see run()).
+const HOTPLUG_RETRIES: u32 = 5;
+
+/// The kernel's CPU hotplug sequence number (sched_ext refuses an attach when it changed since the
+/// program was opened); None if it cannot be read.
+fn hotplug_seq() -> Option<u64> {
+    std::fs::read_to_string("/sys/kernel/sched_ext/hotplug_seq").ok()?.trim().parse().ok()
 }
 
 /// Logs how many instructions the kernel's verifier processed for the programs (the
@@ -888,6 +912,15 @@ fn client(cmd: &Command, socket: &Path) -> Result<()> {
         }
         Command::Get { cgroup, json } => (Request::Get { cgroup: cgroup.clone() }, *json),
         Command::List { json } => (Request::List, *json),
+        Command::Cost { secs, json } => {
+            let (ops, callbacks) = cost::measure(Duration::from_secs(*secs))?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "ops": ops, "secs": secs, "callbacks": callbacks }))?);
+            } else {
+                print!("{}", cost::table(&ops, &callbacks, *secs as f64));
+            }
+            return Ok(());
+        }
         Command::Dump => {
             let resp = control::request(socket, &Request::Dump)?;
             let dump = serde_json::json!({ "scheduler": resp.scheduler, "cgroups": resp.cgroups });

@@ -196,6 +196,19 @@ pub enum Command {
     /// migrations, the kernel's sched_ext events) and every cgroup's figures with its run-queue
     /// latency histogram (at most 1024 cgroups, as exported to Prometheus).
     Dump,
+    /// Measure what each callback of the sched_ext scheduler attached now costs (scx_fdl or any
+    /// other): runs and average nanoseconds per run over SECS, with the kernel's BPF statistics
+    /// switched on for the interval only, and the instructions the verifier processed. Needs root,
+    /// not a running scx_fdl.
+    Cost {
+        /// How long to measure, in seconds.
+        #[arg(long, default_value_t = 10, value_name = "SECS",
+              value_parser = clap::value_parser!(u64).range(1..=3600))]
+        secs: u64,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl Opts {

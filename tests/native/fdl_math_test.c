@@ -166,6 +166,13 @@ static void test_rfc_rules(void)
 		 fdl_time_before(fdl_dl_key(v + 19000000, v, 20000000),
 				 fdl_dl_key(v + 60000000, v, 5000000)), 1);
 
+	/* which order keys overran their bandwidth (fdl_order_key: within, second tier, overrun) */
+	CHECK_EQ("an overrun key is one", fdl_key_overrun(fdl_order_key(v + 60000000, v, 5000000, 0), v), 1);
+	CHECK_EQ("a second-tier key within bandwidth is not",
+		 fdl_key_overrun(fdl_order_key(v + 9000000, v, 5000000, 0), v), 0);
+	CHECK_EQ("a first-tier key is not", fdl_key_overrun(fdl_order_key(v + 60000000, v, 5000000, 1), v), 0);
+	CHECK_EQ("a late key is not", fdl_key_overrun(fdl_order_key(v - 1000, v, 5000000, 0), v), 0);
+
 	/* mul_div */
 	CHECK_EQ("mul_div exact", fdl_mul_div(1000000007ULL, 3, 7), 428571431ULL);
 	CHECK_EQ("mul_div saturates", fdl_mul_div(1ULL << 62, 1ULL << 10, 1), FDL_U64_MAX);

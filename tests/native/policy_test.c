@@ -48,9 +48,19 @@ struct task {
 	u32 nr_lates;		/* ... and the first NR_LATES of them, for percentiles */
 	u32 lates[NR_LATES];
 	u64 wakes;
+	u64 wake_t;		/* when it last woke */
 };
 
 static struct task tasks[NR_TASKS];
+/*
+ * How the simulation runs (reset() puts the defaults back): probe_wakes makes periodic tasks behave
+ * as fdl-probe's workers (a worker still busy when its message thread wakes it is not woken again,
+ * and the next wake-up is jitter_us later at most, at random); tick_ms is the kernel's tick (the VM
+ * kernel's HZ=250 ticks every 4 ms), at which slices end and ops.tick runs.
+ */
+static bool probe_wakes;
+static u64 jitter_us;
+static u64 tick_ms = 1;
 static struct task *running[FAKE_CPUS];
 static int nr_cpus;
 
@@ -124,6 +134,10 @@ static void reset(int n)
 	};
 	env.now = 1000 * MS;
 	env.rnd = 1;
+	probe_wakes = false;
+	jitter_us = 0;
+	tick_ms = 1;
+	srand(1);
 	for (int c = 0; c < n; c++)
 		env.idle[c] = true;
 	fdl.fair.deadline_rr_ns = tun.fair_deadline_ns;
@@ -269,6 +283,7 @@ static void wake(struct task *k)
 
 	k->runnable = true;
 	k->woken_at = env.now;
+	k->wake_t = env.now;
 	k->spun = 0;
 	k->wakes++;
 	fdl_on_runnable(&k->t, 100);
@@ -327,9 +342,10 @@ static void run_for(u64 ns)
 			k->ran_ns += step;
 			k->spun += step;
 			env.cur_cpu = cpu;
-			fdl_on_tick(&k->p, &k->t, cpu);
+			if ((env.now / MS) % tick_ms == 0)
+				fdl_on_tick(&k->p, &k->t, cpu);
 			if (k->spin_ns && k->spun >= k->spin_ns) {
-				u64 late = env.now - (k->next_wake - k->period_ns) - k->spin_ns;
+				u64 late = env.now - k->wake_t - k->spin_ns;
 
 				if (late > k->late_ns)
 					k->late_ns = late;
@@ -339,13 +355,17 @@ static void run_for(u64 ns)
 				continue;
 			}
 			k->p.slice = k->p.slice > step ? k->p.slice - step : 0;
-			if (!k->p.slice)
+			if (!k->p.slice && (env.now / MS) % tick_ms == 0)
 				reschedule(cpu);
 		}
 		for (int i = 0; i < NR_TASKS; i++) {	/* periodic wake-ups */
 			struct task *k = &tasks[i];
 
-			if (k->period_ns && !k->runnable && !fdl_time_before(env.now, k->next_wake)) {
+			if (probe_wakes && k->period_ns && !fdl_time_before(env.now, k->next_wake)) {
+				if (!k->runnable)
+					wake(k);
+				k->next_wake += k->period_ns + (jitter_us ? (u64)(rand() % jitter_us) * US : 0);
+			} else if (k->period_ns && !k->runnable && !fdl_time_before(env.now, k->next_wake)) {
 				wake(k);
 				k->next_wake += k->period_ns;
 			}
@@ -515,6 +535,8 @@ static void test_woken_task_beats_busy_sibling(void)
 	      env.preempts[0] == 0, "%d preemptions", env.preempts[0]);
 }
 
+static void grant(u64 cgid, u64 milli_cpus);
+
 /* Defect 5: the preemption victim is the CPU with the most slack, by the 1.46x rule; too little
  * slack arms a timer instead. */
 static void test_victim_chosen_by_slack(void)
@@ -524,15 +546,17 @@ static void test_victim_chosen_by_slack(void)
 	reset(2);
 	add_cgroup(10, 100, 4 * MS, 2 * MS);	/* fdl */
 	add_cgroup(11, 100, 20 * MS, 0);	/* loose */
-	add_cgroup(20, 100, 0, 0);		/* fair */
-	f = new_task(0, 20);
+	add_cgroup(12, 100, 8 * MS, 0);		/* a third container, 8 ms */
+	/* All three within their guarantees: they compete by their deadlines, in the first tier. */
+	grant(10, 500);
+	grant(11, 500);
+	grant(12, 500);
+	f = new_task(0, 12);
 	l = new_task(1, 11);
 	d = new_task(2, 10);
-	/* loose has used more than its fair share: it runs by its deadline, not as fair work */
-	env.cg[11].cvtime = fdl.cvtime_now + 1000 * MS;
-	wake(f);	/* CPU 0: fair work, deadline <= vdt + 5 ms */
+	wake(f);	/* CPU 0: deadline <= vdt + 8 ms */
 	wake(l);	/* CPU 1: loose, deadline <= vdt + 20 ms */
-	run_for(100 * MS);
+	run_for(20 * MS);
 	wake(d);	/* deadline vdt + 2 ms */
 	CHECK("the CPU with the latest deadline is preempted", env.preempts[1] == 1 &&
 	      env.preempts[0] == 0, "preempts cpu0 %d cpu1 %d", env.preempts[0], env.preempts[1]);
@@ -1498,6 +1522,89 @@ static void test_lifted_limit_releases_at_once(void)
 	      fdl.counters.nr_limited);
 }
 
+/*
+ * Overload beyond the guarantees (the matrix's spin10 cell): three probes whose workers spin 10 ms
+ * every 30 ms (0.67 CPU each) in a 4 ms and a 20 ms container (0.29 CPU guaranteed each) and a
+ * cgroup without parameters, beside ten busy wakers, on 2 CPUs with the VM's 4 ms tick. Every
+ * cgroup wants more than its fair share (0.5 CPU). Beyond its guarantee a deadline container gets
+ * its fair share, not more: by its deadline it was served whenever it woke (its deadline bandwidth
+ * is its share among the cgroups active at each moment), took 0.65 CPU and left the cgroup without
+ * parameters 0.41 with a p99 7 ms worse than with no deadlines at all.
+ */
+static void overload_run(bool with_dl, u64 cpu_ms[4], u64 *cfs_p99)
+{
+	int i;
+
+	reset(2);
+	probe_wakes = true;
+	jitter_us = 2000;
+	tick_ms = 4;
+	add_cgroup(10, 100, with_dl ? 4 * MS : 0, with_dl ? 2 * MS : 0);
+	add_cgroup(11, 100, with_dl ? 20 * MS : 0, 0);
+	add_cgroup(12, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	if (with_dl) {
+		grant(10, 293);
+		grant(11, 293);
+	}
+	probe_pair(0, 10, 10 * MS, 30 * MS);
+	probe_pair(2, 11, 10 * MS, 30 * MS);
+	probe_pair(4, 12, 10 * MS, 30 * MS);
+	for (i = 2; i < 6; i++)	/* the three probes out of phase */
+		tasks[i].next_wake += (i / 2) * 10 * MS;
+	wakers(6, 20);
+	run_for(10000 * MS);
+	for (i = 0; i < 4; i++)
+		cpu_ms[i] = 0;
+	for (i = 0; i < 16; i++)
+		cpu_ms[i < 2 ? 0 : i < 4 ? 1 : i < 6 ? 2 : 3] += tasks[i].ran_ns / MS;
+	*cfs_p99 = pct_late(4, 2, 99);
+}
+
+static void test_overload_beyond_the_guarantee_is_fair(void)
+{
+	u64 dl[4], fair[4], dl_p99, fair_p99;
+
+	overload_run(true, dl, &dl_p99);
+	overload_run(false, fair, &fair_p99);
+	printf("overload: fdl / loose / cfs / wakers %llu / %llu / %llu / %llu ms of 20000 (all fair: %llu / %llu / %llu / %llu), cfs p99 %llu us (all fair %llu)\n",
+	       dl[0], dl[1], dl[2], dl[3], fair[0], fair[1], fair[2], fair[3], dl_p99 / US,
+	       fair_p99 / US);
+	CHECK("beyond its guarantee, the 4 ms container gets no more than its fair share (+10 %)",
+	      dl[0] <= 5500, "%llu ms of 20000", dl[0]);
+	CHECK("the cgroup without parameters keeps its fair share (-10 %)", dl[2] >= 4500,
+	      "%llu ms of 20000", dl[2]);
+	CHECK("... and its p99 is no worse than with no deadlines at all (+ a tick)",
+	      dl_p99 <= fair_p99 + 4 * MS, "%llu us vs %llu us", dl_p99 / US, fair_p99 / US);
+}
+
+/*
+ * A container that ran beyond its guarantee waits for the fair order, and its bucket does not move
+ * meanwhile. When it earns its way back within its guarantee, its deadline promise starts anew, as
+ * at a wake-up: before, its first start within counted as late by the whole wait (the matrix's
+ * spin1 cell: 46 ms late with a 4 ms deadline).
+ */
+static void test_back_within_the_guarantee_starts_a_new_bucket(void)
+{
+	struct fdl_entity *e;
+	u64 key;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	grant(10, 100);				/* 0.1 CPU */
+	e = &env.cg[10].ent;
+	fdl_entity_budget(e, env.now);
+	e->budget_ns = -(s64)(1 * MS);		/* it ran 1 ms beyond its guarantee */
+	run_for(50 * MS);			/* ... and waited 50 ms for the fair order */
+	key = fdl_entity_order(e, env.now, vdt());	/* it earned 5 ms: within again */
+	CHECK("back within its guarantee", fdl_entity_within(e, env.now), "budget %lld ns",
+	      (long long)e->budget_ns);
+	CHECK("its deadline starts anew: not behind vdt", !fdl_time_before(key, vdt()),
+	      "key - vdt = %lld us", (long long)(key - vdt()) / (long long)US);
+	CHECK("... at its deadline_wakeup", key == vdt() + 2 * MS, "key - vdt = %lld us",
+	      (long long)(key - vdt()) / (long long)US);
+}
+
 int main(void)
 {
 	test_quota_limits_a_cgroup();
@@ -1531,6 +1638,8 @@ int main(void)
 	test_fair_work_keeps_its_bandwidth();
 	test_fair_order_keeps_the_deadline_fresh();
 	test_boosts_stay_out_of_the_fair_order();
+	test_overload_beyond_the_guarantee_is_fair();
+	test_back_within_the_guarantee_starts_a_new_bucket();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

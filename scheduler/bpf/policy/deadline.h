@@ -100,6 +100,15 @@ static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 		c = fdl_budget_earn(b, now - at, rate, tun.guarantee_window_ns);
 		if (c != b)
 			__sync_fetch_and_add(&e->budget_ns, c - b);
+		/*
+		 * Back within its guarantee: its deadline promise starts anew, as at a wake-up. Its
+		 * bucket did not move while it waited beyond the guarantee for the fair order, so its
+		 * first start within would count as late by that whole wait (seen: a 4 ms container
+		 * 46 ms late in the matrix's spin1 cell).
+		 */
+		if (b <= 0 && c > 0)
+			e->dl = fdl_dl_wakeup(e->dl, fdl_vdt(now), e->deadline_wakeup_ns,
+					      e->deadline_rr_ns);
 	}
 	return e->budget_ns;
 }

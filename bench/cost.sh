@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# What each sched_ext callback costs, scx_fdl beside the peers (issue 13): for each vCPU count, one
+# VM boot in which every scheduler runs in turn under the same hackbench load while `scx_fdl cost`
+# reads the average nanoseconds per run of each callback (kernel BPF statistics on for the
+# interval only) and the instructions the verifier processed. Under TCG every figure is inflated
+# alike: compare schedulers and vCPU counts, not absolute nanoseconds.
+#
+# Usage: bench/cost.sh [--cpus 2,8] [--schedulers scx_fdl,scx_bpfland,...] [--secs 10] [OUT]
+#   OUT defaults to .cache/bench/results/cost-TIME; it gets console-N.log, cost-N.jsonl, report.txt.
+# The peers come from bench/setup.sh (built once into .cache/peers).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${FDL_CACHE:-$root/.cache}
+cpus_list=2,8 scheds=scx_fdl,scx_bpfland,scx_lavd,scx_flash,scx_rusty secs=10 out=
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --cpus) cpus_list=$2; shift 2 ;;
+        --schedulers) scheds=$2; shift 2 ;;
+        --secs) secs=$2; shift 2 ;;
+        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "bench/cost.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+        *) out=$1; shift ;;
+    esac
+done
+out=${out:-$cache/bench/results/cost-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+extra=()
+for s in ${scheds//,/ }; do
+    [[ $s == scx_fdl ]] && continue
+    bin=$(ls "$cache"/peers/"$s"-*/bin/"$s" 2>/dev/null | head -1 || true)
+    [[ -x $bin ]] || { echo "bench/cost.sh: $s is not built: run bench/setup.sh" >&2; exit 1; }
+    extra+=("$bin")
+done
+for n in ${cpus_list//,/ }; do
+    echo "[cost] $n vCPUs: ${scheds//,/ } ($secs s each)"
+    FDL_EXTRA_BINS="${extra[*]}" "$root/vm/run.sh" --cpus "$n" --timeout $((600 + 120 * n)) \
+        --log "$out/console-$n.log" "$root/bench/guest/cost.sh" "$secs" ${scheds//,/ } > /dev/null || true
+    grep -a '^FDL-COST' "$out/console-$n.log" | sed 's/^FDL-COST //' > "$out/cost-$n.jsonl" || true
+done
+python3 - "$out" "$secs" "$(git -C "$root" rev-parse --short HEAD)" <<'PY' | tee "$out/report.txt"
+import json, sys, glob, os
+out, secs, rev = sys.argv[1], sys.argv[2], sys.argv[3]
+rows, fails = {}, []
+for f in sorted(glob.glob(os.path.join(out, "cost-*.jsonl"))):
+    for line in open(f):
+        if line.startswith("-FAIL"):
+            fails.append(line[6:].strip()); continue
+        r = json.loads(line)
+        for c in r["result"]["callbacks"]:
+            op = c["name"].split("_", 1)[-1]
+            rows.setdefault(op, {})[(r["scheduler"], r["cpus"])] = c
+scheds = sorted({k[0] for v in rows.values() for k in v}, key=lambda s: (s != "scx_fdl", s))
+cpus = sorted({k[1] for v in rows.values() for k in v})
+hot = ["select_cpu", "enqueue", "dispatch", "runnable", "running", "stopping", "quiescent", "tick"]
+print(f"bench/cost.sh, scx_fdl {rev}, {secs} s of hackbench -g 4 per scheduler; average ns per run (runs)")
+for n in cpus:
+    print(f"\n{n} vCPUs")
+    print(f"{'callback':<12}" + "".join(f"{s:>22}" for s in scheds))
+    for op in hot:
+        if op not in rows: continue
+        cells = []
+        for s in scheds:
+            c = rows[op].get((s, n))
+            cells.append(f"{c['avg_ns']:>9} ({c['runs']:>9})" if c else f"{'-':>21}")
+        print(f"{op:<12}" + "".join(f" {x:>21}" for x in cells))
+print("\nverified instructions (what the verifier processed), per program")
+print(f"{'callback':<12}" + "".join(f"{s:>14}" for s in scheds))
+for op in hot:
+    if op not in rows: continue
+    print(f"{op:<12}" + "".join(f"{next((c['verified_insns'] for (s2, n), c in rows[op].items() if s2 == s), '-'):>14}" for s in scheds))
+for f in fails:
+    print("FAILED:", f)
+PY
