@@ -6,6 +6,10 @@
 secs=$1
 shift
 say "cost over $secs s per scheduler, $(nproc) CPUs: $*"
+# Switched on once, before any load: switching the statistics on patches kernel text (a static
+# key), which under TCG can hit the emulator's cross-modifying-code fault (an int3 Oops) when it
+# happens while other CPUs run BPF programs. `scx_fdl cost` then finds them on already.
+sysctl -w kernel.bpf_stats_enabled=1 > /dev/null
 for s in "$@"; do
     case $s in
         scx_fdl) start_scx > /dev/null || { echo "FDL-COST-FAIL $s did not attach"; continue; }; pid=$SCX_PID ;;
@@ -31,9 +35,9 @@ for s in "$@"; do
         echo "FDL-COST-FAIL $s: $(cat /tmp/cost.err | tr '\n' ' ')"
     fi
     kill -9 $hb 2>/dev/null
-    pkill -9 hackbench
+    killall -9 hackbench 2>/dev/null
     wait $hb 2>/dev/null
-    kill -INT $pid 2>/dev/null
+    kill -TERM $pid 2>/dev/null
     i=0
     while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     kill -TERM $pid 2>/dev/null

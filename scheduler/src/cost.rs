@@ -10,7 +10,7 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use libbpf_rs::query::ProgInfoIter;
+use libbpf_rs::query::{ProgInfoIter, ProgInfoQueryOptions};
 use libbpf_rs::ProgramType;
 use serde::Serialize;
 
@@ -31,10 +31,40 @@ pub struct Callback {
 /// Cumulative counters of one program: (run_cnt, run_time_ns, verified_insns).
 type Counters = BTreeMap<(u32, String), (u64, u64, u32)>;
 
+/// A program's full function name from its BTF: bpf_prog_info's name is cut at 15 characters
+/// (`bpfland_select_` for bpfland_select_cpu), which would mix callbacks up between schedulers.
+fn btf_func_name(p: &libbpf_rs::query::ProgramInfo) -> Option<String> {
+    use libbpf_rs::libbpf_sys as sys;
+    let func = p.func_info.first()?;
+    if p.btf_id == 0 {
+        return None;
+    }
+    // SAFETY: libbpf returns an owned BTF object (or NULL) that is freed below; the name pointer
+    // lives as long as the object and is copied before it is freed.
+    unsafe {
+        let btf = sys::btf__load_from_kernel_by_id(p.btf_id);
+        if btf.is_null() {
+            return None;
+        }
+        let t = sys::btf__type_by_id(btf, func.type_id);
+        let name = if t.is_null() {
+            None
+        } else {
+            let c = sys::btf__name_by_offset(btf, (*t).name_off);
+            (!c.is_null()).then(|| std::ffi::CStr::from_ptr(c).to_string_lossy().into_owned())
+        };
+        sys::btf__free(btf);
+        name.filter(|n| !n.is_empty())
+    }
+}
+
 fn struct_ops_counters() -> Counters {
-    ProgInfoIter::default()
+    ProgInfoIter::with_query_opts(ProgInfoQueryOptions::default().include_func_info(true))
         .filter(|p| p.ty == ProgramType::StructOps)
-        .map(|p| ((p.id, p.name.to_string_lossy().into_owned()), (p.run_cnt, p.run_time_ns, p.verified_insns)))
+        .map(|p| {
+            let name = btf_func_name(&p).unwrap_or_else(|| p.name.to_string_lossy().into_owned());
+            ((p.id, name), (p.run_cnt, p.run_time_ns, p.verified_insns))
+        })
         .collect()
 }
 
