@@ -10,7 +10,8 @@
 # The guest gets scx_fdl and fdl-probe (the latency probe) from target/release.
 # Environment: FDL_SCHED_BIN (another scx_fdl binary), FDL_SCX_ARGS (options for scx_fdl in
 # scenarios that start it), FDL_EXTRA_BINS (more binaries for the guest's /usr/bin),
-# FDL_GUEST_FILES (more files for the guest's /scenario, beside the scenario scripts).
+# FDL_GUEST_FILES (more files for the guest's /scenario, beside the scenario scripts),
+# FDL_KERNEL_ARGS (more guest kernel command-line parameters, e.g. idle=halt).
 # Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
