@@ -50,6 +50,7 @@ struct fdl_cpu {
 	u32 __pad;
 	u64 fair_pick;		/* the queue the dispatcher last took work from by the fair order */
 	u64 within_until;	/* its work is within its guarantee until then (ns; 0: not) */
+	u64 cont;		/* the queue of the task it runs (container cgroup id or FDL_DSQ_FAIR) */
 };
 
 /*

@@ -47,8 +47,7 @@ enum fdl_dispatch_path {
 	FDL_DISPATCH_PREV	= 1,	/* dispatch: the previous task keeps its CPU */
 	FDL_DISPATCH_DEADLINE	= 2,	/* dispatch: from a deadline container's queue */
 	FDL_DISPATCH_FAIR	= 3,	/* dispatch: from the fair queue */
-	FDL_DISPATCH_PREEMPT	= 4,	/* enqueue: into a preempted CPU's local queue */
-	FDL_NR_DISPATCH		= 5,
+	FDL_NR_DISPATCH		= 4,
 };
 
 /*

@@ -28,7 +28,7 @@ pub const LAT_BUCKETS: usize = bpf_intf::fdl_consts_FDL_LAT_BUCKETS as usize;
 /// The dispatch paths, in the order of enum fdl_dispatch_path: the `type` label of
 /// `scx_fdl_dispatched_tasks_total`.
 pub const DISPATCH_PATHS: [&str; bpf_intf::fdl_dispatch_path_FDL_NR_DISPATCH as usize] =
-    ["idle", "prev", "deadline", "fair", "preempt"];
+    ["idle", "prev", "deadline", "fair"];
 
 /// At most this many cgroups are exported as metrics (and listed by `dump`); the rest are counted
 /// in `scx_fdl_cgroups_dropped`. Their time still shows in their ancestors' figures.

@@ -579,6 +579,40 @@ static void test_victim_chosen_by_slack(void)
 	      "waited %llu us", d->max_delay_ns / US);
 }
 
+/*
+ * Between two CPUs running fair work, a waking deadline task takes the one whose cgroup is furthest
+ * ahead in cgroup virtual time (it had the most): beside hackbench, hackbench's CPU, not the one of
+ * a cgroup that waited its turn. Before, both stood at the fair container's deadline and the victim
+ * was whichever CPU had recorded the later one.
+ */
+static void test_victim_among_fair_work_is_the_cgroup_ahead(void)
+{
+	struct task *a, *b, *d;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		reset(2);
+		add_cgroup(10, 100, 4 * MS, 2 * MS);	/* a deadline container within its guarantee */
+		add_cgroup(20, 100, 0, 0);		/* fair cgroups */
+		add_cgroup(21, 100, 0, 0);
+		grant(10, 500);
+		a = new_task(0, 20);
+		b = new_task(1, 21);
+		d = new_task(2, 10);
+		/* Which CPU runs the cgroup that is ahead: the first, then the second (either order). */
+		wake(i ? b : a);
+		wake(i ? a : b);
+		run_for(2 * MS);
+		env.cg[21].cvtime = fdl.cvtime_now + 50 * MS;	/* b's cgroup had more than its share */
+		env.cg[20].cvtime = fdl.cvtime_now;
+		wake(d);
+		CHECK("the victim is the CPU of the fair cgroup furthest ahead",
+		      env.preempts[i ? 0 : 1] == 1 && env.preempts[i ? 1 : 0] == 0,
+		      "round %d: preempts cpu0 %d cpu1 %d (b on cpu%d)", i, env.preempts[0],
+		      env.preempts[1], i ? 0 : 1);
+	}
+}
+
 /* Defect 4/3: earliest deadline first across containers, and the running slice is cut where a
  * competing deadline takes over. */
 static void test_edf_and_slice(void)
@@ -1627,6 +1661,7 @@ int main(void)
 	test_overcommit_shares_lateness();
 	test_woken_task_beats_busy_sibling();
 	test_victim_chosen_by_slack();
+	test_victim_among_fair_work_is_the_cgroup_ahead();
 	test_edf_and_slice();
 	test_clocks_apart();
 	test_within_bandwidth();
