@@ -25,13 +25,14 @@ cases=(
     "limits-soak|limits-soak|pass"
     "nested|nested|pass"
     "hotplug|hotplug|pass"
+    "topology|--cpus 8 --numa 2 topology|pass"
 )
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's
 # cross-modifying-code emulation, at boot as well as when sched_ext switches) is an emulator fault,
 # not a verdict on scx_fdl: such a run is retried, at most max_retries times, and each retry is
 # reported. Any other failure is final.
-max_retries=2
+max_retries=4
 emulator_fault() { [[ $1 == 125 ]] && grep -q 'Oops: int3' "$2"; }
 
 passed=0 failed=0

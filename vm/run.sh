@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Boot the sched_ext kernel under QEMU (TCG), run one guest scenario, exit with its verdict.
 #
-# Usage: vm/run.sh [--cpus N] [--mem MB] [--timeout SECS] [--log FILE] SCENARIO [ARGS...]
+# Usage: vm/run.sh [--cpus N] [--numa NODES] [--mem MB] [--timeout SECS] [--log FILE] SCENARIO [ARGS...]
 #   SCENARIO  a script in tests/vm/ (without .sh), or the path of a guest script elsewhere
 #             (containing a /, e.g. bench/guest/bench.sh), run inside the guest with ARGS
 #   --cpus    vCPUs (default 2)          --mem  guest memory in MiB (default 1024)
+#   --numa    NUMA nodes (default 1): the vCPUs and memory split evenly, two sockets per node;
+#             QEMU 7.2 gives each socket its own last-level cache, so --cpus 8 --numa 2 is
+#             2 nodes x 2 LLCs x 2 CPUs
 #   --timeout seconds before the VM is killed and the run fails (default 600)
 #   --log     where the serial console is saved (default .cache/logs/SCENARIO-<time>.log)
 # The guest gets scx_fdl and fdl-probe (the latency probe) from target/release.
@@ -16,10 +19,11 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-cpus=2 mem=1024 timeout=600 logfile=
+cpus=2 numa=1 mem=1024 timeout=600 logfile=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --cpus) cpus=$2; shift 2 ;;
+        --numa) numa=$2; shift 2 ;;
         --mem) mem=$2; shift 2 ;;
         --timeout) timeout=$2; shift 2 ;;
         --log) logfile=$2; shift 2 ;;
@@ -42,6 +46,18 @@ else
 fi
 for f in $guest_files; do [[ -f $f ]] || die "FDL_GUEST_FILES: no file $f"; done
 [[ $cpus =~ ^[0-9]+$ && $cpus -ge 1 ]] || die "--cpus wants a positive number, got '$cpus'"
+[[ $numa =~ ^[0-9]+$ && $numa -ge 1 ]] || die "--numa wants a positive number, got '$numa'"
+smp=(-smp "$cpus")
+if [[ $numa -gt 1 ]]; then
+    (( cpus % (2 * numa) == 0 && mem % numa == 0 )) ||
+        die "--numa $numa: --cpus ($cpus) must be a multiple of $((2 * numa)) and --mem ($mem) of $numa"
+    per=$((cpus / numa))
+    smp=(-smp "$cpus,sockets=$((2 * numa)),cores=$((cpus / (2 * numa))),threads=1")
+    for ((n = 0; n < numa; n++)); do
+        smp+=(-object "memory-backend-ram,id=mem$n,size=$((mem / numa))M"
+              -numa "node,nodeid=$n,cpus=$((n * per))-$((n * per + per - 1)),memdev=mem$n")
+    done
+fi
 
 bin=${FDL_SCHED_BIN:-$FDL_ROOT/target/release/scx_fdl}
 probe=$FDL_ROOT/target/release/fdl-probe
@@ -64,10 +80,10 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck disable=SC2086
 FDL_GUEST_FILES=$guest_files "$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" "$probe" ${FDL_EXTRA_BINS:-}
 
-log "booting $(cat "$kdir/release") with $cpus vCPUs (TCG): scenario $scenario $*; console -> $logfile"
+log "booting $(cat "$kdir/release") with $cpus vCPUs$([[ $numa -gt 1 ]] && echo " in $numa NUMA nodes") (TCG): scenario $scenario $*; console -> $logfile"
 set +e
 timeout -k 10 "$timeout" qemu-system-x86_64 \
-    -accel tcg -cpu max -smp "$cpus" -m "${mem}M" \
+    -accel tcg -cpu max "${smp[@]}" -m "${mem}M" \
     -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio.gz" \
     -append "console=ttyS0 quiet loglevel=4 panic=-1 ${FDL_KERNEL_ARGS:-}" \
     -nodefaults -display none -serial stdio -no-reboot < /dev/null |

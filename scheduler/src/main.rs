@@ -22,6 +22,7 @@ mod options;
 mod preflight;
 mod signals;
 mod stats;
+mod topology;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::mem::MaybeUninit;
@@ -129,6 +130,10 @@ impl<'obj> Scheduler<'obj> {
         let mut skel = scx_ops_open!(builder, open_object, fdl_ops, None::<bpf_object_open_opts>)?;
 
         let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")?;
+        match topology::Machine::read() {
+            Ok(m) => info!("{}", m.summary()),
+            Err(e) => warn!("{e:#}"),
+        }
         let tun = &mut skel.maps.rodata_data.as_mut().unwrap().tun;
         tun.slice_ns = opts.slice_us * 1000;
         tun.min_slice_ns = opts.min_slice_us * 1000;
@@ -912,6 +917,15 @@ fn client(cmd: &Command, socket: &Path) -> Result<()> {
         }
         Command::Get { cgroup, json } => (Request::Get { cgroup: cgroup.clone() }, *json),
         Command::List { json } => (Request::List, *json),
+        Command::Topology { json } => {
+            let m = topology::Machine::read()?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&m)?);
+            } else {
+                print!("{}", m.table());
+            }
+            return Ok(());
+        }
         Command::Cost { secs, json } => {
             let (ops, callbacks) = cost::measure(Duration::from_secs(*secs))?;
             if *json {

@@ -196,6 +196,13 @@ pub enum Command {
     /// migrations, the kernel's sched_ext events) and every cgroup's figures with its run-queue
     /// latency histogram (at most 1024 cgroups, as exported to Prometheus).
     Dump,
+    /// Print the machine as scx_fdl sees it: NUMA nodes, their last-level caches and CPUs, the
+    /// online set (no root or running scheduler needed).
+    Topology {
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure what each callback of the sched_ext scheduler attached now costs (scx_fdl or any
     /// other): runs and average nanoseconds per run over SECS, with the kernel's BPF statistics
     /// switched on for the interval only, and the instructions the verifier processed. Needs root,

@@ -1,0 +1,76 @@
+# Scenario: a machine with NUMA nodes and several last-level caches (vm/run.sh --cpus 8 --numa 2:
+# 2 nodes x 2 LLCs x 2 CPUs). scx_fdl reports the topology as set up (`scx_fdl topology` and its
+# start-up log), and cgroup weights and a deadline container still hold across the 8 CPUs.
+. ./lib.sh
+
+ncpu=$(nproc)
+scx_fdl topology > /tmp/topo.txt 2>&1 || fail "scx_fdl topology ran"
+sed 's/^/    /' /tmp/topo.txt
+nodes=$(grep -c '^node ' /tmp/topo.txt)
+llcs=$(grep -c '^  llc ' /tmp/topo.txt)
+check "topology: 2 NUMA nodes found ($nodes)" "$nodes == 2"
+check "topology: 4 last-level caches found ($llcs)" "$llcs == 4"
+grep -q "^$ncpu CPUs online (0-$((ncpu - 1)))" /tmp/topo.txt && pass "topology: $ncpu CPUs online" ||
+    fail "topology: $ncpu CPUs online"
+
+mkcg hi 200
+mkcg lo 100
+mkcg fdl 100
+mkcg ant 100
+cat > /tmp/topo.toml <<TOML
+[cgroup.fdl]
+deadline_rr = "4ms"
+deadline_wakeup = "2ms"
+guaranteed_shares = 1024
+TOML
+
+# The same latency probe in fdl and in lo (no parameters) beside hackbench across the machine:
+# its p99 (wake-up to end of spin, minus the spin) in $1's variables fdl_p99 and lo_p99.
+probe_round() {
+    local hb probes= c
+    sh -c "echo \$\$ > $CG/ant/cgroup.procs; exec hackbench -g 4 -f 10 -s 20000 -l 100000000" > /dev/null 2>&1 &
+    hb=$!
+    for c in fdl lo; do
+        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 20000 --spin-us 3000 -r 8 -w 2 --json" \
+            > "/tmp/probe-$c.json" 2> /dev/null &
+        probes="$probes $!"
+    done
+    for c in $probes; do wait "$c"; done
+    kill "$hb" 2> /dev/null; killall hackbench 2> /dev/null; wait "$hb" 2> /dev/null
+    fdl_p99=$(json_field /tmp/probe-fdl.json p99)
+    lo_p99=$(json_field /tmp/probe-lo.json p99)
+    say "p99 beside hackbench at $ncpu CPUs under $1: fdl $fdl_p99 us, no parameters $lo_p99 us"
+}
+
+# EEVDF first, in the same boot: 8 emulated CPUs on a 2-core host have a latency floor of tens of
+# milliseconds (a vCPU thread waits for the host), so the deadline claim is relative to it.
+probe_round EEVDF
+eevdf_fdl=$fdl_p99
+
+start_scx --config /tmp/topo.toml || exit 1
+grep -q "topology: $ncpu CPUs online of $ncpu possible, 2 node(s), 4 LLC(s)" "$SCX_LOG" &&
+    pass "scx_fdl logged the topology at start" || { fail "scx_fdl logged the topology at start"; grep topology "$SCX_LOG"; }
+
+# Weights across the machine: a busy loop per CPU in each of hi (200) and lo (100).
+hogs hi "$ncpu"
+hogs lo "$ncpu"
+sleep 2
+measure 5 hi lo
+r=$(awk -v a="$(used hi)" -v b="$(used lo)" 'BEGIN { printf "%.3f", a / b }')
+check "weights at $ncpu CPUs: hi:lo = $r (want 2.0 +- 15 %)" "$r >= 1.7 && $r <= 2.3"
+kill_all
+
+# The deadline container across the machine. Misses: a woken deadline task bound to its victim's
+# local queue waited for that one CPU (929 misses of 1575 starts, p99 62-75 ms against the probe
+# without parameters' 40-53 ms); waiting in its queue, 84 of 1623.
+m0=$(scx_json_field fdl nr_misses); s0=$(scx_json_field fdl nr_picks)
+probe_round scx_fdl
+misses=$(( $(scx_json_field fdl nr_misses) - m0 )); starts=$(( $(scx_json_field fdl nr_picks) - s0 ))
+say "fdl: $misses deadline misses of $starts starts, worst lateness $(scx_json_field fdl max_lateness_ns) ns"
+check "the deadline container's p99 ($fdl_p99 us) below EEVDF's for the same probe ($eevdf_fdl us)" \
+    "$fdl_p99 < $eevdf_fdl"
+check "its deadline misses ($misses) under 20 % of its starts ($starts)" "$misses * 5 < $starts"
+check "its p99 ($fdl_p99 us) within 1.5x of the same probe's without parameters ($lo_p99 us) + 5 ms" \
+    "$fdl_p99 * 2 <= $lo_p99 * 3 + 10000"
+finish_scx
+exit $FAILED
