@@ -2,22 +2,25 @@
 # What each sched_ext callback costs, scx_fdl beside the peers (issue 13): for each vCPU count, one
 # VM boot in which every scheduler runs in turn under the same hackbench load while `scx_fdl cost`
 # reads the average nanoseconds per run of each callback (kernel BPF statistics on for the
-# interval only) and the instructions the verifier processed. Under TCG every figure is inflated
-# alike: compare schedulers and vCPU counts, not absolute nanoseconds.
+# interval only) and the instructions the verifier processed; before that, with the statistics
+# off, three fixed hackbench runs under EEVDF and each scheduler give throughput as a ratio to EEVDF's
+# (--loops, default 1500). Under TCG every figure is inflated alike: compare
+# schedulers and vCPU counts, not absolute nanoseconds.
 #
-# Usage: bench/cost.sh [--cpus 2,8] [--schedulers scx_fdl,scx_bpfland,...] [--secs 10] [OUT]
+# Usage: bench/cost.sh [--cpus 2,8] [--schedulers scx_fdl,scx_bpfland,...] [--secs 10] [--loops 1500] [OUT]
 #   OUT defaults to .cache/bench/results/cost-TIME; it gets console-N.log, cost-N.jsonl, report.txt.
 # The peers come from bench/setup.sh (built once into .cache/peers).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FDL_CACHE:-$root/.cache}
-cpus_list=2,8 scheds=scx_fdl,scx_bpfland,scx_lavd,scx_flash,scx_rusty secs=10 out=
+cpus_list=2,8 scheds=scx_fdl,scx_bpfland,scx_lavd,scx_flash,scx_rusty secs=10 loops=1500 out=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --cpus) cpus_list=$2; shift 2 ;;
         --schedulers) scheds=$2; shift 2 ;;
         --secs) secs=$2; shift 2 ;;
-        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --loops) loops=$2; shift 2 ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "bench/cost.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) out=$1; shift ;;
     esac
@@ -35,12 +38,13 @@ for n in ${cpus_list//,/ }; do
     echo "[cost] $n vCPUs: ${scheds//,/ } ($secs s each)"
     for attempt in 1 2 3; do
         FDL_EXTRA_BINS="${extra[*]}" "$root/vm/run.sh" --cpus "$n" --timeout $((600 + 120 * n)) \
-            --log "$out/console-$n.log" "$root/bench/guest/cost.sh" "$secs" ${scheds//,/ } > /dev/null || true
+            --log "$out/console-$n.log" "$root/bench/guest/cost.sh" "$secs" "$loops" ${scheds//,/ } > /dev/null || true
         # The emulator's text-patching fault (tests/run-vm-tests.sh): boot again.
         grep -q 'Oops: int3' "$out/console-$n.log" || break
         echo "[cost] $n vCPUs: the guest kernel hit an int3 Oops (emulator fault), attempt $attempt; booting again"
     done
     grep -a '^FDL-COST' "$out/console-$n.log" | sed 's/^FDL-COST //' > "$out/cost-$n.jsonl" || true
+    grep -a '^FDL-HACKBENCH' "$out/console-$n.log" | sed 's/^FDL-HACKBENCH //' > "$out/hackbench-$n.jsonl" || true
 done
 python3 - "$out" "$secs" "$(git -C "$root" rev-parse --short HEAD)" <<'PY' | tee "$out/report.txt"
 import json, sys, glob, os
@@ -73,6 +77,27 @@ print(f"{'callback':<12}" + "".join(f"{s:>14}" for s in scheds))
 for op in hot:
     if op not in rows: continue
     print(f"{op:<12}" + "".join(f"{next((c['verified_insns'] for (s2, n), c in rows[op].items() if s2 == s), '-'):>14}" for s in scheds))
+hb = {}
+for f in sorted(glob.glob(os.path.join(out, "hackbench-*.jsonl"))):
+    for line in open(f):
+        r = json.loads(line)
+        if r["secs"] is not None:
+            hb.setdefault((r["scheduler"], r["cpus"]), []).append(r["secs"])
+        loops = r["loops"]
+if hb:
+    med = lambda v: sorted(v)[len(v) // 2]
+    print(f"\nhackbench -g 4 -f 10 -s 1000 -l {loops} (statistics off): median seconds of the runs [all],"
+          " throughput as a ratio to EEVDF's")
+    for n in sorted({k[1] for k in hb}):
+        base = med(hb[("eevdf", n)]) if ("eevdf", n) in hb else None
+        cells = []
+        for s in ["eevdf"] + scheds:
+            v = hb.get((s, n))
+            if not v:
+                continue
+            ratio = f" = {base / med(v):.2f}x" if base else ""
+            cells.append(f"{s} {med(v):.2f} s [{' '.join(f'{x:.2f}' for x in v)}]{ratio}")
+        print(f"{n} vCPUs: " + "; ".join(cells))
 for f in fails:
     print("FAILED:", f)
 PY

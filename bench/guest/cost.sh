@@ -1,28 +1,61 @@
 # Guest side of bench/cost.sh (busybox sh): for each scheduler in turn on this boot, hackbench as
 # the load and `scx_fdl cost` over it (the kernel's BPF statistics on for the interval only).
 # Prints one line per scheduler: FDL-COST {json} (or FDL-COST-FAIL <why>).
-# Args: SECS SCHEDULER... (scx_fdl, or a peer's binary name in /usr/bin)
+# Args: SECS LOOPS SCHEDULER... (scx_fdl, or a peer's binary name in /usr/bin); LOOPS: hackbench's
+# for the throughput runs.
 . ./lib.sh
 secs=$1
-shift
+hb_loops=$2
+shift 2
 say "cost over $secs s per scheduler, $(nproc) CPUs: $*"
-# Switched on once, before any load: switching the statistics on patches kernel text (a static
-# key), which under TCG can hit the emulator's cross-modifying-code fault (an int3 Oops) when it
-# happens while other CPUs run BPF programs. `scx_fdl cost` then finds them on already.
-sysctl -w kernel.bpf_stats_enabled=1 > /dev/null
-for s in "$@"; do
-    case $s in
-        scx_fdl) start_scx > /dev/null || { echo "FDL-COST-FAIL $s did not attach"; continue; }; pid=$SCX_PID ;;
+
+# Throughput first, with the BPF statistics still off (they time every program run): a fixed
+# hackbench run under EEVDF and under each scheduler, the time it took (issue 13: >= 95 % of
+# EEVDF's throughput at 8 vCPUs). Prints FDL-HACKBENCH {json} per scheduler.
+hb_time() {
+    hackbench -g 4 -f 10 -s 1000 -l "$hb_loops" 2>&1 | sed -n 's/^Time: *\([0-9.]*\).*/\1/p'
+}
+attach() {
+    case $1 in
+        scx_fdl) start_scx > /dev/null || return 1; pid=$SCX_PID ;;
         *)
-            "$s" > /tmp/peer.log 2>&1 &
+            "$1" > /tmp/peer.log 2>&1 &
             pid=$!
             i=0
             while ! scx_ops | grep -q . && [ $i -lt 1800 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
             ;;
     esac
-    if [ "$(scx_state)" != enabled ]; then
+    [ "$(scx_state)" = enabled ]
+}
+detach() {
+    kill -TERM $pid 2>/dev/null
+    i=0
+    while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -TERM $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    i=0
+    while [ "$(scx_state)" != disabled ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+}
+hb_runs() {
+    for r in 1 2 3; do
+        t=$(hb_time)
+        echo "FDL-HACKBENCH {\"scheduler\": \"$1\", \"cpus\": $(nproc), \"loops\": $hb_loops, \"secs\": ${t:-null}}"
+    done
+}
+hb_runs eevdf
+for s in "$@"; do
+    attach "$s" && hb_runs "$s"
+    detach
+done
+
+# Switched on once, before any load: switching the statistics on patches kernel text (a static
+# key), which under TCG can hit the emulator's cross-modifying-code fault (an int3 Oops) when it
+# happens while other CPUs run BPF programs. `scx_fdl cost` then finds them on already.
+sysctl -w kernel.bpf_stats_enabled=1 > /dev/null
+for s in "$@"; do
+    if ! attach "$s"; then
         echo "FDL-COST-FAIL $s did not attach: $(tail -2 /tmp/peer.log 2>/dev/null | tr '\n' ' ')"
-        kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null
+        detach
         continue
     fi
     # Four hackbench groups (40 tasks): every callback runs thousands of times a second.
@@ -37,12 +70,6 @@ for s in "$@"; do
     kill -9 $hb 2>/dev/null
     killall -9 hackbench 2>/dev/null
     wait $hb 2>/dev/null
-    kill -TERM $pid 2>/dev/null
-    i=0
-    while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    kill -TERM $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    i=0
-    while [ "$(scx_state)" != disabled ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    detach
 done
 exit 0
