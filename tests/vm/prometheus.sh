@@ -139,8 +139,14 @@ budget=$(value /tmp/m2 'scx_fdl_cgroup_guarantee_budget_seconds{cgroup="/busy"}'
 check "busy runs beyond its guarantee: budget $budget s, in [-0.06, 0)" "$budget < 0 && $budget >= -0.06"
 grep -q 'cgroup="/gone"' /tmp/m1 && pass "the cgroup gone was exported while it existed" ||
     fail "the cgroup gone was exported while it existed"
-grep -q 'cgroup="/gone"' /tmp/m2 && fail "the removed cgroup gone left the output" ||
-    pass "the removed cgroup gone left the output"
+# The exporter judges a series idle at a scrape: unchanged since the scrape that last saw it
+# change, and that scrape 5 s ago or more. A series published after the first scrape (before the
+# rmdir, or while that scrape was rendering) counts as changed at the second (seen: all 30 of
+# gone's series, or one bucket, in 3 of 7 runs), so it leaves at the first scrape 5 s after that.
+sleep 6
+scrape /tmp/m3
+grep -q 'cgroup="/gone"' /tmp/m3 && { fail "the removed cgroup gone left the output (13 s, three scrapes)"; grep 'cgroup="/gone"' /tmp/m3 | head -5 | sed 's/^/    /'; } ||
+    pass "the removed cgroup gone left the output (13 s, three scrapes; $(grep -c 'cgroup="/gone"' /tmp/m2) of its series still there at 7 s)"
 if [ -e /sys/kernel/sched_ext/root/events ]; then
     n=$(grep -c '^scx_fdl_kernel_events_total{event=' /tmp/m2)
     check "the kernel's sched_ext events are exported ($n, the file has $(wc -l < /sys/kernel/sched_ext/root/events))" \
