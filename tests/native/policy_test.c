@@ -992,6 +992,24 @@ static void grant(u64 cgid, u64 milli_cpus)
 }
 
 /*
+ * The matrix's three probe cgroups on a 2-CPU machine: 10 and 11 deadline containers (4 ms / 2 ms
+ * and 20 ms) granted milli_cpus each when with_dl, else fair; 12 without parameters; 20 for the
+ * antagonist.
+ */
+static void probe_cgroups(bool with_dl, u64 milli_cpus)
+{
+	reset(2);
+	add_cgroup(10, 100, with_dl ? 4 * MS : 0, with_dl ? 2 * MS : 0);
+	add_cgroup(11, 100, with_dl ? 20 * MS : 0, 0);
+	add_cgroup(12, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	if (with_dl) {
+		grant(10, milli_cpus);
+		grant(11, milli_cpus);
+	}
+}
+
+/*
  * Three probes (two workers each, spin 3 ms, periods 23-25 ms) in cgroups 10, 11, 12 on 2 CPUs,
  * optionally beside ten hackbench-like wakers; with_dl: 10 and 11 are deadline containers (4 ms
  * and 20 ms) with guarantees of 0.88 CPU each (shares 900, what the matrix's "within" cells give),
@@ -1000,15 +1018,7 @@ static void grant(u64 cgid, u64 milli_cpus)
  */
 static void within_run(bool with_dl, bool antagonist, u64 p99[3])
 {
-	reset(2);
-	add_cgroup(10, 100, with_dl ? 4 * MS : 0, with_dl ? 2 * MS : 0);
-	add_cgroup(11, 100, with_dl ? 20 * MS : 0, 0);
-	add_cgroup(12, 100, 0, 0);
-	add_cgroup(20, 100, 0, 0);
-	if (with_dl) {
-		grant(10, 880);
-		grant(11, 880);
-	}
+	probe_cgroups(with_dl, 880);
 	probe_pair(0, 10, 3 * MS, 23 * MS);
 	probe_pair(2, 11, 3 * MS, 24 * MS);
 	probe_pair(4, 12, 3 * MS, 25 * MS);
@@ -1569,18 +1579,10 @@ static void overload_run(bool with_dl, u64 cpu_ms[4], u64 *cfs_p99)
 {
 	int i;
 
-	reset(2);
+	probe_cgroups(with_dl, 293);
 	probe_wakes = true;
 	jitter_us = 2000;
 	tick_ms = 4;
-	add_cgroup(10, 100, with_dl ? 4 * MS : 0, with_dl ? 2 * MS : 0);
-	add_cgroup(11, 100, with_dl ? 20 * MS : 0, 0);
-	add_cgroup(12, 100, 0, 0);
-	add_cgroup(20, 100, 0, 0);
-	if (with_dl) {
-		grant(10, 293);
-		grant(11, 293);
-	}
 	probe_pair(0, 10, 10 * MS, 30 * MS);
 	probe_pair(2, 11, 10 * MS, 30 * MS);
 	probe_pair(4, 12, 10 * MS, 30 * MS);
