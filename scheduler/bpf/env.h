@@ -13,7 +13,6 @@
  *	env_stats()                       this CPU's event counters
  *	env_scan()                        this CPU's scratch record for the dispatcher's scan
  *	env_insert_vtime(p, dsq, slice, vtime, flags)   queue p in vtime order
- *	env_insert_local_on(p, cpu, slice, flags)       put p on a CPU's local queue
  *	env_move_to_local(dsq)            move the head of dsq to this CPU; false if empty
  *	env_nr_queued(dsq)                tasks in dsq
  *	env_head_vtime(dsq, &vtime)       the vtime of dsq's head; false if empty
@@ -82,7 +81,6 @@ struct fdl_scan {
 
 /* Enqueue flags the policy passes through or adds. */
 #define FDL_ENQ_WAKEUP		SCX_ENQ_WAKEUP
-#define FDL_ENQ_PREEMPT		(SCX_ENQ_PREEMPT | SCX_ENQ_HEAD)
 #define FDL_ENQ_LAST		SCX_ENQ_LAST
 
 #define fdl_for(i, start, end)	bpf_for(i, start, end)
@@ -181,11 +179,6 @@ static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64
 					     u64 flags)
 {
 	scx_bpf_dsq_insert_vtime(p, dsq, slice, vtime, flags);
-}
-
-static __always_inline void env_insert_local_on(struct task_struct *p, s32 cpu, u64 slice, u64 flags)
-{
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, flags);
 }
 
 static __always_inline bool env_move_to_local(u64 dsq)

@@ -18,7 +18,6 @@
 #endif
 
 #define FDL_ENQ_WAKEUP		1ULL
-#define FDL_ENQ_PREEMPT		2ULL
 #define FDL_ENQ_LAST		4ULL
 
 #define fdl_for(i, start, end)	for ((i) = (start); (i) < (end); (i)++)
@@ -53,7 +52,7 @@ struct fake_env {
 	struct fake_dsq local[FAKE_CPUS];
 	bool idle[FAKE_CPUS];		/* env_pick_idle may claim it */
 	int idle_kicks[FAKE_CPUS];
-	int preempts[FAKE_CPUS];	/* local inserts with FDL_ENQ_PREEMPT */
+	int preempts[FAKE_CPUS];	/* env_kick(cpu, true): the running slice ended */
 	bool timer_armed[FAKE_CPUS];
 	u64 timer_at[FAKE_CPUS];
 	bool hold_armed;		/* the hold queue's timer */
@@ -155,19 +154,6 @@ static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u
 		at++;
 	p->slice = slice;
 	fake_insert_at(q, at, p, vtime);
-}
-
-static inline void env_insert_local_on(struct task_struct *p, s32 cpu, u64 slice, u64 flags)
-{
-	struct fake_dsq *q = &env.local[cpu];
-
-	p->slice = slice;
-	if (flags & FDL_ENQ_PREEMPT) {
-		env.preempts[cpu]++;
-		fake_insert_at(q, 0, p, 0);
-	} else {
-		fake_insert_at(q, q->n, p, 0);
-	}
 }
 
 static inline bool env_move_to_local(u64 dsq)

@@ -301,7 +301,7 @@ static void wake(struct task *k)
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		before[cpu] = env.preempts[cpu];
 	fdl_on_enqueue(&k->p, &k->t, FDL_ENQ_WAKEUP);
-	for (cpu = 0; cpu < nr_cpus; cpu++)	/* SCX_ENQ_PREEMPT: the victim reschedules at once */
+	for (cpu = 0; cpu < nr_cpus; cpu++)	/* SCX_KICK_PREEMPT: the victim reschedules at once */
 		if (env.preempts[cpu] != before[cpu] && running[cpu]) {
 			running[cpu]->p.slice = 0;
 			reschedule(cpu);

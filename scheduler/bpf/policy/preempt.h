@@ -46,9 +46,7 @@ static __always_inline u64 fdl_cpu_dl(struct fdl_cpu *cc, u64 now, u64 vdt)
 /*
  * How far ahead in the fair order the fair work of queue `cont` is (a CPU's fdl_cpu.cont): its
  * container's cgroup virtual time (the root's own tasks: theirs). Of two CPUs running fair work,
- * the one further ahead has had more than its share: it is the victim. A global function: the
- * cgroup lookup inside the victim loop multiplied the verifier's states of enqueue (195k -> 846k
- * instructions).
+ * the one further ahead has had more than its share: it is the victim.
  */
 FDL_GLOBAL u64 fdl_cont_cvtime(u64 cont)
 {
@@ -60,19 +58,7 @@ FDL_GLOBAL u64 fdl_cont_cvtime(u64 cont)
 	return cg ? cg->cvtime : 0;
 }
 
-/*
- * A waking task of deadline entity `entity` with deadline dl found no idle CPU: the candidate CPU
- * whose work has the latest deadline, if that is later than dl and has enough slack (the RFC's
- * 1.46x rule, fdl_slack_allows), or -1. All fair work stands at the fair container's deadline;
- * between CPUs running fair work, the victim is the one whose cgroup is furthest ahead in cgroup
- * virtual time: a waking deadline task takes its CPU from the cgroup that had the most, not from
- * one that waited its turn (beside hackbench, from hackbench, not from a probe that just got the
- * CPU). CPUs running work of the task's own entity are not
- * candidates (its members take turns by vtime), nor, for a container's task that claims a CPU as
- * fair work, CPUs running its own container's work (own: its entity id unclaimed). *later is set
- * to a candidate with a later deadline but too little slack, or -1: the caller times a preemption
- * for it instead.
- */
+/* The victim search's candidates and arguments (fdl_choose_among). */
 struct fdl_victims {
 	s32 cpu[FDL_VICTIM_CANDIDATES];	/* candidates the task may run on, -1: none */
 	s32 later;
@@ -123,6 +109,18 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 	return best;
 }
 
+/*
+ * A waking task of deadline entity `entity` with deadline dl found no idle CPU: the candidate CPU
+ * whose work has the latest deadline, if that is later than dl and has enough slack (the RFC's
+ * 1.46x rule, fdl_slack_allows), or -1. All fair work stands at the fair container's deadline;
+ * between CPUs running fair work, the victim is the one whose cgroup is furthest ahead in cgroup
+ * virtual time: a waking deadline task takes its CPU from the cgroup that had the most, not from
+ * one that waited its turn (beside hackbench, from hackbench, not from a probe that just got the
+ * CPU). CPUs running work of the task's own entity are not candidates (its members take turns by
+ * vtime), nor, for a container's task that claims a CPU as fair work, CPUs running its own
+ * container's work (own: its entity id unclaimed). *later is set to a candidate with a later
+ * deadline but too little slack, or -1: the caller times a preemption for it instead.
+ */
 static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_task *t, u64 entity,
 					     u64 own, u64 dl, u64 now, s32 *later)
 {

@@ -179,17 +179,6 @@ static __always_inline void fdl_on_quiescent(struct fdl_task *t)
 }
 
 /*
- * Does a task of deadline entity e (of first-level cgroup top), whose key is *dl, claim a CPU as
- * fair work instead? Yes when e is a deadline container that stands near the front of the fair
- * order (its cgroup virtual time at most wakeup_lag_ns of CPU time at its fair share past the
- * fair clock: about the credit a waking cgroup gets, so a container that uses no more than its
- * fair share qualifies and one that used more does not) and the fair container's deadline is the
- * earlier; *dl is then that deadline. The dispatcher's scan makes the same choice for queued
- * work; this is the same choice for work that wakes (to preempt by) and work that starts on an
- * idle CPU (to be preempted by). Without it a loose deadline made its container everyone's victim: preempted by
- * fair work and by every tighter deadline, preempting no one, worse off than with no deadline.
- */
-/*
  * Has container top used no more than its fair share: is its cgroup virtual time at most
  * wakeup_lag_ns of CPU time at its fair share past the fair clock? (About the credit a waking
  * cgroup gets.)
@@ -222,6 +211,17 @@ FDL_GLOBAL int fdl_may_compete(u64 cgid, u64 key, u64 vdt)
 	return fdl_near_front(top);
 }
 
+/*
+ * Does a task of deadline entity e (of first-level cgroup top), whose key is *dl, claim a CPU as
+ * fair work instead? Yes when e is a deadline container that stands near the front of the fair
+ * order (its cgroup virtual time at most wakeup_lag_ns of CPU time at its fair share past the
+ * fair clock: about the credit a waking cgroup gets, so a container that uses no more than its
+ * fair share qualifies and one that used more does not) and the fair container's deadline is the
+ * earlier; *dl is then that deadline. The dispatcher's scan makes the same choice for queued
+ * work; this is the same choice for work that wakes (to preempt by) and work that starts on an
+ * idle CPU (to be preempted by). Without it a loose deadline made its container everyone's victim: preempted by
+ * fair work and by every tighter deadline, preempting no one, worse off than with no deadline.
+ */
 static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_entity *e, u64 now,
 					   u64 vdt, u64 *dl)
 {
