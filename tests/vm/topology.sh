@@ -61,8 +61,9 @@ check "weights at $ncpu CPUs: hi:lo = $r (want 2.0 +- 15 %)" "$r >= 1.7 && $r <=
 kill_all
 
 # The deadline container across the machine. Misses: a woken deadline task bound to its victim's
-# local queue waited for that one CPU (929 misses of 1575 starts, p99 62-75 ms against the probe
-# without parameters' 40-53 ms); waiting in its queue, 84 of 1623.
+# local queue waited for that one CPU (426-929 misses per 739-1575 starts, p99 62-75 ms against
+# the probe without parameters' 40-53 ms); waiting in its queue, 47-84 per 805-1623 (the runs are
+# in docs/benchmarks.md).
 m0=$(scx_json_field fdl nr_misses); s0=$(scx_json_field fdl nr_picks)
 probe_round scx_fdl
 misses=$(( $(scx_json_field fdl nr_misses) - m0 )); starts=$(( $(scx_json_field fdl nr_picks) - s0 ))
