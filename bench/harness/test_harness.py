@@ -342,7 +342,25 @@ class Verdict(unittest.TestCase):
         good = {"cfs": 11000, "loose": 4500, "fdl": 3000}
         use = {"antagonist": 1.1, "cfs": 0.3, "loose": 0.3, "fdl": 0.3}
         v = self.verdict(sc, good, "antagonist", use=use, runs=8)   # 80 % of EEVDF's hackbench runs
-        self.assertEqual(self.failed(v), ["antagonist throughput >= 90 % of EEVDF"])
+        self.assertEqual(self.failed(v), ["antagonist throughput per CPU >= 90 % of EEVDF"])
+        # EEVDF left the probes short (0.3 CPU each, fair level 0.5); scx_fdl serves them 0.45 each,
+        # fairly, and the antagonist gets the rest (0.65 CPU, its entitlement): 60 % of EEVDF's
+        # throughput, but as much per CPU second. Both parts hold. (Guarantees of 0.29 CPU: what the
+        # probes get beyond EEVDF is fair share, not guarantee, so the fair rules apply.)
+        sc = self.cell(300)
+        fair = {"antagonist": 0.65, "cfs": 0.45, "loose": 0.45, "fdl": 0.45}
+        v = self.verdict(sc, good, "antagonist", use=fair, eevdf_use=use, runs=6)
+        self.assertTrue(v["fair_applies"])
+        self.assertEqual(v["verdict"], "PASS", v["rules"])
+        self.assertIn("antagonist-hackbench: 0.65 CPUs vs EEVDF 1.10, entitled 0.65 (throughput 0.60 x EEVDF)",
+                      [d for _, _, d in v["rules"]])
+        # scx_fdl over-serves the cgroup without parameters (0.9 CPU, beyond the fair level): that is
+        # not the antagonist's to give; entitled to 0.7, it gets 0.5.
+        over = {"antagonist": 0.5, "cfs": 0.9, "loose": 0.3, "fdl": 0.3}
+        v = self.verdict(sc, good, "antagonist", use=over, eevdf_use=use, runs=5)
+        self.assertEqual(self.failed(v), ["antagonist CPU >= 90 % of min(EEVDF's, fair entitlement)"])
+        self.assertIn("entitled 0.70", [d for n, ok, d in v["rules"] if not ok][0])
+        sc = self.cell(900)
         # scx_fdl gives the deadline cgroups 0.3 CPU more each than EEVDF did on a full machine:
         # their guarantees take it from the others, so the fair rules do not apply.
         v = self.verdict(sc, good, "antagonist", use=dict(use, loose=0.6, fdl=0.6), eevdf_use=use, runs=8)
