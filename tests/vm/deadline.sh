@@ -7,6 +7,8 @@
 # The parameters arrive from a configuration file (config) or at run time (`scx_fdl set`, set).
 # Under EEVDF every cgroup has cpu.weight 100 (no stand-in for the guarantee).
 #
+# Prints FDL-LATENCY per probe and FDL-SCHEDSTAT (the kernel's /proc/schedstat over the
+# measurement: CPU time run, run-queue delay after activation, timeslices), under either scheduler.
 # Args: SCHED LOAD PATH SHARES SPIN_US SLEEP_US RR_FDL_US RR_LOOSE_US [check|check-within|report]
 #   e.g. fdl antagonist set 300 3000 20000 4000 20000 check
 # Checks (scx_fdl, mode check), with margins for the emulator (its wake-up floor and 4 ms tick):
@@ -65,6 +67,11 @@ fi
 sleep 2
 
 say "probes (1 message thread x 2 workers, spin $spin us, sleep $sleep_us us) for $secs s, $load, $path, shares $shares, rr $rr_fdl/$rr_loose us"
+# The kernel's own run-queue figures over the measurement (/proc/schedstat, any scheduler class):
+# CPU time run, time runnable tasks waited after being activated, timeslices. A wake-up's delay
+# before activation (the IPI that wakes an idle CPU) is not in run_delay.
+schedstat() { awk '/^cpu[0-9]/ { r += $8; d += $9; n += $10 } END { printf "%.0f %.0f %.0f", r, d, n }' /proc/schedstat; }
+ss0=$(schedstat)
 probes=""
 for c in cfs loose fdl; do
     sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep_us --spin-us $spin -r $secs -w 3 --json" \
@@ -73,6 +80,7 @@ for c in cfs loose fdl; do
 done
 for p in $probes; do wait "$p" || fail "fdl-probe exited $? ($(cat /tmp/probe-*.err))"; done
 
+echo "$ss0 $(schedstat)" | awk -v s="$sched" '{ printf "FDL-SCHEDSTAT %s run_s=%.2f run_delay_s=%.3f timeslices=%d\n", s, ($4 - $1) / 1e9, ($5 - $2) / 1e9, $6 - $3 }'
 for c in cfs loose fdl; do
     f=/tmp/probe-$c.json
     echo "FDL-LATENCY $sched $load $c p50=$(json_field $f p50) p90=$(json_field $f p90) p99=$(json_field $f p99) p99.9=$(json_field $f p99.9) samples=$(json_field $f samples)"
