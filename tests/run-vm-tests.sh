@@ -18,6 +18,7 @@ cases=(
     "deadline-quiet|deadline fdl quiet config 900 3000 20000 4000 20000 check|pass"
     "deadline-within|deadline fdl antagonist config 900 3000 20000 4000 20000 check-within|pass"
     "guarantee|guarantee fdl check|pass"
+    "guarantee-churn|guarantee-churn fdl check|pass"
     "overcommit|overcommit|pass"
     "control|control|pass"
     "prometheus|prometheus|pass"
