@@ -124,9 +124,8 @@ def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
                 rule("no-parameter p99 <= 1.2 x EEVDF", mine <= FAIR_EEVDF_RATIO * ref,
                      f"{n}: {mine:.0f} vs EEVDF {ref:.0f} us")
         for w in sc.workloads_in(variant):
-            t = f["throughput"].get(w.name)
-            if t is not None:
-                throughput_rules(rule, sc, w, t, e["throughput"].get(w.name), f, e, guar)
+            if w.name in f["throughput"]:
+                throughput_rules(rule, sc, w, f, e, guar)
 
     for c in deadline:
         s = stats.get(c.name)
@@ -154,17 +153,17 @@ def entitlement(sc, mine, use, guar):
               for c in sc.cgroups.values() if c.name != mine]
     w_mine = sc.cgroups[mine].cpu_weight
 
-    def taken(level):
-        return sum(min(u, max(level * w, g)) for u, w, g in others) + level * w_mine
+    def others_take(level):
+        return sum(min(u, max(level * w, g)) for u, w, g in others)
 
     lo, hi = 0.0, sc.vcpus / w_mine
-    for _ in range(60):        # taken() is monotonic in the level: bisect
+    for _ in range(60):        # what all take is monotonic in the level: bisect
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if taken(mid) <= sc.vcpus else (lo, mid)
-    return min(sc.vcpus, sc.vcpus - sum(min(u, max(lo * w, g)) for u, w, g in others))
+        lo, hi = (mid, hi) if others_take(mid) + mid * w_mine <= sc.vcpus else (lo, mid)
+    return sc.vcpus - others_take(lo)
 
 
-def throughput_rules(rule, sc, w, t, base, f, e, guar):
+def throughput_rules(rule, sc, w, f, e, guar):
     """The antagonist throughput rule of issue 10 ("antagonist throughput >= 90 % of EEVDF's, where
     the guarantees leave it its EEVDF share"), applied as two measurable parts. Throughput follows
     the CPU time a batch workload gets; where EEVDF left the other cgroups short of their fair share
@@ -175,6 +174,7 @@ def throughput_rules(rule, sc, w, t, base, f, e, guar):
       - efficiency: its throughput per CPU second >= 90 % of EEVDF's (the cost of the scheduler:
         preemptions, migrations, callbacks).
     Where it got at least its EEVDF CPU the efficiency part is the raw ratio's rule in effect."""
+    t, base = f["throughput"][w.name], e["throughput"].get(w.name)
     r = t.get("ratio_to_eevdf")
     mine, ref = _cpus(f, w.cgroup), _cpus(e, w.cgroup)
     if r is None or not mine or not ref or not base or not base.get("median"):

@@ -16,15 +16,9 @@ sched=${1:-fdl}
 mode=${2:-check}
 secs=8
 
-cat > /tmp/fdl.toml <<'TOML'
-[cgroup.g]
-guaranteed_shares = 1024
-TOML
-
-if [ "$sched" = fdl ]; then start_sched fdl --config /tmp/fdl.toml || exit 1; else start_sched "$sched"; fi
-for c in g h1 h2 h3 h4 h5 h6; do mkcg "$c" 100; done
+start_guaranteed_g "$sched" || exit 1
+overcommit_hogs 0
 echo +cpu > "$CG/g/cgroup.subtree_control"
-for c in h1 h2 h3 h4 h5 h6; do hogs "$c" 1; done
 # churn K: one busy loop of g, in a new child cgroup g/K-N every 300 ms.
 churn() {
     n=0

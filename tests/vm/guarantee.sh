@@ -9,14 +9,9 @@ sched=${1:-fdl}
 mode=${2:-check}
 secs=8
 
-cat > /tmp/fdl.toml <<'TOML'
-[cgroup.g]
-guaranteed_shares = 1024
-TOML
-
 # The scheduler starts before the load: enabling it patches kernel text, which under TCG is
 # safest while the vCPUs idle (see tests/run-vm-tests.sh).
-if [ "$sched" = fdl ]; then start_sched fdl --config /tmp/fdl.toml || exit 1; else start_sched "$sched"; fi
+start_guaranteed_g "$sched" || exit 1
 overcommit_hogs
 sleep 4
 measure $secs g h1 h2 h3 h4 h5 h6

@@ -142,12 +142,23 @@ json_field() { sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p" "$1"; }
 # cpus USEC SECS: CPU time used over a wall-clock interval, in CPUs.
 cpus() { awk -v u="$1" -v s="$2" 'BEGIN { printf "%.3f", u / 1e6 / s }'; }
 
-# overcommit_hogs: the bandwidth scenarios' load on 2 CPUs, four times overcommitted: cgroup g with
-# 2 busy loops beside h1..h6 with one each, all at cpu.weight 100 (g's fair share: 1/7 of 2 CPUs).
+# overcommit_hogs [G_LOOPS]: the bandwidth scenarios' load on 2 CPUs, four times overcommitted:
+# cgroup g with G_LOOPS busy loops (default 2; 0: the caller runs g's load) beside h1..h6 with one
+# each, all at cpu.weight 100 (g's fair share: 1/7 of 2 CPUs).
 overcommit_hogs() {
     for c in g h1 h2 h3 h4 h5 h6; do mkcg "$c" 100; done
-    hogs g 2
+    hogs g "${1:-2}"
     for c in h1 h2 h3 h4 h5 h6; do hogs "$c" 1; done
+}
+
+# start_guaranteed_g SCHED: start SCHED (fdl or eevdf); scx_fdl with cgroup g guaranteed one CPU
+# (guaranteed_shares 1024) from a configuration file.
+start_guaranteed_g() {
+    cat > /tmp/fdl.toml <<'TOML'
+[cgroup.g]
+guaranteed_shares = 1024
+TOML
+    if [ "$1" = fdl ]; then start_sched fdl --config /tmp/fdl.toml; else start_sched "$1"; fi
 }
 
 # scx_json_field CGROUP KEY: a number from `scx_fdl get CGROUP --json`.
