@@ -1675,39 +1675,38 @@ static void race_setup(void)
 	fdl_cgroup_set_boost(race_cg, 500);
 }
 
-/* The cgroup's weight, its contribution and its parent's sum all say `want`. */
-static void check_weight(const char *what, u32 want)
-{
-	struct fdl_cgroup *root = &env.cg[FDL_ROOT_CGID];
-
-	CHECK(what, race_cg->weight == want && race_cg->contrib == want && root->wsum == want,
-	      "weight %u contrib %lld wsum %lld, want %u", race_cg->weight, race_cg->contrib, root->wsum,
-	      want);
-}
-
 static void test_weight_and_boost_writers_race(void)
 {
+	struct fdl_cgroup *root;
+
 	race_setup();
-	check_weight("a boost applies", 500);
+	root = &env.cg[FDL_ROOT_CGID];
+	CHECK("a boost applies", race_cg->weight == 500 && root->wsum == 500, "weight %u wsum %lld",
+	      race_cg->weight, root->wsum);
 	/* The boost drops; the cpu.weight write lands after its read (its 2nd barrier). */
 	env.mb_hook = race_set_cpu_weight_200;
 	env.mb_hook_at = 2;
 	fdl_cgroup_set_boost(race_cg, 0);
-	check_weight("boost dropped while cpu.weight changed: the new cpu.weight rules", 200);
+	CHECK("boost dropped while cpu.weight changed: the new cpu.weight rules",
+	      race_cg->weight == 200 && race_cg->contrib == 200 && root->wsum == 200,
+	      "weight %u contrib %lld wsum %lld", race_cg->weight, race_cg->contrib, root->wsum);
 
 	/* The other order: the cpu.weight writer read the boost (500) before it dropped. */
 	race_setup();
 	env.mb_hook = race_drop_boost;
 	env.mb_hook_at = 2;
 	fdl_cgroup_set_cpu_weight(race_cg, 200);
-	check_weight("cpu.weight changed while the boost dropped: the new cpu.weight rules", 200);
+	CHECK("cpu.weight changed while the boost dropped: the new cpu.weight rules",
+	      race_cg->weight == 200 && race_cg->contrib == 200 && root->wsum == 200,
+	      "weight %u contrib %lld wsum %lld", race_cg->weight, race_cg->contrib, root->wsum);
 
 	/* While a boost is set, a cpu.weight write changes nothing until it drops. */
 	race_setup();
 	fdl_cgroup_set_cpu_weight(race_cg, 300);
-	check_weight("the boost rules while set", 500);
+	CHECK("the boost rules while set", race_cg->weight == 500, "weight %u", race_cg->weight);
 	fdl_cgroup_set_boost(race_cg, 0);
-	check_weight("then it decays to cpu.weight", 300);
+	CHECK("then it decays to cpu.weight", race_cg->weight == 300 && root->wsum == 300,
+	      "weight %u wsum %lld", race_cg->weight, root->wsum);
 }
 
 int main(void)
