@@ -1,14 +1,15 @@
 # Scenario: a guarantee whose work lives in short-lived child cgroups (issue 14, defect 4). Cgroup g
-# (guaranteed_shares 1024 = one CPU) runs its two busy loops each in a child cgroup that is replaced
-# every 300 ms (created, the loop moved in, killed, removed), beside h1..h6 with one busy loop each:
-# 8 loops on 2 vCPUs, as in the guarantee scenario. The guarantee loop must count the children's
-# use as g's although most of them live less than its once-a-second refresh of g's subtree: a child's
-# use folds into its parent when it is removed (ops.cgroup_exit), and a child younger than the
-# refresh is read at the next one. Counted too low, g looks short of its guarantee and its boost
-# climbs to the ceiling.
-# Checks (scx_fdl): g gets at least 0.7 CPU (its loops are away while restarted every 300 ms; runs
-# measured 0.81-0.98; the guarantee itself is the guarantee case's to judge); the loop's averaged use of g (the mean of one sample a second) is within 35 % of what
-# cgroupfs measured over the same seconds (cpu.stat's usage_usec keeps removed children's time).
+# (guaranteed_shares 1024 = one CPU) runs two busy loops, each moved every 300 ms into a new child
+# cgroup of g while the child it leaves is removed, beside h1..h6 with one busy loop each: 8 loops on
+# 2 vCPUs, as in the guarantee scenario. The guarantee loop must count the children's use as g's
+# although they live less than its once-a-second refresh of g's subtree: a child's use folds into its
+# parent when it is removed (ops.cgroup_exit), and a child younger than the refresh is read at the
+# next one. Counted too low, g looks short of its guarantee and its boost climbs to the ceiling.
+# Checks (scx_fdl): g gets at least 0.85 of its guaranteed CPU and at most 1.4 (runs measured
+# 0.95-1.18; without the guarantee 0.26, under EEVDF 0.48; with the fold removed the boost climbed
+# to 1478 and g took 2.07 of 2 CPUs); the loop's averaged use of g (the mean of one sample a
+# second) is within 35 % of what cgroupfs measured over the same seconds (cpu.stat's usage_usec
+# keeps removed children's time).
 # Args: [fdl|eevdf] [check|report]
 . ./lib.sh
 
@@ -19,20 +20,27 @@ secs=8
 start_guaranteed_g "$sched" || exit 1
 overcommit_hogs 0
 echo +cpu > "$CG/g/cgroup.subtree_control"
-# churn K: one busy loop of g, in a new child cgroup g/K-N every 300 ms.
+# churn K: one busy loop of g that lives in a new child cgroup g/K-N every 300 ms: the child is
+# created, the loop moved into it, and the previous child removed. The loop itself stays runnable
+# (a loop restarted in each child was away for its fork and exec while 8 hogs held both vCPUs, so g's
+# CPU measured the churning shell's wake-up delay: 0.63 in one CI run).
 churn() {
+    sh -c 'while :; do :; done' &
+    hog=$!
     n=0
+    prev=
     while [ ! -e /tmp/churn.stop ]; do
         d="$CG/g/$1-$n"
         mkdir "$d"
-        sh -c "echo \$\$ > $d/cgroup.procs; while :; do :; done" &
-        hog=$!
+        echo "$hog" > "$d/cgroup.procs"
+        [ -n "$prev" ] && rmdir "$prev"
+        prev=$d
         sleep 0.3
-        kill "$hog"
-        wait "$hog" 2>/dev/null
-        rmdir "$d" 2>/dev/null || { sleep 0.05; rmdir "$d"; }
         n=$((n + 1))
     done
+    kill "$hog"
+    wait "$hog" 2>/dev/null
+    rmdir "$prev" 2>/dev/null || { sleep 0.05; rmdir "$prev"; }
     echo "$n" > "/tmp/churn-$1.count"
 }
 rm -f /tmp/churn.stop
@@ -66,7 +74,8 @@ if [ "$sched" = fdl ]; then
     [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
 fi
 if [ "$mode" = check ] && [ "$sched" = fdl ]; then
-    check "g got $g CPUs through short-lived children, guaranteed 1 (at least 0.7)" "$g >= 0.7"
+    check "g got $g CPUs through short-lived children, guaranteed 1 (at least 0.85)" "$g >= 0.85"
+    check "g took $g CPUs, not much above its guarantee of 1 (at most 1.4): h1..h6 keep the rest" "$g <= 1.4"
     check "the guarantee loop's use of g ($avg CPUs) within 35 % of cgroupfs's ($g)" \
         "$avg >= $g * 0.65 && $avg <= $g * 1.35"
 fi
