@@ -85,6 +85,9 @@ for v in ("antagonist", "quiet"):
     # scx_fdl's own figures (scx_fdl dump around the window) for its deadline cgroup.
     f = r[v]["scx_fdl"]["fdl_stats"].get("fdl")
     assert f and f["n"] == 1 and f["picks"] >= f["misses"] >= 0, (v, "scx_fdl fdl_stats", f)
+    # Its worst lateness within the window (from the lateness buckets) is known and no more than since start.
+    assert 0 <= f["max_lateness_window_us"] <= max(f["max_lateness_us"], 0), (v, "scx_fdl window lateness", f)
+    assert f["misses"] > 0 or f["max_lateness_window_us"] == 0, (v, "lateness without misses", f)
 print("results.json: both schedulers, both variants, p99, hackbench throughput and scx_fdl's figures present")
 PY
     then ok "results.json complete"; else bad "results.json incomplete (see above)"; cat "$tmp/tiny/report.txt"; fi

@@ -76,21 +76,26 @@ bench_hogs() {
 usage() { awk '/^usage_usec/ {print $2}' "$CG/$1/cpu.stat"; }
 
 # fdl_dump FILE: scx_fdl's own figures now (`scx_fdl dump`, pretty JSON), reduced to one line per
-# scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns". On failure FDL_STATS_ERR says why.
+# scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns LATENESS", LATENESS its misses by lateness
+# bucket (log2 microseconds, comma-separated; "-" if none were reported). On failure FDL_STATS_ERR
+# says why.
 fdl_dump() {
     if ! scx_fdl dump > "$1.json" 2> "$1.err"; then
         FDL_STATS_ERR="${FDL_STATS_ERR}scx_fdl dump failed: $(log_tail "$1.err" 2); "
         return 1
     fi
     # Only the "cgroups" array (it closes at two spaces' indent); one object per cgroup, its keys at six
-    # spaces' indent in any order (serde_json sorts them).
+    # spaces' indent in any order (serde_json sorts them), an array's members at eight.
     awk -v root="$CG/" '
         function val(line) { sub(/^[^:]*: */, "", line); sub(/,$/, "", line); gsub(/"/, "", line); return line }
         /^  "cgroups": \[/ { in_cg = 1; next }
         in_cg && /^  \]/ { in_cg = 0 }
         !in_cg { next }
-        /^    \{/ { name = ""; misses = picks = late = 0; next }
-        /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0; next }
+        /^    \{/ { name = ""; misses = picks = late = 0; hist = ""; in_late = 0; next }
+        /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0, (hist == "" ? "-" : hist); next }
+        in_late && /^      \]/ { in_late = 0; next }
+        in_late { v = $1; sub(/,$/, "", v); hist = hist (hist == "" ? "" : ",") v; next }
+        /^      "lateness": \[$/ { in_late = 1; next }
         /^      "path":/ { name = val($0); if (index(name, root) == 1) name = substr(name, length(root) + 1) }
         /^      "nr_misses":/ { misses = val($0) }
         /^      "nr_picks":/ { picks = val($0) }
@@ -99,19 +104,34 @@ fdl_dump() {
 }
 
 # The FDL-BENCH "fdl_stats" object from the dumps before and after the window: per scenario cgroup
-# the misses and picks during the window and the worst lateness since scx_fdl started (at the end,
-# and before the window).
+# the misses and picks during the window, the worst lateness since scx_fdl started (at the end, and
+# before the window), and the worst lateness of the window itself (max_lateness_window_us): exact
+# when the worst since the start grew during the window; otherwise at most the upper bound of the
+# highest lateness bucket that gained misses (a power of two microseconds) and at most the worst
+# since the start; 0 when the window had no miss; -1 when this scx_fdl reports no buckets.
 fdl_stats_json() {
     if [ ! -s "$OUT/dump.before" ] || [ ! -s "$OUT/dump.after" ]; then
         echo null
         return
     fi
     awk -v want=" $BENCH_CGROUPS " '
-        FNR == NR { m[$1] = $2; p[$1] = $3; l[$1] = $4; next }
+        FNR == NR { m[$1] = $2; p[$1] = $3; l[$1] = $4; h[$1] = $5; next }
         index(want, " " $1 " ") {
-            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d}", \
-                sep, $1, $2 - m[$1], $3 - p[$1], $4 / 1000, l[$1] / 1000
+            win = $2 > m[$1] ? window($4, l[$1], $5, h[$1]) : 0
+            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d, \"max_lateness_window_us\": %d}", \
+                sep, $1, $2 - m[$1], $3 - p[$1], $4 / 1000, l[$1] / 1000, win
             sep = ", "
+        }
+        # bucket 0: under 1 us; bucket i: under 2^i us; the last is unbounded (fdl_lat_bucket()).
+        function window(after, before, ha, hb,    na, nb, a, b, i, top, bound) {
+            if (after > before) return int(after / 1000)
+            if (ha == "-" || hb == "-") return -1
+            na = split(ha, a, ","); nb = split(hb, b, ",")
+            top = -1
+            for (i = 1; i <= na; i++) if (a[i] - (i <= nb ? b[i] : 0) > 0) top = i - 1
+            if (top < 0) return 0
+            bound = (top == na - 1) ? after / 1000 : 2 ^ top
+            return int(bound < after / 1000 ? bound : after / 1000)
         }
         BEGIN { printf "{" } END { printf "}\n" }
     ' "$OUT/dump.before" "$OUT/dump.after"

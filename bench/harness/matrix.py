@@ -328,7 +328,7 @@ def markdown(sp, rows, scheds, meta):
                     r.append("-" if x is None else f"{x:.2f}")
             st = (per.get("scx_fdl") or {}).get("fdl_stats", {}).get(w.cgroup)
             r += [f"{st['misses']}/{st['picks']}" if st and cg.deadline_rr else "-",
-                  _ms(st["max_lateness_us"]) if st and cg.deadline_rr else "-",
+                  _ms(st.get("max_lateness_window_us", st["max_lateness_us"])) if st and cg.deadline_rr else "-",
                   f"**{vd['verdict']}**" if first else ""]
             lines.append("| " + " | ".join(r) + " |")
             first = False
@@ -349,8 +349,9 @@ def markdown(sp, rows, scheds, meta):
             f"Verdicts (scx_fdl against EEVDF, issue 10's rules): {counts['PASS']} PASS, {counts['FAIL']} FAIL, "
             f"{counts['n.a.']} n.a.",
             "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
-            "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness counts since it "
-            "started on that boot (quiet runs first).", ""]
+            "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
+            "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
+            "2x from its lateness histogram.", ""]
     builds = {}
     for cell, v, sc, per, reason in rows:
         b = meta.get("binaries", {}).get(cell.name, {}).get("scx_fdl")

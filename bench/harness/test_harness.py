@@ -336,6 +336,12 @@ class Verdict(unittest.TestCase):
                  "fdl": {"misses": 3, "picks": 0, "max_lateness_us": 100}}       # misses, but no picks counted
         v = self.verdict(sc, good, stats=stats)
         self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["fdl: 3 of 0 (no starts counted)"])
+        # The worst lateness is judged within the windows where it is known, not since scx_fdl started.
+        stats = {"loose": {"misses": 0, "picks": 1000, "max_lateness_us": 87000, "max_lateness_window_us": 0},
+                 "fdl": {"misses": 1, "picks": 1000, "max_lateness_us": 87000, "max_lateness_window_us": 4096}}
+        self.assertEqual(self.failed(self.verdict(sc, good, stats=stats)), [])
+        stats["fdl"]["max_lateness_window_us"] = 32768
+        self.assertEqual(self.failed(self.verdict(sc, good, stats=stats)), ["worst lateness <= 5 x deadline_rr"])
 
     def test_antagonist_throughput_and_when_fair_rules_apply(self):
         sc = self.cell(900)
@@ -430,7 +436,16 @@ class Verdict(unittest.TestCase):
         # The aggregate carries scx_fdl's own figures per cgroup.
         agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + [self.rec("scx_fdl", "quiet", self.EEVDF, self.USE)])
         self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"],
-                         {"misses": 2, "picks": 1000, "max_lateness_us": 9000, "n": 1})
+                         {"misses": 2, "picks": 1000, "max_lateness_us": 9000, "max_lateness_window_us": 9000, "n": 1})
+        # Over repeats: the largest worst-in-window; a repeat without buckets (-1) counts its worst since start.
+        recs2 = [dict(self.rec("scx_fdl", "quiet", self.EEVDF, self.USE, stats={"fdl": {
+            "misses": 1, "picks": 10, "max_lateness_us": 87000, "max_lateness_window_us": w}}), repeat=i + 1)
+            for i, w in enumerate([512, 2048])]
+        agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + recs2)
+        self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]["max_lateness_window_us"], 2048)
+        recs2[0]["fdl_stats"]["fdl"]["max_lateness_window_us"] = -1
+        agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + recs2)
+        self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]["max_lateness_window_us"], 87000)
 
 
 class Restart(unittest.TestCase):

@@ -86,6 +86,13 @@ struct fdl_entity {
 	u64 max_lateness_ns;
 	u64 nr_picks;
 	/*
+	 * The misses by lateness, in fdl_lat_bucket()'s log2 microsecond buckets: a reader that
+	 * differences two reads knows the worst lateness of the time between them (max_lateness_ns
+	 * only knows the worst since scx_fdl started).
+	 */
+	u64 late_hist[FDL_LAT_BUCKETS];
+	u64 late_sum_ns;	/* the misses' lateness summed */
+	/*
 	 * A deadline container's granted guarantee as a budget (policy/deadline.h): CPU time earned
 	 * at budget_rate (CPUs, fixed point FDL_SHARE_ONE; 0: no guarantee) since budget_at, spent by
 	 * its work however it got the CPU, held within one guarantee window either way. While it is

@@ -74,6 +74,13 @@ pub struct CgroupReport {
     /// Deadline containers: starts past the deadline, and the worst lateness.
     pub nr_misses: u64,
     pub max_lateness_ns: u64,
+    /// Deadline containers: the misses by lateness, counts per bucket (the buckets of
+    /// runq_latency, stats::lat_bucket_bound_us), and their lateness summed. Two reads
+    /// differenced give the worst lateness between them.
+    #[serde(default)]
+    pub lateness: Vec<u64>,
+    #[serde(default)]
+    pub lateness_sum_ns: u64,
     /// Starts of its work after a wait, however it got the CPU, late or not (the misses'
     /// denominator; named picks for compatibility of the JSON field).
     #[serde(default)]

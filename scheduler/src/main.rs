@@ -497,6 +497,8 @@ impl<'obj> Scheduler<'obj> {
                 r.effective_weight = cg.weight;
                 r.nr_misses = cg.ent.nr_misses;
                 r.max_lateness_ns = cg.ent.max_lateness_ns;
+                r.lateness = cg.ent.late_hist.to_vec();
+                r.lateness_sum_ns = cg.ent.late_sum_ns;
                 r.nr_picks = cg.ent.nr_picks;
                 if cg.ent.budget_rate > 0 {
                     r.guarantee_budget_ns = cg.ent.budget_ns;

@@ -302,6 +302,9 @@ fn describe() {
         ("scx_fdl_cgroup_runq_latency_microseconds_sum", Microseconds, "Sum of the run-queue latencies"),
         ("scx_fdl_cgroup_runq_latency_microseconds_count", Count, "Run-queue latencies measured"),
         ("scx_fdl_cgroup_deadline_misses_total", Count, "Deadline containers: tasks that started past their deadline"),
+        ("scx_fdl_cgroup_lateness_microseconds_bucket", Count, "Deadline containers: misses late by less than le microseconds, cumulative"),
+        ("scx_fdl_cgroup_lateness_microseconds_sum", Microseconds, "Deadline containers: the misses' lateness summed"),
+        ("scx_fdl_cgroup_lateness_microseconds_count", Count, "Deadline containers: misses counted by lateness"),
         ("scx_fdl_cgroup_nr_periods_total", Count, "Cgroups with cpu.max: periods in which the cgroup ran or was throttled (cpu.stat nr_periods)"),
         ("scx_fdl_cgroup_nr_throttled_total", Count, "Cgroups with cpu.max: periods in which it was throttled (cpu.stat nr_throttled)"),
         ("scx_fdl_cgroup_throttled_microseconds_total", Microseconds, "Cgroups with cpu.max: time throttled, wall clock (cpu.stat throttled_usec)"),
@@ -423,26 +426,36 @@ impl Publisher {
         self.last.retain(|_, c| c.at.elapsed() < keep);
     }
 
+    /// A cgroup's histogram over the log2 microsecond buckets (lat_bucket_bound_us), published as
+    /// its [_bucket, _sum, _count] series; its sum in nanoseconds.
+    fn histogram(&mut self, names: [&'static str; 3], label: &str, id: (u64, u64), buckets: &[u64], sum_ns: u64) {
+        let cg = || vec![Label::new("cgroup", label.to_string())];
+        let mut cumulative = 0;
+        for (i, n) in buckets.iter().enumerate() {
+            cumulative += n;
+            let le = lat_bucket_bound_us(i).map_or("+Inf".to_string(), |b| b.to_string());
+            let mut labels = cg();
+            labels.push(Label::new("le", le));
+            self.counter(names[0], labels, id, cumulative);
+        }
+        self.counter(names[1], cg(), id, sum_ns / 1000);
+        self.counter(names[2], cg(), id, cumulative);
+    }
+
     fn publish_cgroup(&mut self, label: &str, r: &CgroupReport) {
         let cg = || vec![Label::new("cgroup", label.to_string())];
         let id = (self.epoch, r.cgid);
         self.counter("scx_fdl_cgroup_cpu_usage_microseconds_total", cg(), id, r.usage_ns / 1000);
         self.counter("scx_fdl_cgroup_wait_microseconds_total", cg(), id, r.wait_ns / 1000);
-        let mut cumulative = 0;
-        for (i, n) in r.runq_latency.iter().enumerate() {
-            cumulative += n;
-            let le = lat_bucket_bound_us(i).map_or("+Inf".to_string(), |b| b.to_string());
-            let mut labels = cg();
-            labels.push(Label::new("le", le));
-            self.counter("scx_fdl_cgroup_runq_latency_microseconds_bucket", labels, id, cumulative);
-        }
         // Every measured wait is in wait_ns and in exactly one bucket.
-        self.counter("scx_fdl_cgroup_runq_latency_microseconds_sum", cg(), id, r.wait_ns / 1000);
-        self.counter("scx_fdl_cgroup_runq_latency_microseconds_count", cg(), id, cumulative);
+        let runq = ["scx_fdl_cgroup_runq_latency_microseconds_bucket", "scx_fdl_cgroup_runq_latency_microseconds_sum", "scx_fdl_cgroup_runq_latency_microseconds_count"];
+        self.histogram(runq, label, id, &r.runq_latency, r.wait_ns);
         Self::gauge("scx_fdl_cgroup_cpu_weight", cg(), r.cpu_weight as f64);
         Self::gauge("scx_fdl_cgroup_effective_weight", cg(), r.effective_weight as f64);
         if r.deadline_rr_ns > 0 {
             self.counter("scx_fdl_cgroup_deadline_misses_total", cg(), id, r.nr_misses);
+            let late = ["scx_fdl_cgroup_lateness_microseconds_bucket", "scx_fdl_cgroup_lateness_microseconds_sum", "scx_fdl_cgroup_lateness_microseconds_count"];
+            self.histogram(late, label, id, &r.lateness, r.lateness_sum_ns);
             Self::gauge("scx_fdl_cgroup_max_lateness_seconds", cg(), r.max_lateness_ns as f64 / 1e9);
             Self::gauge("scx_fdl_cgroup_deadline_rr_seconds", cg(), r.deadline_rr_ns as f64 / 1e9);
             Self::gauge(

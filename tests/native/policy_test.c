@@ -442,6 +442,10 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	v1 = vdt();
 	CHECK("a late start is a miss", c1->nr_misses == 1 && c1->max_lateness_ns == 1 * MS,
 	      "misses %llu lateness %llu", c1->nr_misses, c1->max_lateness_ns);
+	/* 1 ms = 1000 us: bucket floor(log2(1000)) + 1 = 10, which holds [512, 1024) us. */
+	CHECK("the miss is counted by its lateness", c1->late_hist[10] == 1 && c1->late_hist[9] == 0 &&
+	      c1->late_hist[11] == 0, "buckets 9..11: %llu %llu %llu", c1->late_hist[9], c1->late_hist[10],
+	      c1->late_hist[11]);
 	CHECK("vdt moved back to min_rr/4 before the missed deadline", v1 == dl1 - 1 * MS,
 	      "vdt - dl = %lld", (long long)(v1 - dl1));
 	fdl_miss(dl1, env.now);	/* a second CPU seeing the same miss */

@@ -86,6 +86,8 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_cgroup_runq_latency_microseconds_count scx_fdl_cgroup_cpu_weight \
     scx_fdl_cgroup_effective_weight scx_fdl_cgroup_deadline_misses_total \
     scx_fdl_cgroup_max_lateness_seconds scx_fdl_cgroup_deadline_rr_seconds \
+    scx_fdl_cgroup_lateness_microseconds_bucket scx_fdl_cgroup_lateness_microseconds_sum \
+    scx_fdl_cgroup_lateness_microseconds_count \
     scx_fdl_cgroup_deadline_wakeup_seconds scx_fdl_cgroup_guaranteed_shares \
     scx_fdl_cgroup_guarantee_cpus scx_fdl_cgroup_guarantee_granted_cpus scx_fdl_cgroup_guarantee_usage_cpus \
     scx_fdl_cgroup_guarantee_attainment_ratio scx_fdl_cgroup_guarantee_budget_seconds \
@@ -95,6 +97,11 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     grep -q "^$m[{ ]" /tmp/m2 || missing="$missing $m"
 done
 [ -z "$missing" ] && pass "every documented metric is exported" || fail "documented metrics missing:$missing"
+misses=$(value /tmp/m2 'scx_fdl_cgroup_deadline_misses_total{cgroup="/busy"}')
+late_n=$(value /tmp/m2 'scx_fdl_cgroup_lateness_microseconds_count{cgroup="/busy"}')
+late_inf=$(value /tmp/m2 'scx_fdl_cgroup_lateness_microseconds_bucket{cgroup="/busy",le="+Inf"}')
+check "busy's misses by lateness add up to its misses ($late_n and +Inf bucket $late_inf vs $misses, within 2)" \
+    "${late_n:--9} == ${late_inf:--8} && ${late_n:--9} >= ${misses:-0} - 2 && ${late_n:--9} <= ${misses:-0}"
 thr=$(value /tmp/m2 'scx_fdl_cgroup_nr_throttled_total{cgroup="/limited"}')
 per=$(value /tmp/m2 'scx_fdl_cgroup_nr_periods_total{cgroup="/limited"}')
 check "a hog under cpu.max 10000 100000 counts throttled periods ($thr of $per, >= 50 in 10 s)" \

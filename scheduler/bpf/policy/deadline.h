@@ -182,16 +182,24 @@ static __always_inline u64 fdl_entity_promise(struct fdl_entity *e, u64 order)
 	return e->budget_rate ? order : order - FDL_TIER_NS;
 }
 
-/* Count a start (or pick) of the entity's work whose key was dl, and a miss if vdt had passed it. */
+/*
+ * Count a start (or pick) of the entity's work whose key was dl, and a miss if vdt had passed it,
+ * by its lateness.
+ */
 static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 vdt)
 {
 	u64 late;
+	u32 b;
 
 	__sync_fetch_and_add(&e->nr_picks, 1);
 	if (!fdl_time_before(dl, vdt))
 		return;
 	late = vdt - dl;
 	__sync_fetch_and_add(&e->nr_misses, 1);
+	b = fdl_lat_bucket(late);
+	if (b < FDL_LAT_BUCKETS)	/* for the verifier */
+		__sync_fetch_and_add(&e->late_hist[b], 1);
+	__sync_fetch_and_add(&e->late_sum_ns, late);
 	if (late > e->max_lateness_ns)
 		e->max_lateness_ns = late;
 }
