@@ -59,6 +59,36 @@ fi
 if out=$(bench/matrix.sh --check 2>&1); then ok "bench/matrix.sh --check: ${out##*$'\n'}"
 else bad "bench/matrix.sh --check: $out"; fi
 
+# scx_fdl's figures around a window (bench/guest/bench.sh fdl_dump, fdl_stats_json) with the guest's
+# busybox awk, on two synthetic dumps: misses and the window's worst lateness from the buckets (the
+# worst since start did not grow), none for a cgroup without buckets or misses.
+mkdir -p "$tmp/bb" "$tmp/fd"
+ln -s "$(command -v busybox)" "$tmp/bb/awk"
+"$py" - "$tmp/fd" <<'PY'
+import json, sys
+def dump(misses, hist):
+    return {"scheduler": {}, "cgroups": [
+        {"path": "/sys/fs/cgroup/fdl", "nr_misses": misses, "nr_picks": 100 + misses, "max_lateness_ns": 87000000,
+         "lateness": hist},
+        {"path": "/sys/fs/cgroup/loose", "nr_misses": 0, "nr_picks": 5, "max_lateness_ns": 0, "lateness": []}]}
+h = [0] * 24
+h[17] = 1                      # the 87 ms miss, before the window
+after = list(h)
+after[10] += 2                 # [512, 1024) us
+after[12] += 3                 # [2048, 4096) us: the window's worst is at most 4096 us
+for name, d in (("before", dump(1, h)), ("after", dump(6, after))):
+    open(f"{sys.argv[1]}/{name}.json", "w").write(json.dumps(d, indent=2))
+PY
+out=$(cd "$tmp/fd" && PATH="$tmp/bb:$PATH" CG=/sys/fs/cgroup OUT="$tmp/fd" BENCH_CGROUPS="loose fdl" bash -c '
+    log_tail() { :; }
+    eval "$(sed -n "/^# fdl_dump FILE:/,/^# prepare_params SCHED/p" "$0")"
+    scx_fdl() { cat "$OUT/$which.json"; }
+    which=before fdl_dump "$OUT/dump.before" && which=after fdl_dump "$OUT/dump.after" && fdl_stats_json
+' "$root/bench/guest/bench.sh" 2>&1)
+want='{"fdl": {"misses": 5, "picks": 5, "max_lateness_us": 87000, "max_lateness_before_us": 87000, "max_lateness_window_us": 4096}, "loose": {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_before_us": 0, "max_lateness_window_us": 0}}'
+if [[ $out == "$want" ]]; then ok "scx_fdl's window figures with busybox awk: fdl worst late in window 4096 us (87000 since start)"
+else bad "scx_fdl's window figures with busybox awk: want $want, got $out"; fi
+
 if [[ ${1:-} != --no-vm ]]; then
     start=$(date +%s)
     timeout -k 10 400 bench/run.sh tiny --schedulers eevdf,scx_fdl --out "$tmp/tiny" > "$tmp/run.log" 2>&1
