@@ -436,7 +436,7 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	c1->dl = dl1 = v0 - 1 * MS;	/* late by 1 ms */
 	c2->dl = v0 + 18 * MS;
 
-	fdl_entity_count(c1, dl1, v0);	/* its work starts 1 ms late (fdl_on_running) */
+	fdl_entity_count(c1, dl1, v0, 3 * MS);	/* its work starts 1 ms late, after 3 ms (fdl_on_running) */
 	/* Picked at its order key: without a guarantee, in the second tier (fdl_entity_order). */
 	fdl_entity_picked(c1, fdl_tier_key(dl1, 0), env.now);
 	v1 = vdt();
@@ -446,6 +446,11 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	CHECK("the miss is counted by its lateness", c1->late_hist[10] == 1 && c1->late_hist[9] == 0 &&
 	      c1->late_hist[11] == 0, "buckets 9..11: %llu %llu %llu", c1->late_hist[9], c1->late_hist[10],
 	      c1->late_hist[11]);
+	/* A deadline 9 ms behind vdt, met by a start that waited 2 ms: a miss, 2 ms late (its own wait). */
+	fdl_entity_count(c1, v0 - 9 * MS, v0, 2 * MS);
+	CHECK("a start is late by at most its own wait", c1->nr_misses == 2 && c1->max_lateness_ns == 2 * MS &&
+	      c1->late_hist[11] == 1 && c1->late_sum_ns == 3 * MS, "misses %llu worst %llu sum %llu",
+	      c1->nr_misses, c1->max_lateness_ns, c1->late_sum_ns);
 	CHECK("vdt moved back to min_rr/4 before the missed deadline", v1 == dl1 - 1 * MS,
 	      "vdt - dl = %lld", (long long)(v1 - dl1));
 	fdl_miss(dl1, env.now);	/* a second CPU seeing the same miss */
@@ -456,7 +461,7 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	      (long long)(c2->dl - v1));
 	CHECK("an entity catches up with a halving only once", fdl_entity_key(c2, v1) == c2->dl &&
 	      c2->spread_gen == fdl.spread_gen, "gen %llu/%llu", c2->spread_gen, fdl.spread_gen);
-	fdl_entity_count(c2, fdl_entity_key(c2, vdt()), vdt());
+	fdl_entity_count(c2, fdl_entity_key(c2, vdt()), vdt(), 1 * MS);
 	CHECK("right after a miss nobody is late", c2->nr_misses == 0, "%llu", c2->nr_misses);
 }
 

@@ -667,7 +667,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
  */
 static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
-	u64 now = env_now(), queue, dl, bw, wait, vdt, slice, clipped;
+	u64 now = env_now(), queue, dl, bw, wait = 0, vdt, slice, clipped;
 	struct fdl_cgroup *cg, *top;
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
@@ -702,7 +702,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		 * Beyond its guarantee it made no promise (fdl_entity_promise).
 		 */
 		if (waited)
-			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt);
+			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt, wait);
 	}
 	if (cc && cc->fair_pick) {
 		if (cc->fair_pick == queue && e != &fdl.fair) {
