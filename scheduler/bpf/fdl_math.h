@@ -252,6 +252,22 @@ static inline u64 fdl_tier_key(u64 key, int within)
 }
 
 /*
+ * Is order key `key` one of the first tier at vdt? A key within the guarantee is at most
+ * deadline_rr ahead of vdt but may be any time behind it (late work); a key a tier back is
+ * FDL_TIER_NS ahead less its own lateness. Half a tier (137 s) apart, as a signed distance:
+ *
+ *	within  <=>  (s64)(key - vdt) < FDL_TIER_NS / 2
+ *
+ * (Compared unsigned, key - vdt < FDL_TIER_NS, a late key within the guarantee wrapped and read
+ * as a tier back: the latest work within its guarantee lost its deadline's rights, and a 1 ms
+ * container waited 93 ms for the fair order to pick it.)
+ */
+static inline int fdl_key_within(u64 key, u64 vdt)
+{
+	return (s64)(key - vdt) < (s64)(FDL_TIER_NS >> 1);
+}
+
+/*
  * A guarantee of g CPUs (fixed point) as a budget of CPU time: earned at g, spent by running,
  * held within one window of the guarantee either way, so that a container that used more than
  * its guarantee for long owes at most a window, and one that slept saves at most a window:

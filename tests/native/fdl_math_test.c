@@ -191,6 +191,14 @@ static void test_tiers_and_budget(void)
 	CHECK_EQ("an overrun key stays behind its tier",
 		 fdl_time_before(fdl_tier_key(fdl_dl_key(v + 60000000, v, 5000000), 0),
 				 fdl_tier_key(v + 5000000, 0)), 0);
+	/* which tier a key is in, late or not */
+	CHECK_EQ("a first-tier key is within", fdl_key_within(fdl_order_key(v + 60000000, v, 5000000, 1), v), 1);
+	CHECK_EQ("a late first-tier key is within (93 ms behind vdt)",
+		 fdl_key_within(fdl_order_key(v - 93000000, v, 1000000, 1), v), 1);
+	CHECK_EQ("a second-tier key is not", fdl_key_within(fdl_order_key(v + 1000000, v, 5000000, 0), v), 0);
+	CHECK_EQ("a late second-tier key is not (93 ms behind vdt)",
+		 fdl_key_within(fdl_order_key(v - 93000000, v, 1000000, 0), v), 0);
+	CHECK_EQ("an overrun key is not", fdl_key_within(fdl_order_key(v + 60000000, v, 5000000, 0), v), 0);
 	/* slack within a tier ignores the tier's offset; across tiers, a later tier yields */
 	CHECK_EQ("same tier: 5 ms of slack may not be preempted for 4 ms",
 		 fdl_slack_allows(fdl_tier_key(v + 5000000, 0), fdl_tier_key(v + 4000000, 0), v), 0);

@@ -546,6 +546,33 @@ static void test_woken_task_beats_busy_sibling(void)
 
 static void grant(u64 cgid, u64 milli_cpus);
 
+/*
+ * A container within its guarantee whose deadline has passed keeps its deadline's rights, however
+ * late and however far ahead of the fair order it stands: the latest work within a guarantee is
+ * the most urgent. (A late key compared unsigned read as a tier back, and the scan left the
+ * container to the fair order: a 1 ms container waited 93 ms beside hackbench.) Beyond its
+ * guarantee, the same late deadline competes only near the front of the fair order.
+ */
+static void test_late_container_within_guarantee_competes(void)
+{
+	u64 v, key;
+
+	reset(2);
+	add_cgroup(10, 100, 1 * MS, 0);
+	grant(10, 500);
+	env.cg[10].cvtime = fdl.cvtime_now + 1000 * MS;	/* ahead of the fair order */
+	v = vdt();
+	env.cg[10].ent.dl = v - 93 * MS;			/* 93 ms late */
+	key = fdl_entity_order(&env.cg[10].ent, env.now, v);
+	CHECK("a late container within its guarantee competes by its deadline",
+	      key == v - 93 * MS && fdl_may_compete(10, key, v), "key - vdt %lld, competes %d",
+	      (long long)(key - v), fdl_may_compete(10, key, v));
+	grant(10, 0);
+	key = fdl_entity_order(&env.cg[10].ent, env.now, v);
+	CHECK("beyond a guarantee, the same late deadline ahead of the fair order does not",
+	      !fdl_may_compete(10, key, v), "key - vdt %lld", (long long)(key - v));
+}
+
 /* Defect 5: the preemption victim is the CPU with the most slack, by the 1.46x rule; too little
  * slack arms a timer instead. */
 static void test_victim_chosen_by_slack(void)
@@ -1671,6 +1698,7 @@ int main(void)
 	test_miss_moves_vdt_once_and_halves_the_spread();
 	test_overcommit_shares_lateness();
 	test_woken_task_beats_busy_sibling();
+	test_late_container_within_guarantee_competes();
 	test_victim_chosen_by_slack();
 	test_victim_among_fair_work_is_the_cgroup_ahead();
 	test_edf_and_slice();

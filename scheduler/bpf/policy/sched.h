@@ -204,7 +204,7 @@ FDL_GLOBAL int fdl_may_compete(u64 cgid, u64 key, u64 vdt)
 {
 	struct fdl_cgroup *top;
 
-	if (key - vdt < FDL_TIER_NS)	/* within its guarantee: the first tier */
+	if (fdl_key_within(key, vdt))	/* within its guarantee: the first tier */
 		return 1;
 	if (fdl_key_overrun(key, vdt) || !(top = env_cgroup(cgid)))
 		return 0;
