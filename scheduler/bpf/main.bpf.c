@@ -377,12 +377,8 @@ void BPF_STRUCT_OPS(fdl_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 {
 	struct fdl_cgroup *cg = env_cgroup(cgroup_id(cgrp));
 
-	if (!cg)
-		return;
-	cg->cpu_weight = weight;
-	/* While the control loop boosts it, the boost rules; it decays back to this weight. */
-	if (!cg->boost_weight)
-		fdl_cgroup_apply_weight(cg, weight);
+	if (cg)
+		fdl_cgroup_set_cpu_weight(cg, weight);
 }
 
 /*
@@ -432,8 +428,7 @@ int fdl_set_boost(struct fdl_boost_args *args)
 		args->ret = -ENOENT;
 		return 0;
 	}
-	cg->boost_weight = args->weight;
-	fdl_cgroup_apply_weight(cg, args->weight ?: cg->cpu_weight);
+	fdl_cgroup_set_boost(cg, args->weight);
 	args->ret = 0;
 	return 0;
 }

@@ -59,6 +59,12 @@ struct fake_env {
 	u64 hold_at;
 	u32 rnd;
 	struct fdl_scan scan;
+	/*
+	 * An interleaving: when mb_hook_at barriers have passed (counted from 1), env_mb() calls
+	 * mb_hook once, as if another CPU ran it between the code before and after that barrier.
+	 */
+	void (*mb_hook)(void);
+	int mb_hook_at;
 };
 
 extern struct fake_env env;
@@ -70,7 +76,13 @@ static inline u64 env_now(void)
 
 static inline void env_mb(void)
 {
+	void (*hook)(void) = env.mb_hook;
+
 	__sync_synchronize();
+	if (hook && --env.mb_hook_at == 0) {
+		env.mb_hook = NULL;
+		hook();
+	}
 }
 
 static inline struct fdl_cgroup *env_cgroup(u64 cgid)

@@ -1677,8 +1677,78 @@ static void test_back_within_the_guarantee_starts_a_new_bucket(void)
 	      (long long)(key - vdt()) / (long long)US);
 }
 
+
+/*
+ * Issue 14, defect 7: a cpu.weight write and the guarantee loop's boost race. Each interleaving is
+ * replayed through the fake barrier hook: the other writer runs between one writer's read of the
+ * two fields and its apply, so that writer applies a stale weight last. The weight must end as
+ * both fields ask, and the parent's sum must match the contribution. (The old writers, in
+ * main.bpf.c: a cpu.weight write seen while a boost was set was not applied, and the boost's
+ * writer dropping to 0 applied the cpu.weight it had read before: the cgroup kept weight 100
+ * with cpu.weight 200 and no boost, until the boost next changed.)
+ */
+static struct fdl_cgroup *race_cg;
+
+static void race_set_cpu_weight_200(void)
+{
+	fdl_cgroup_set_cpu_weight(race_cg, 200);
+}
+
+static void race_drop_boost(void)
+{
+	fdl_cgroup_set_boost(race_cg, 0);
+}
+
+static void race_setup(void)
+{
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	race_cg = &env.cg[10];
+	/* Active, contributing to the root as fdl_cgroup_propagate() leaves it. */
+	race_cg->nr_active = 1;
+	race_cg->contrib = 100;
+	env.cg[FDL_ROOT_CGID].wsum = 100;
+	fdl_cgroup_set_boost(race_cg, 500);
+}
+
+/* The cgroup's weight, its contribution and its parent's sum all say `want`. */
+static void check_weight(const char *what, u32 want)
+{
+	struct fdl_cgroup *root = &env.cg[FDL_ROOT_CGID];
+
+	CHECK(what, race_cg->weight == want && race_cg->contrib == want && root->wsum == want,
+	      "weight %u contrib %lld wsum %lld, want %u", race_cg->weight, race_cg->contrib, root->wsum,
+	      want);
+}
+
+static void test_weight_and_boost_writers_race(void)
+{
+	race_setup();
+	check_weight("a boost applies", 500);
+	/* The boost drops; the cpu.weight write lands after its read (its 2nd barrier). */
+	env.mb_hook = race_set_cpu_weight_200;
+	env.mb_hook_at = 2;
+	fdl_cgroup_set_boost(race_cg, 0);
+	check_weight("boost dropped while cpu.weight changed: the new cpu.weight rules", 200);
+
+	/* The other order: the cpu.weight writer read the boost (500) before it dropped. */
+	race_setup();
+	env.mb_hook = race_drop_boost;
+	env.mb_hook_at = 2;
+	fdl_cgroup_set_cpu_weight(race_cg, 200);
+	check_weight("cpu.weight changed while the boost dropped: the new cpu.weight rules", 200);
+
+	/* While a boost is set, a cpu.weight write changes nothing until it drops. */
+	race_setup();
+	fdl_cgroup_set_cpu_weight(race_cg, 300);
+	check_weight("the boost rules while set", 500);
+	fdl_cgroup_set_boost(race_cg, 0);
+	check_weight("then it decays to cpu.weight", 300);
+}
+
 int main(void)
 {
+	test_weight_and_boost_writers_race();
 	test_quota_limits_a_cgroup();
 	test_parent_limit_binds_children();
 	test_burst_carries_unused_quota();

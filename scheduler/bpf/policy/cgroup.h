@@ -164,6 +164,53 @@ static __always_inline void fdl_cgroup_apply_weight(struct fdl_cgroup *cg, u32 w
 		__sync_fetch_and_add(&parent->wsum, (s64)weight - old);
 }
 
+/* The effective weight a cgroup's two writers ask for: its boost while it has one, else cpu.weight. */
+static __always_inline u32 fdl_cgroup_wanted_weight(struct fdl_cgroup *cg)
+{
+	return cg->boost_weight ?: cg->cpu_weight;
+}
+
+/*
+ * Make the effective weight what cpu_weight and boost_weight ask for now. Their writers (a
+ * cpu.weight write, ops.cgroup_set_weight; the guarantee loop, fdl_set_boost) run concurrently, and
+ * each may read the other's field just before it is written and apply a stale weight after the
+ * other applied the new one. So each reads both fields again after applying, and applies again
+ * while they ask for something else: the writer that finishes last read every write made before
+ * it finished. (Before, a cpu.weight write seen while a boost was set was left to the boost's
+ * writer, which could already have read the old cpu.weight: the cgroup kept the old weight until
+ * its boost next changed.)
+ */
+static __always_inline void fdl_cgroup_settle_weight(struct fdl_cgroup *cg)
+{
+	u32 w;
+	int i;
+
+	fdl_for(i, 0, 8) {
+		w = fdl_cgroup_wanted_weight(cg);
+		env_mb();	/* both fields read before the weight is written */
+		fdl_cgroup_apply_weight(cg, w);
+		env_mb();
+		if (fdl_cgroup_wanted_weight(cg) == w && cg->weight == w)
+			break;
+	}
+}
+
+/* cpu.weight changed (ops.cgroup_set_weight). While the guarantee loop boosts it, the boost rules. */
+static __always_inline void fdl_cgroup_set_cpu_weight(struct fdl_cgroup *cg, u32 weight)
+{
+	cg->cpu_weight = weight;
+	env_mb();
+	fdl_cgroup_settle_weight(cg);
+}
+
+/* The guarantee loop sets the cgroup's boost (0: none; it decays back to its cpu.weight). */
+static __always_inline void fdl_cgroup_set_boost(struct fdl_cgroup *cg, u32 weight)
+{
+	cg->boost_weight = weight;
+	env_mb();
+	fdl_cgroup_settle_weight(cg);
+}
+
 /* The cgroup a task is counted in while runnable, else the one it belongs to. */
 static __always_inline u64 fdl_task_cgid(struct fdl_task *t)
 {
