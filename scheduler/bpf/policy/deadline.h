@@ -198,9 +198,7 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
 	__sync_fetch_and_add(&e->nr_picks, 1);
 	if (!fdl_time_before(dl, vdt))
 		return;
-	late = vdt - dl;
-	if (late > waited_ns)
-		late = waited_ns;
+	late = fdl_min(vdt - dl, waited_ns);
 	__sync_fetch_and_add(&e->nr_misses, 1);
 	b = fdl_lat_bucket(late);
 	if (b < FDL_LAT_BUCKETS)	/* for the verifier */
