@@ -46,10 +46,14 @@ struct fdl_cpu {
 	u64 queue;		/* its work's deadline entity (container cgroup id or FDL_DSQ_FAIR) */
 	u64 next_dl;		/* the earliest competing deadline when it was picked */
 	u32 has_next;		/* next_dl is valid */
-	u32 __pad;
+	u32 picked;		/* the dispatcher chose its next work (fdl_take): has_next is for it */
 	u64 fair_pick;		/* the queue the dispatcher last took work from by the fair order */
 	u64 within_until;	/* its work is within its guarantee until then (ns; 0: not) */
 	u64 cont;		/* the queue of the task it runs (container cgroup id or FDL_DSQ_FAIR) */
+	u64 timer_at;		/* when its deadline timer fires (fdl_preempt_at; past: not armed) */
+	u64 pick_q;		/* the container whose work the dispatcher took by its deadline (0: none), */
+	u64 pick_dl;		/* the deadline it promised, */
+	u64 pick_vdt;		/* and vdt then, before a miss moved it back (fdl_took) */
 };
 
 /*

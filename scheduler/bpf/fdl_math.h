@@ -181,6 +181,26 @@ static inline u64 fdl_dl_run_time(u64 dl, u64 target, u64 bw_cpus)
 }
 
 /*
+ * How long work may run before its key (fdl_dl_cap: min(dl, vdt + rr)) reaches target, when
+ * running fills dl at bandwidth bw and vdt advances with the clock: the key is the smaller of the
+ * two, so it reaches target when both have,
+ *
+ *	t = max(fdl_dl_run_time(dl, target, bw), target - (vdt + rr))
+ *
+ * Without the second term, work whose bucket ran ahead of vdt + rr (a container within its
+ * guarantee whose members run on several CPUs at once) got the shortest slice while its key stood
+ * well before its competitor's, and was sent back to the dispatcher for nothing.
+ */
+static inline u64 fdl_key_run_time(u64 dl, u64 bw_cpus, u64 rr_ns, u64 vdt, u64 target)
+{
+	u64 t = fdl_dl_run_time(dl, target, bw_cpus);
+
+	if (fdl_time_before(vdt + rr_ns, target))
+		t = fdl_max(t, target - (vdt + rr_ns));
+	return t;
+}
+
+/*
  * An entity wakes (becomes runnable from empty), or its parameters were just written: sleeping
  * earns no credit, and the latency promise holds:
  *

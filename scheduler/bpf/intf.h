@@ -208,6 +208,8 @@ struct fdl_cpu_stats {
 	u64 nr_became_runnable;	/* runnable tasks: became_runnable - stopped_runnable, summed */
 	u64 nr_stopped_runnable;	/* over all CPUs (a task may start and stop on different ones) */
 	u64 nr_timer_kicks;	/* CPUs preempted by a deadline timer that fired inside a tick */
+	u64 nr_slice_timers;	/* deadline timers set to end a slice shorter than the default */
+	u64 nr_crossing_timers;	/* deadline timers set where a CPU's earlier work comes after a waiting deadline */
 	u64 nr_tick_preempts;	/* slices ended at a tick because an earlier deadline waited */
 	u64 nr_held;		/* tasks held back because a cgroup above them was throttled */
 	u64 nr_released;	/* held tasks sent back to their queues by a refill */

@@ -676,7 +676,7 @@ impl<'obj> Scheduler<'obj> {
             s.migrations
         );
         info!(
-            "starvation-clamps {} untracked-cgroups {} fair-misses {} of {} picks, fair-max-lateness {} us; lag-steps {} timer-kicks {} tick-preempts {}",
+            "starvation-clamps {} untracked-cgroups {} fair-misses {} of {} picks, fair-max-lateness {} us; lag-steps {} timer-kicks {} (slice timers {}, crossings {}) tick-preempts {}",
             s.starvation_clamps,
             s.cgroups_untracked,
             s.fair_misses,
@@ -684,6 +684,8 @@ impl<'obj> Scheduler<'obj> {
             s.fair_max_lateness_ns / 1000,
             s.lag_steps,
             s.timer_kicks,
+            s.slice_timers,
+            s.crossing_timers,
             s.tick_preempts
         );
         let tree = self.cgroup_tree();

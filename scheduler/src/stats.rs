@@ -88,6 +88,13 @@ pub struct SchedulerStats {
     pub lag_steps: u64,
     /// CPUs preempted by a deadline timer inside a tick, and slices ended at a tick.
     pub timer_kicks: u64,
+    /// Deadline timers set to end a slice cut short for a competing deadline or a CPU limit.
+    #[serde(default)]
+    pub slice_timers: u64,
+    /// Deadline timers set where a CPU's work, earlier than a waiting deadline now, comes after it
+    /// within a slice.
+    #[serde(default)]
+    pub crossing_timers: u64,
     pub tick_preempts: u64,
     /// Dispatches that found nothing to run, and of those the ones that left work queued.
     #[serde(default)]
@@ -152,6 +159,8 @@ pub fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
         fair_picks: fdl.fair.nr_picks,
         lag_steps: c.nr_lag_steps,
         timer_kicks: s.nr_timer_kicks,
+        slice_timers: s.nr_slice_timers,
+        crossing_timers: s.nr_crossing_timers,
         tick_preempts: s.nr_tick_preempts,
         dispatch_empty: s.nr_dispatch_empty,
         dispatch_empty_queued: s.nr_dispatch_empty_queued,

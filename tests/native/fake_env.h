@@ -55,6 +55,7 @@ struct fake_env {
 	int preempts[FAKE_CPUS];	/* env_kick(cpu, true): the running slice ended */
 	bool timer_armed[FAKE_CPUS];
 	u64 timer_at[FAKE_CPUS];
+	u32 timer_fires[FAKE_CPUS];	/* deadline timers that fired (SCX_KICK_PREEMPT) */
 	bool hold_armed;		/* the hold queue's timer */
 	u64 hold_at;
 	u32 rnd;

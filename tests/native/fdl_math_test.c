@@ -137,6 +137,15 @@ static void test_rfc_rules(void)
 	CHECK_EQ("already there: 0", fdl_dl_run_time(v + 10, v, one), 0);
 	CHECK_EQ("fill then run time round-trips (to rounding, a few ns)",
 		 3000000 - fdl_dl_run_time(v, fdl_dl_fill(v, 3000000, one / 3), one / 3) <= 4, 1);
+	/* run time until the capped key, min(dl, vdt + rr), reaches a target */
+	CHECK_EQ("a bucket below the cap: the bucket decides",
+		 fdl_key_run_time(v, one, 4000000, v, v + 1024000), 970000);
+	CHECK_EQ("a bucket 10 ms past the cap (4 ms): vdt + rr reaches a target 6 ms ahead in 2 ms",
+		 fdl_key_run_time(v + 10000000, one, 4000000, v, v + 6000000), 2000000);
+	CHECK_EQ("past the cap, a target before vdt + rr: no time",
+		 fdl_key_run_time(v + 10000000, one, 4000000, v, v + 3000000), 0);
+	CHECK_EQ("the later of the two: the bucket needs 3.88 ms, the cap 1 ms",
+		 fdl_key_run_time(v + 1000000, one, 4000000, v, v + 5096000), 3880000);
 
 	/* slack rule: victim slack > 1.46 x task slack */
 	CHECK_EQ("20 ms of slack may be preempted for 4 ms", fdl_slack_allows(v + 20000000, v + 4000000, v), 1);

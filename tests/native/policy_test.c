@@ -328,11 +328,13 @@ static void run_for(u64 ns)
 			hold_fired();
 		for (cpu = 0; cpu < nr_cpus; cpu++) {
 			struct task *k = running[cpu];
+			bool fired = false;
 
+			/* A deadline timer fired: SCX_KICK_PREEMPT, the CPU reschedules at once. */
 			if (env.timer_armed[cpu] && !fdl_time_before(env.now, env.timer_at[cpu])) {
 				env.timer_armed[cpu] = false;
-				if (k)
-					k->p.slice = 0;
+				env.timer_fires[cpu]++;
+				fired = k != NULL;
 			}
 			if (!k) {
 				if (env.local[cpu].n || env.idle_kicks[cpu])
@@ -355,7 +357,9 @@ static void run_for(u64 ns)
 				continue;
 			}
 			k->p.slice = k->p.slice > step ? k->p.slice - step : 0;
-			if (!k->p.slice && (env.now / MS) % tick_ms == 0)
+			if (fired)
+				k->p.slice = 0;
+			if (!k->p.slice && (fired || (env.now / MS) % tick_ms == 0))
 				reschedule(cpu);
 		}
 		for (int i = 0; i < NR_TASKS; i++) {	/* periodic wake-ups */
@@ -571,6 +575,95 @@ static void test_late_container_within_guarantee_competes(void)
 	key = fdl_entity_order(&env.cg[10].ent, env.now, v);
 	CHECK("beyond a guarantee, the same late deadline ahead of the fair order does not",
 	      !fdl_may_compete(10, key, v), "key - vdt %lld", (long long)(key - v));
+}
+
+/*
+ * A slice that ends inside a tick. sched_ext ends a slice only at the tick (4 ms apart on a
+ * HZ=250 kernel): work whose slice a competing deadline cut to a fraction of a tick ran on to
+ * the tick, and the deadline it was cut for was missed by the rest of the tick. One CPU, a fair
+ * hog; a 2 ms and a 3 ms container (within their guarantees) wake together: the 2 ms one runs
+ * first and must hand over where its deadline passes the 3 ms one's, about 1 ms later.
+ */
+static void test_slice_ends_inside_a_tick(void)
+{
+	struct task *b;
+
+	reset(1);
+	tick_ms = 4;
+	add_cgroup(10, 100, 2 * MS, 0);
+	add_cgroup(11, 100, 3 * MS, 0);
+	add_cgroup(20, 100, 0, 0);
+	grant(10, 400);
+	grant(11, 300);
+	wake(new_task(2, 20));
+	periodic(0, 10, 6 * MS, 20 * MS)->next_wake = env.now + 2 * MS;
+	b = periodic(1, 11, 1 * MS, 20 * MS);
+	b->next_wake = env.now + 2 * MS;
+	run_for(2000 * MS);
+	printf("slice inside a tick: 3 ms container worst delay %llu us, %llu of %llu starts late, "
+	       "worst by %llu us; %u timer preemptions\n", b->max_delay_ns / US,
+	       env.cg[11].ent.nr_misses, env.cg[11].ent.nr_picks,
+	       env.cg[11].ent.max_lateness_ns / US, env.timer_fires[0]);
+	CHECK("the 3 ms container starts within its deadline, not at the next tick",
+	      b->nr_delays > 50 && b->max_delay_ns <= 3 * MS && env.cg[11].ent.nr_misses == 0,
+	      "%llu wake-ups, worst delay %llu us, %llu late", b->nr_delays, b->max_delay_ns / US,
+	      env.cg[11].ent.nr_misses);
+
+	/*
+	 * The same at a dispatch: a 2 ms and a 2.5 ms container wait behind a 1 ms one, which
+	 * sleeps half-way between ticks; the dispatcher runs the 2 ms one with a slice that ends
+	 * where its deadline passes the 2.5 ms one's, a fraction of a millisecond later.
+	 */
+	reset(1);
+	tick_ms = 4;
+	add_cgroup(10, 100, 2 * MS, 0);
+	add_cgroup(11, 100, 2500 * US, 0);
+	add_cgroup(12, 100, 1 * MS, 0);
+	add_cgroup(20, 100, 0, 0);
+	grant(10, 300);
+	grant(11, 200);
+	grant(12, 200);
+	wake(new_task(3, 20));
+	periodic(2, 12, 2 * MS, 20 * MS)->next_wake = env.now + 4 * MS;	/* at a tick */
+	periodic(0, 10, 6 * MS, 20 * MS)->next_wake = env.now + 5 * MS;
+	b = periodic(1, 11, 1 * MS, 20 * MS);
+	b->next_wake = env.now + 5 * MS;
+	run_for(2000 * MS);
+	printf("slice cut at a dispatch: 2.5 ms container worst delay %llu us, %llu of %llu starts "
+	       "late; %u timer preemptions\n", b->max_delay_ns / US, env.cg[11].ent.nr_misses,
+	       env.cg[11].ent.nr_picks, env.timer_fires[0]);
+	CHECK("a slice cut for a competing deadline ends there, not at the next tick",
+	      b->nr_delays > 50 && b->max_delay_ns <= 2 * MS,
+	      "%llu wake-ups, worst delay %llu us", b->nr_delays, b->max_delay_ns / US);
+}
+
+/*
+ * A start picked by its deadline after the deadline passed is a miss, counted by its lateness.
+ * The pick moves vdt back to just before the missed deadline (fdl_miss); judged by the vdt after
+ * that, as it was, no such start was ever late, and the misses the benchmarks judge were only
+ * the starts that came some other way.
+ */
+static void test_late_pick_is_counted(void)
+{
+	struct task *k;
+	struct fdl_entity *c;
+
+	reset(1);
+	add_cgroup(10, 100, 1 * MS, 0);
+	grant(10, 500);
+	c = &env.cg[10].ent;
+	k = new_task(0, 10);
+	env.idle[0] = false;	/* the CPU is busy with something the task may not preempt */
+	env.cpu[0].queue = 10;
+	k->runnable = true;
+	fdl_on_runnable(&k->t, 100);
+	fdl_on_enqueue(&k->p, &k->t, FDL_ENQ_WAKEUP);
+	env.now += 5 * MS;	/* it waits 5 ms for a 1 ms deadline */
+	reschedule(0);
+	CHECK("the late start is counted, 4 ms late", running[0] == k && c->nr_misses == 1 &&
+	      c->max_lateness_ns == 4 * MS && fdl.counters.nr_lag_steps == 1,
+	      "running %d, misses %llu, lateness %llu us, lag steps %llu", running[0] == k,
+	      c->nr_misses, c->max_lateness_ns / US, fdl.counters.nr_lag_steps);
 }
 
 /* Defect 5: the preemption victim is the CPU with the most slack, by the 1.46x rule; too little
@@ -1748,6 +1841,8 @@ static void test_weight_and_boost_writers_race(void)
 
 int main(void)
 {
+	test_slice_ends_inside_a_tick();
+	test_late_pick_is_counted();
 	test_weight_and_boost_writers_race();
 	test_quota_limits_a_cgroup();
 	test_parent_limit_binds_children();

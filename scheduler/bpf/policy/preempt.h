@@ -62,8 +62,34 @@ FDL_GLOBAL u64 fdl_cont_cvtime(u64 cont)
 struct fdl_victims {
 	s32 cpu[FDL_VICTIM_CANDIDATES];	/* candidates the task may run on, -1: none */
 	s32 later;
+	s32 cross;	/* a candidate whose earlier work's key passes the task's soonest, -1: none */
+	u64 cross_ns;	/* in how long */
 	u64 entity, own, dl, now;
 };
+
+/*
+ * Candidate cpu runs work whose key cur is not later than the waking task's (v->dl): it keeps
+ * the CPU for now, but running fills its bucket and its key passes the task's in
+ * fdl_key_run_time. Within their guarantees (both keys in the first tier, where the deadline is
+ * promised), note the candidate whose key passes soonest, so that a timer hands over there:
+ * sched_ext would let it run on to the end of its slice at a tick (the 1 ms container in the VM:
+ * a worker waited 3 ms behind a 5 ms container's work whose deadline had been earlier by less
+ * than a millisecond).
+ */
+static __always_inline void fdl_note_crossing(struct fdl_victims *v, struct fdl_cpu *cc, s32 cpu,
+					      u64 cur, u64 vdt)
+{
+	u64 t;
+
+	if (cc->queue == FDL_DSQ_FAIR || !fdl_key_within(cur, vdt) || !fdl_key_within(v->dl, vdt))
+		return;
+	t = fdl_key_run_time(fdl_dl_fill(cc->dl, v->now - cc->since, cc->bw), cc->bw, cc->rr_ns,
+			     vdt, v->dl);
+	if (t < tun.slice_ns && (v->cross < 0 || t < v->cross_ns)) {
+		v->cross = cpu;
+		v->cross_ns = t;
+	}
+}
 
 /*
  * The choice among the candidates, a global function verified once: inlined into enqueue, the
@@ -80,7 +106,7 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 		return -1;
 	vdt = fdl_vdt(v->now);
 	best_dl = later_dl = v->dl;
-	v->later = -1;
+	v->later = v->cross = -1;
 	fair_key = fdl_entity_order(&fdl.fair, v->now, vdt);
 	fdl_for(k, 0, FDL_VICTIM_CANDIDATES) {
 		cpu = v->cpu[k];
@@ -89,8 +115,10 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 		if (cc->queue == v->entity || cc->queue == v->own)
 			continue;
 		cur = cc->queue == FDL_DSQ_FAIR ? fair_key : fdl_cpu_dl(cc, v->now, vdt);
-		if (!fdl_time_before(v->dl, cur))
+		if (!fdl_time_before(v->dl, cur)) {
+			fdl_note_crossing(v, cc, cpu, cur, vdt);
 			continue;
+		}
 		if (!fdl_slack_allows(cur, v->dl, vdt)) {
 			if (fdl_time_before(later_dl, cur)) {
 				later_dl = cur;
@@ -119,10 +147,13 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
  * CPU). CPUs running work of the task's own entity are not candidates (its members take turns by
  * vtime), nor, for a container's task that claims a CPU as fair work, CPUs running its own
  * container's work (own: its entity id unclaimed). *later is set to a candidate with a later
- * deadline but too little slack, or -1: the caller times a preemption for it instead.
+ * deadline but too little slack, or -1: the caller times a preemption for it instead; *cross to a
+ * candidate whose earlier work's key passes the task's within a slice, in *cross_ns, or -1
+ * (fdl_note_crossing).
  */
 static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_task *t, u64 entity,
-					     u64 own, u64 dl, u64 now, s32 *later)
+					     u64 own, u64 dl, u64 now, s32 *later, s32 *cross,
+					     u64 *cross_ns)
 {
 	struct fdl_victims v = { .entity = entity, .own = own, .dl = dl, .now = now };
 	u32 nr = tun.nr_cpus ?: 1, r = env_random() % nr;
@@ -135,12 +166,14 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 	}
 	best = fdl_choose_among(&v);
 	*later = v.later;
+	*cross = v.cross;
+	*cross_ns = v.cross_ns;
 	return best;
 }
 
 /*
- * The slice of work with deadline dl at bandwidth bw, when the earliest competing deadline was
- * next_dl: it runs until its bucket reaches next_dl, within [min_slice, slice].
+ * The slice of work with bucket dl at bandwidth bw, when the earliest competing deadline was
+ * next_dl: it runs until its bucket reaches next_dl (fdl_dl_run_time), within [min_slice, slice].
  */
 static __always_inline u64 fdl_slice(u64 dl, u64 bw, u64 next_dl, bool has_next)
 {
@@ -152,19 +185,41 @@ static __always_inline u64 fdl_slice(u64 dl, u64 bw, u64 next_dl, bool has_next)
 }
 
 /*
- * The slice of work with bucket dl at bw and budget_ns left within its guarantee (<= 0: beyond
- * it, in the second tier), competing with order key next_dl: a competitor of the same tier takes
- * over where the buckets meet, one of a later tier never; work within its guarantee stops at the
- * end of its budget, where its tier changes.
+ * The slice of work with bucket dl at bw (deadline_rr rr_ns, at vdt) and budget_ns left within
+ * its guarantee (<= 0: beyond it, in the second tier), competing with order key next_dl: a
+ * competitor of the same tier takes over where the keys meet, one of a later tier never; work
+ * within its guarantee stops at the end of its budget, where its tier changes. Within it, the key
+ * is the bucket capped at vdt + rr (fdl_order_key), so the keys meet when both have passed
+ * next_dl (fdl_key_run_time); beyond it, the bucket alone decides (an entity that overran its
+ * bandwidth has a key of its own, fdl_dl_key, that a slice does not follow).
  */
-static __always_inline u64 fdl_tier_slice(u64 dl, u64 bw, u64 next_dl, bool has_next, s64 budget_ns)
+static __always_inline u64 fdl_tier_slice(u64 dl, u64 bw, u64 rr_ns, u64 vdt, u64 next_dl,
+					  bool has_next, s64 budget_ns)
 {
-	u64 slice;
+	u64 slice = tun.slice_ns;
 
 	if (budget_ns <= 0)
 		return fdl_slice(dl, bw, next_dl - FDL_TIER_NS, has_next);
-	slice = fdl_slice(dl, bw, next_dl, has_next);
+	if (has_next)
+		slice = fdl_min(slice, fdl_key_run_time(dl, bw, rr_ns, vdt, next_dl));
 	return fdl_max(fdl_min(slice, (u64)budget_ns), tun.min_slice_ns);
+}
+
+/*
+ * Preempt cpu at `at` with its deadline timer: a slice that ends inside a tick (sched_ext ends
+ * slices only at the tick, 4 ms apart on a HZ=250 kernel), or a waiting deadline that falls
+ * inside one. A timer already set to fire by then stands; a later one is brought forward.
+ * (Two CPUs arming one CPU's timer at once may leave the later of their times; the tick then
+ * bounds the delay, as it did without the timer.)
+ */
+static __always_inline void fdl_preempt_at(struct fdl_cpu *cc, s32 cpu, u64 at, u64 now)
+{
+	u64 cur = cc->timer_at;
+
+	if (fdl_time_before(now, cur) && !fdl_time_before(at, cur))
+		return;
+	cc->timer_at = at;
+	env_arm_timer(cpu, fdl_time_before(now, at) ? at - now : 0);
 }
 
 /*

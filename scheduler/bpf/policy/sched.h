@@ -259,7 +259,9 @@ static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
 	fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, fdl_vdt(now), now, fdl_entity_bw(top, e),
 		    e->deadline_rr_ns, fdl_entity_budget_left(e, now));
 	cc->has_next = 0;
+	cc->picked = 0;
 	cc->fair_pick = 0;
+	cc->pick_q = 0;
 }
 
 /*
@@ -274,7 +276,8 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	struct fdl_entity *e, *clock;
 	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
-	s32 cpu, later = -1, victim = -1;
+	s32 cpu, later = -1, victim = -1, cross = -1;
+	u64 cross_ns = 0;
 
 	t->enqueued_at = now;
 	t->via_fair = 0;	/* it waits under its own deadline entity */
@@ -308,12 +311,13 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	cpu = env_pick_idle(p);
 	/* Not within its deadline's rights (fdl_may_compete) nor claiming as fair work: it waits. */
 	if (cpu < 0 && (fair_pick || e == &fdl.fair || fdl_may_compete(queue, dl, vdt))) {
-		cpu = fdl_choose_victim(p, t, entity, own, dl, now, &later);
+		cpu = fdl_choose_victim(p, t, entity, own, dl, now, &later, &cross, &cross_ns);
 		if (cpu >= 0 && (cc = env_cpu(cpu))) {
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, queue, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
 				    fdl_entity_budget_left(e, now));
 			cc->has_next = 0;
+			cc->picked = 0;
 			victim = cpu;
 		}
 		cpu = -1;
@@ -338,8 +342,12 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		fdl_on_idle_pick(t, cpu);
 		env_kick(cpu, false);
 		stat_inc(nr_idle_kicks);
-	} else if (later >= 0) {
-		env_arm_timer(later, fdl_timer_delay(dl, now));
+	} else if (later >= 0 && (cc = env_cpu(later))) {
+		fdl_preempt_at(cc, later, now + fdl_timer_delay(dl, now), now);
+	} else if (cross >= 0 && (cc = env_cpu(cross))) {
+		/* A CPU's work comes after it within a slice (fdl_note_crossing): hand over there. */
+		fdl_preempt_at(cc, cross, now + fdl_max(cross_ns, tun.min_slice_ns), now);
+		stat_inc(nr_crossing_timers);
 	}
 }
 
@@ -512,6 +520,30 @@ static __always_inline bool fdl_move(u64 q)
 }
 
 /*
+ * The dispatcher moved work of entity e (queue q, order key dl) to cpu, with next_dl the
+ * competitor it runs against. The CPU keeps what fdl_on_running needs: the competitor, whether
+ * the fair order took the work, and the deadline and vdt the start is judged by. A container's
+ * pick that comes late moves vdt back (fdl_entity_picked, fdl_miss), so judged by the vdt after
+ * that, the start was never late: every late pick by deadline went uncounted (the simulation's
+ * 3 ms container waited 7 ms at every wake-up, with no miss counted).
+ */
+static __always_inline void fdl_took(struct fdl_cpu *cc, struct fdl_entity *e, u64 q, u64 dl,
+				     u64 next_dl, bool has_next, u64 now)
+{
+	if (cc) {
+		cc->next_dl = next_dl;
+		cc->has_next = has_next;
+		cc->picked = 1;
+		cc->fair_pick = e == &fdl.fair ? q : 0;
+		cc->pick_q = e == &fdl.fair ? 0 : q;
+		cc->pick_dl = fdl_entity_promise(e, dl);
+		cc->pick_vdt = fdl_vdt(now);
+	}
+	fdl_entity_picked(e, dl, now);
+	fdl_count_dispatch(e == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
+}
+
+/*
  * Move the scan's best queue's head to this CPU, or, if another CPU emptied that queue meanwhile,
  * the runner-up's. 0 if both were empty. A global function (verified once, not at each of the
  * dispatcher's call sites).
@@ -528,22 +560,11 @@ FDL_GLOBAL int fdl_take(s32 cpu, u64 now)
 	ne = fdl_scan_entity(sc->next_q, sc->next_fair);
 
 	if (be && fdl_move(sc->best_q)) {
-		fdl_entity_picked(be, sc->best_dl, now);
-		fdl_count_dispatch(be == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
-		if (cc) {
-			cc->next_dl = sc->next_dl;
-			cc->has_next = ne != NULL;
-			cc->fair_pick = be == &fdl.fair ? sc->best_q : 0;
-		}
+		fdl_took(cc, be, sc->best_q, sc->best_dl, sc->next_dl, ne != NULL, now);
 		return 1;
 	}
 	if (ne && fdl_move(sc->next_q)) {
-		fdl_entity_picked(ne, sc->next_dl, now);
-		fdl_count_dispatch(ne == &fdl.fair ? FDL_DISPATCH_FAIR : FDL_DISPATCH_DEADLINE);
-		if (cc) {
-			cc->has_next = 0;
-			cc->fair_pick = ne == &fdl.fair ? sc->next_q : 0;
-		}
+		fdl_took(cc, ne, sc->next_q, sc->next_dl, 0, false, now);
 		return 1;
 	}
 	return 0;
@@ -575,7 +596,7 @@ FDL_GLOBAL int fdl_any_queued(void)
  */
 FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 {
-	u64 vdt = fdl_vdt(now), pq, pdl, hv, cdl;
+	u64 vdt = fdl_vdt(now), pq, pdl, hv, cdl, slice;
 	struct fdl_entity *be, *ne, *pe;
 	struct fdl_cgroup *ptop;
 	struct fdl_scan *sc = env_scan();
@@ -622,8 +643,23 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 		cc->next_dl = cdl;
 		cc->has_next = has;
 	}
-	return fdl_max(fdl_bw_clip(fdl_task_cgid(t),
-				   fdl_tier_slice(pe->dl, fdl_entity_bw(ptop, pe), cdl, has, left), now), 1);
+	slice = fdl_tier_slice(pe->dl, fdl_entity_bw(ptop, pe), pe->deadline_rr_ns, vdt, cdl, has, left);
+	return fdl_max(fdl_bw_clip(fdl_task_cgid(t), slice, now), 1);
+}
+
+/*
+ * The running task got a slice shorter than the default: it ends where a competing deadline or a
+ * CPU limit takes over, most likely inside a tick, which is where sched_ext would end it. A
+ * deadline timer ends it in time (fdl_preempt_at).
+ */
+static __always_inline void fdl_time_slice(s32 cpu, u64 slice, u64 now)
+{
+	struct fdl_cpu *cc;
+
+	if (slice < tun.slice_ns && (cc = env_cpu(cpu))) {
+		fdl_preempt_at(cc, cpu, now + slice, now);
+		stat_inc(nr_slice_timers);
+	}
 }
 
 /*
@@ -640,6 +676,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		return;
 	if (pt && (slice = fdl_prev_keeps(pt, cpu, now))) {
 		env_set_slice(prev, slice);
+		fdl_time_slice(cpu, slice, now);
 		fdl_count_dispatch(FDL_DISPATCH_PREV);
 		return;
 	}
@@ -701,9 +738,13 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		 * A container's work starts after a wait: was its deadline kept, whatever the path?
 		 * Beyond its guarantee it made no promise (fdl_entity_promise).
 		 */
-		if (waited)
+		if (waited && cc && cc->pick_q == queue)	/* picked by its deadline (fdl_took) */
+			fdl_entity_count(e, cc->pick_dl, cc->pick_vdt, wait);
+		else if (waited)
 			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt, wait);
 	}
+	if (cc)
+		cc->pick_q = 0;
 	if (cc && cc->fair_pick) {
 		if (cc->fair_pick == queue && e != &fdl.fair) {
 			t->via_fair = 1;
@@ -723,13 +764,15 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	slice = tun.slice_ns;
 	if (cc) {
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, dl, now, bw, e->deadline_rr_ns, left);
+		cc->picked = 0;
 		if (cc->has_next)
-			slice = fdl_tier_slice(dl, bw, cc->next_dl, true, left);
+			slice = fdl_tier_slice(dl, bw, e->deadline_rr_ns, vdt, cc->next_dl, true, left);
 	}
 	/* The slice ends where a CPU limit above it runs out of runtime. */
 	clipped = fdl_bw_clip(fdl_task_cgid(t), slice, now);
 	if (clipped != tun.slice_ns)
 		env_set_slice(p, clipped);
+	fdl_time_slice(cpu, clipped, now);
 }
 
 /* A tick: charge, and end the slice if the competing deadline seen at dispatch is now earlier. */
@@ -751,12 +794,18 @@ static __always_inline void fdl_on_tick(struct task_struct *p, struct fdl_task *
 	}
 }
 
+/*
+ * The task leaves the CPU. Its competitor no longer applies, unless the dispatcher has already
+ * chosen the next task and its competitor: the kernel calls ops.dispatch before ops.stopping of
+ * the task it replaces, and clearing has_next here dropped the competitor of every task that
+ * followed a running one (its slice was never cut, nor was it preempted at a tick).
+ */
 static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
 
 	fdl_charge(t, cpu, false);
-	if (cc)
+	if (cc && !cc->picked)
 		cc->has_next = 0;
 }
 
