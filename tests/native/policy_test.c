@@ -638,6 +638,36 @@ static void test_slice_ends_inside_a_tick(void)
 }
 
 /*
+ * Two busy containers within their guarantees with the same deadline_rr: both keys sit at
+ * vdt + rr, tied, while their buckets run ahead. A slice cut to the shortest at every tie, each
+ * ended by a timer, is a dispatch every --min-slice-us for nothing; the slice runs until the
+ * running key passes the other's bucket, where the other's key stops moving.
+ */
+static void test_tied_keys_do_not_storm(void)
+{
+	u32 fires;
+
+	reset(1);
+	tick_ms = 4;
+	add_cgroup(10, 100, 4 * MS, 0);
+	add_cgroup(11, 100, 4 * MS, 0);
+	grant(10, 450);
+	grant(11, 450);
+	wake(new_task(0, 10));
+	wake(new_task(1, 11));
+	run_for(100 * MS);
+	fires = env.timer_fires[0];
+	run_for(1000 * MS);
+	fires = env.timer_fires[0] - fires;
+	printf("tied keys: %u timer preemptions in 1 s, %llu / %llu ms run\n", fires,
+	       tasks[0].ran_ns / MS, tasks[1].ran_ns / MS);
+	CHECK("tied busy containers take turns by slices: at most one timer per default slice (3 ms)",
+	      fires <= 1000 * MS / tun.slice_ns, "%u timer preemptions in 1 s", fires);
+	CHECK("and share the CPU", tasks[0].ran_ns > 400 * MS && tasks[1].ran_ns > 400 * MS,
+	      "%llu / %llu ms", tasks[0].ran_ns / MS, tasks[1].ran_ns / MS);
+}
+
+/*
  * A start picked by its deadline after the deadline passed is a miss, counted by its lateness.
  * The pick moves vdt back to just before the missed deadline (fdl_miss); judged by the vdt after
  * that, as it was, no such start was ever late, and the misses the benchmarks judge were only
@@ -1843,6 +1873,7 @@ int main(void)
 {
 	test_slice_ends_inside_a_tick();
 	test_late_pick_is_counted();
+	test_tied_keys_do_not_storm();
 	test_weight_and_boost_writers_race();
 	test_quota_limits_a_cgroup();
 	test_parent_limit_binds_children();

@@ -520,6 +520,20 @@ static __always_inline bool fdl_move(u64 q)
 }
 
 /*
+ * What a running task's slice runs against: the competitor's order key, or, for a container
+ * within its guarantee whose bucket ran ahead of vdt + rr, its bucket. Such a key moves with vdt
+ * until vdt + rr reaches the bucket, and then stays: the running key passes it there, not
+ * before. Cut at the key instead, two busy containers with the same deadline_rr (keys tied at
+ * vdt + rr) each got the shortest slice, ended by a timer, every --min-slice-us for nothing.
+ */
+static __always_inline u64 fdl_competitor_key(struct fdl_entity *ce, u64 key, u64 vdt)
+{
+	if (!ce || ce == &fdl.fair || !fdl_key_within(key, vdt) || !fdl_time_before(key, ce->dl))
+		return key;
+	return ce->dl;
+}
+
+/*
  * The dispatcher moved work of entity e (queue q, order key dl) to cpu, with next_dl the
  * competitor it runs against. The CPU keeps what fdl_on_running needs: the competitor, whether
  * the fair order took the work, and the deadline and vdt the start is judged by. A container's
@@ -560,7 +574,8 @@ FDL_GLOBAL int fdl_take(s32 cpu, u64 now)
 	ne = fdl_scan_entity(sc->next_q, sc->next_fair);
 
 	if (be && fdl_move(sc->best_q)) {
-		fdl_took(cc, be, sc->best_q, sc->best_dl, sc->next_dl, ne != NULL, now);
+		fdl_took(cc, be, sc->best_q, sc->best_dl,
+			 fdl_competitor_key(ne, sc->next_dl, fdl_vdt(now)), ne != NULL, now);
 		return 1;
 	}
 	if (ne && fdl_move(sc->next_q)) {
@@ -637,7 +652,7 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 		return 0;
 	/* Its competitor: the best other deadline entity. */
 	has = be == pe ? ne != NULL : be != NULL;
-	cdl = be == pe ? sc->next_dl : sc->best_dl;
+	cdl = fdl_competitor_key(be == pe ? ne : be, be == pe ? sc->next_dl : sc->best_dl, vdt);
 	left = fdl_entity_budget_left(pe, now);
 	if (cc) {
 		cc->next_dl = cdl;
