@@ -172,37 +172,26 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 }
 
 /*
- * The slice of work with bucket dl at bandwidth bw, when the earliest competing deadline was
- * next_dl: it runs until its bucket reaches next_dl (fdl_dl_run_time), within [min_slice, slice].
- */
-static __always_inline u64 fdl_slice(u64 dl, u64 bw, u64 next_dl, bool has_next)
-{
-	u64 slice = tun.slice_ns;
-
-	if (has_next)
-		slice = fdl_min(slice, fdl_dl_run_time(dl, next_dl, bw));
-	return fdl_max(slice, tun.min_slice_ns);
-}
-
-/*
  * The slice of work with bucket dl at bw (deadline_rr rr_ns, at vdt) and budget_ns left within
- * its guarantee (<= 0: beyond it, in the second tier), competing with order key next_dl: a
- * competitor of the same tier takes over where the keys meet, one of a later tier never; work
- * within its guarantee stops at the end of its budget, where its tier changes. Within it, the key
- * is the bucket capped at vdt + rr (fdl_order_key), so the keys meet when both have passed
- * next_dl (fdl_key_run_time); beyond it, the bucket alone decides (an entity that overran its
- * bandwidth has a key of its own, fdl_dl_key, that a slice does not follow).
+ * its guarantee (<= 0: beyond it, in the second tier), competing with order key next_dl (if
+ * has_next), within [min_slice, slice]: a competitor of the same tier takes over where the keys
+ * meet, one of a later tier never; work within its guarantee stops at the end of its budget,
+ * where its tier changes. Within it, the key is the bucket capped at vdt + rr (fdl_order_key), so
+ * the keys meet when both have passed next_dl (fdl_key_run_time); beyond it, the bucket alone
+ * decides (fdl_dl_run_time: an entity that overran its bandwidth has a key of its own,
+ * fdl_dl_key, that a slice does not follow).
  */
 static __always_inline u64 fdl_tier_slice(u64 dl, u64 bw, u64 rr_ns, u64 vdt, u64 next_dl,
 					  bool has_next, s64 budget_ns)
 {
 	u64 slice = tun.slice_ns;
 
-	if (budget_ns <= 0)
-		return fdl_slice(dl, bw, next_dl - FDL_TIER_NS, has_next);
 	if (has_next)
-		slice = fdl_min(slice, fdl_key_run_time(dl, bw, rr_ns, vdt, next_dl));
-	return fdl_max(fdl_min(slice, (u64)budget_ns), tun.min_slice_ns);
+		slice = fdl_min(slice, budget_ns > 0 ? fdl_key_run_time(dl, bw, rr_ns, vdt, next_dl) :
+					fdl_dl_run_time(dl, next_dl - FDL_TIER_NS, bw));
+	if (budget_ns > 0)
+		slice = fdl_min(slice, (u64)budget_ns);
+	return fdl_max(slice, tun.min_slice_ns);
 }
 
 /*
