@@ -12,7 +12,7 @@ use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -148,14 +148,14 @@ impl Pending {
     }
 }
 
-/// Listens on `path` and hands every request to the returned receiver. The socket is created
-/// mode 0600 and peers other than root are refused as well.
-pub fn serve(path: &Path) -> Result<Receiver<Pending>> {
-    serve_for(path, 0)
+/// Listens on `path` and hands every request to `tx` (the scheduler's loop holds the receiver).
+/// The socket is created mode 0600 and peers other than root are refused as well.
+pub fn serve(path: &Path, tx: Sender<Pending>) -> Result<()> {
+    serve_for(path, 0, tx)
 }
 
 /// serve(), accepting peers whose uid is `owner` (root in production; the tests' own uid).
-fn serve_for(path: &Path, owner: u32) -> Result<Receiver<Pending>> {
+fn serve_for(path: &Path, owner: u32, tx: Sender<Pending>) -> Result<()> {
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
             bail!(
@@ -177,14 +177,13 @@ fn serve_for(path: &Path, owner: u32) -> Result<Receiver<Pending>> {
     let listener = bound.with_context(|| format!("creating the control socket {}", path.display()))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
 
-    let (tx, rx) = mpsc::channel();
     let open = Arc::new(AtomicUsize::new(0));
     std::thread::Builder::new().name("fdl-control".into()).spawn(move || {
         for stream in listener.incoming().flatten() {
             accept(stream, &tx, &open, owner);
         }
     })?;
-    Ok(rx)
+    Ok(())
 }
 
 fn file_kind(t: &std::fs::FileType) -> &'static str {
@@ -313,7 +312,7 @@ fn converse(mut stream: UnixStream, tx: &Sender<Pending>, owner: u32) -> Result<
 
 /// Hands a request to the scheduler's loop and waits for its answer, at most `timeout` unless
 /// the loop has taken it already (then the answer says what really happened).
-fn wait_for_answer(request: Request, tx: &Sender<Pending>, timeout: Duration) -> Response {
+pub fn wait_for_answer(request: Request, tx: &Sender<Pending>, timeout: Duration) -> Response {
     let (reply_tx, reply_rx) = mpsc::channel();
     let state = Arc::new(AtomicU8::new(WAITING));
     if tx.send(Pending { request, reply: reply_tx, state: state.clone() }).is_err() {
@@ -375,6 +374,15 @@ pub fn request(path: &Path, req: &Request) -> Result<Response> {
 mod tests {
     use super::*;
 
+    use std::sync::mpsc::Receiver;
+
+    /// serve_for() with a channel of its own: the receiver the scheduler's loop would hold.
+    fn served(path: &Path, owner: u32) -> Receiver<Pending> {
+        let (tx, rx) = mpsc::channel();
+        serve_for(path, owner, tx).unwrap();
+        rx
+    }
+
     #[test]
     fn requests_round_trip_as_json_lines() {
         let req = Request::Set { cgroup: "web".into(), assign: vec!["deadline_rr=200us".into()] };
@@ -388,10 +396,11 @@ mod tests {
     fn the_socket_answers_and_refuses_a_second_server() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ctl.sock");
-        let rx = serve(&path).unwrap();
+        let (tx, rx) = mpsc::channel();
+        serve(&path, tx).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        assert!(serve(&path).unwrap_err().to_string().contains("already serving"));
+        assert!(serve(&path, mpsc::channel().0).unwrap_err().to_string().contains("already serving"));
 
         let server = std::thread::spawn(move || {
             for _ in 0..2 {
@@ -442,7 +451,7 @@ mod tests {
     fn twenty_clients_are_answered_while_one_stalls() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ctl.sock");
-        answer_all(serve_for(&path, my_uid()).unwrap());
+        answer_all(served(&path, my_uid()));
         // Connected first, then silent: before, it held the only server thread for IO_TIMEOUT (5 s).
         let mut stalled = UnixStream::connect(&path).unwrap();
         stalled.write_all(b"{\"cmd\":").unwrap();
@@ -472,7 +481,7 @@ mod tests {
     fn oversized_and_incomplete_requests_are_refused_unapplied() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ctl.sock");
-        let rx = serve_for(&path, my_uid()).unwrap();
+        let rx = served(&path, my_uid());
 
         let big = Request::Set { cgroup: "web".into(), assign: vec!["x".repeat(MAX_REQUEST_BYTES)] };
         let e = request(&path, &big).unwrap_err().to_string();
@@ -537,7 +546,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ctl.sock");
         std::fs::write(&path, "precious").unwrap();
-        let e = serve(&path).unwrap_err().to_string();
+        let e = serve(&path, mpsc::channel().0).unwrap_err().to_string();
         assert_eq!(
             e,
             format!(
@@ -547,7 +556,7 @@ mod tests {
             )
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
-        let e = serve(dir.path()).unwrap_err().to_string();
+        let e = serve(dir.path(), mpsc::channel().0).unwrap_err().to_string();
         assert!(e.contains("exists and is a directory, not a socket"), "{e}");
     }
 
@@ -555,12 +564,12 @@ mod tests {
     fn other_users_and_too_many_connections_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ctl.sock");
-        answer_all(serve_for(&path, my_uid().wrapping_add(1)).unwrap());
+        answer_all(served(&path, my_uid().wrapping_add(1)));
         let e = request(&path, &Request::List).unwrap_err().to_string();
         assert_eq!(e, "permission denied: only root may control scx_fdl");
 
         let path = dir.path().join("busy.sock");
-        answer_all(serve_for(&path, my_uid()).unwrap());
+        answer_all(served(&path, my_uid()));
         let held: Vec<UnixStream> = (0..MAX_CONNECTIONS).map(|_| UnixStream::connect(&path).unwrap()).collect();
         std::thread::sleep(Duration::from_millis(100));
         let e = request(&path, &Request::List).unwrap_err().to_string();

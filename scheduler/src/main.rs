@@ -20,6 +20,7 @@ mod limits;
 mod monitor;
 mod options;
 mod preflight;
+mod prometheus;
 mod signals;
 mod stats;
 mod topology;
@@ -30,7 +31,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
@@ -46,7 +47,7 @@ use config::Params;
 use control::{CgroupReport, Pending, Request, Response};
 use guarantee::Controller;
 use options::{Command, Opts, EXIT_EJECTED, EXIT_START_FAILED, EXIT_UNENFORCED_LIMIT};
-use stats::{CgroupTree, Publisher, SchedulerStats};
+use stats::{CgroupTree, SchedulerStats};
 
 /// Where cgroup v2 is mounted.
 const CGROUP_ROOT: &str = "/sys/fs/cgroup";
@@ -116,6 +117,8 @@ struct Scheduler<'obj> {
     limit_cache: HashMap<PathBuf, f64>,
     /// Exits of the BPF scheduler so far (restarts), by reason; carried over restarts.
     exits: BTreeMap<String, u64>,
+    /// Times this process loaded the BPF scheduler, this load included.
+    loads: u64,
 }
 
 impl<'obj> Scheduler<'obj> {
@@ -175,6 +178,7 @@ impl<'obj> Scheduler<'obj> {
             subtrees: HashMap::new(),
             limit_cache: HashMap::new(),
             exits,
+            loads: 0,
         };
         sched.apply_config(config);
         Ok(sched)
@@ -398,7 +402,7 @@ impl<'obj> Scheduler<'obj> {
             })
             .map(|(p, l)| (p.clone(), *l))
             .collect();
-        metrics::gauge!("scx_fdl_cgroups_unenforced_cpu_max").set(unenforced.len() as f64);
+        stats::UNENFORCED_CPU_MAX.store(unenforced.len() as u64, Ordering::Relaxed);
         let new: BTreeMap<PathBuf, limits::Limit> =
             unenforced.iter().filter(|(p, _)| !warned.contains(*p)).map(|(p, l)| (p.clone(), *l)).collect();
         if !new.is_empty() {
@@ -564,7 +568,12 @@ impl<'obj> Scheduler<'obj> {
 
     /// Scheduler-wide figures, with the exits so far.
     fn scheduler_stats(&self) -> SchedulerStats {
-        SchedulerStats { exits: self.exits.clone(), ..stats::read_scheduler(&self.skel) }
+        SchedulerStats {
+            exits: self.exits.clone(),
+            loads: self.loads,
+            cgroups_unenforced_cpu_max: stats::UNENFORCED_CPU_MAX.load(Ordering::Relaxed),
+            ..stats::read_scheduler(&self.skel)
+        }
     }
 
     /// Everything at once, for `dump` and the metrics: scheduler-wide figures, and the reports of
@@ -580,11 +589,6 @@ impl<'obj> Scheduler<'obj> {
             .collect();
         let scheduler = SchedulerStats { cgroups_exported: cgroups.len(), cgroups_dropped: dropped, ..self.scheduler_stats() };
         (scheduler, cgroups)
-    }
-
-    fn publish(&self, publisher: &mut Publisher) {
-        let (scheduler, cgroups) = self.snapshot();
-        publisher.publish(&scheduler, &cgroups);
     }
 
     /// SIGHUP: the file again, all or nothing. Runtime `set` changes are replaced by the file.
@@ -609,12 +613,10 @@ impl<'obj> Scheduler<'obj> {
         opts: &Opts,
         shutdown: &AtomicBool,
         requests: &Receiver<Pending>,
-        mut publisher: Option<&mut Publisher>,
         limits: &mut LimitWatch,
     ) -> UserExitInfo {
         let start = Instant::now();
         let (mut last_control, mut last_sync, mut last_stats) = (start, start, start);
-        let mut last_publish = start;
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // The guarantee loop's period while there is a guarantee to keep; otherwise only the
             // requests, signals and the once-a-second jobs: no wake-up every 10 ms for nothing.
@@ -651,10 +653,6 @@ impl<'obj> Scheduler<'obj> {
             if opts.stats_interval().is_some_and(|every| last_stats.elapsed() >= every) {
                 self.log_counters();
                 last_stats = Instant::now();
-            }
-            if let Some(p) = publisher.as_deref_mut().filter(|_| last_publish.elapsed() >= stats::PUBLISH_PERIOD) {
-                self.publish(p);
-                last_publish = Instant::now();
             }
         }
         self.log_counters();
@@ -763,16 +761,17 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     if let Some(dir) = opts.socket.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut publisher = None;
+    // Control requests and Prometheus scrapes reach the loop through one channel.
+    let (requests_tx, requests) = mpsc::channel();
     if opts.enable_prometheus {
-        stats::serve_prometheus(opts.prometheus_addr)?;
+        prometheus::serve(opts.prometheus_addr, requests_tx.clone(), Path::new(CGROUP_ROOT))?;
         info!("serving Prometheus metrics on http://{}/metrics", opts.prometheus_addr);
-        publisher = Some(Publisher::default());
     }
-    let requests = control::serve(&opts.socket)?;
+    control::serve(&opts.socket, requests_tx)?;
     let _socket = RemoveOnDrop(opts.socket.clone());
 
     let mut exits = BTreeMap::new();
+    let mut loads = 0;
     let mut hotplug_retries = 0;
     loop {
         let mut open_object = MaybeUninit::uninit();
@@ -790,10 +789,9 @@ fn run(opts: &Opts) -> Result<ExitCode> {
             Err(e) => return Err(e),
         };
         hotplug_retries = 0;
-        if let Some(p) = publisher.as_mut() {
-            p.new_epoch();
-        }
-        let uei = sched.run(opts, &shutdown, &requests, publisher.as_mut(), &mut limit_watch);
+        loads += 1;
+        sched.loads = loads;
+        let uei = sched.run(opts, &shutdown, &requests, &mut limit_watch);
         config = std::mem::take(&mut sched.config);
         exits = std::mem::take(&mut sched.exits);
         drop(sched);
@@ -885,7 +883,7 @@ impl LimitWatch {
         while let Ok(now) = rx.try_recv() {
             let new: BTreeMap<PathBuf, limits::Limit> =
                 now.iter().filter(|(p, l)| known.get(*p) != Some(l)).map(|(p, l)| (p.clone(), *l)).collect();
-            metrics::gauge!("scx_fdl_cgroups_unenforced_cpu_max").set(if allow { now.len() as f64 } else { 0.0 });
+            stats::UNENFORCED_CPU_MAX.store(if allow { now.len() as u64 } else { 0 }, Ordering::Relaxed);
             *known = now;
             if new.is_empty() {
                 continue;

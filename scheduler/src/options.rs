@@ -131,9 +131,9 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(20..=100_000))]
     pub min_slice_us: u64,
 
-    /// Serve Prometheus metrics (text format) on http://ADDR/metrics, ADDR from
-    /// --prometheus-addr: dispatch paths, per-cgroup CPU time, waiting, run-queue latency
-    /// histograms, deadline misses and guarantees. Published every second.
+    /// Serve Prometheus metrics (OpenMetrics text, times in seconds) on http://ADDR/metrics,
+    /// ADDR from --prometheus-addr: dispatch paths, per-cgroup CPU time, waiting, run-queue
+    /// latency histograms, deadline misses and guarantees. Read at each scrape.
     #[arg(long)]
     pub enable_prometheus: bool,
 

@@ -3,24 +3,19 @@
 //! The BPF side counts cheaply: frequent scheduler-wide events per CPU (`cpu_stats`), rare ones
 //! in bss, and per cgroup a record with CPU time, waiting and a log2 histogram of run-queue
 //! latency. This module reads them ([`read_scheduler`], [`CgroupTree`]); the control socket turns
-//! them into reports for `list`, `get`, `dump` and `--monitor`, and [`Publisher`] hands them to
-//! the `metrics` facade, so that a new backend (today: Prometheus, [`serve_prometheus`]) is only
-//! a recorder to install and never touches the collection.
+//! them into reports for `list`, `get`, `dump` and `--monitor`, and `prometheus.rs` renders a
+//! dump at each scrape. No output touches the collection.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicU64;
 
-use anyhow::{anyhow, Result};
 use libbpf_rs::{MapCore, MapFlags};
-use metrics::{describe_counter, describe_gauge, Label, Unit};
 use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf;
 use crate::bpf_skel::BpfSkel;
-use crate::control::CgroupReport;
 
 /// Buckets of the run-queue latency histogram (intf.h: FDL_LAT_BUCKETS).
 pub const LAT_BUCKETS: usize = bpf_intf::fdl_consts_FDL_LAT_BUCKETS as usize;
@@ -33,12 +28,6 @@ pub const DISPATCH_PATHS: [&str; bpf_intf::fdl_dispatch_path_FDL_NR_DISPATCH as 
 /// At most this many cgroups are exported as metrics (and listed by `dump`); the rest are counted
 /// in `scx_fdl_cgroups_dropped`. Their time still shows in their ancestors' figures.
 pub const MAX_EXPORTED_CGROUPS: usize = 1024;
-
-/// How often the metrics are published.
-pub const PUBLISH_PERIOD: Duration = Duration::from_secs(1);
-
-/// A series not published for this long (its cgroup went away) leaves the Prometheus output.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The kernel's sched_ext event counters.
 const KERNEL_EVENTS: &str = "/sys/kernel/sched_ext/root/events";
@@ -114,7 +103,17 @@ pub struct SchedulerStats {
     pub kernel_events: BTreeMap<String, u64>,
     /// Times the BPF scheduler exited while this process ran, by reason.
     pub exits: BTreeMap<String, u64>,
+    /// Times this process loaded and attached the BPF scheduler (its counts restart at each).
+    #[serde(default)]
+    pub loads: u64,
+    /// Cgroups with a CPU limit that scx_fdl does not enforce (UNENFORCED_CPU_MAX).
+    #[serde(default)]
+    pub cgroups_unenforced_cpu_max: u64,
 }
+
+/// Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce now: too deep or beyond its
+/// cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max. Set by the limit checks.
+pub static UNENFORCED_CPU_MAX: AtomicU64 = AtomicU64::new(0);
 
 fn one() -> f64 {
     1.0
@@ -276,237 +275,9 @@ pub fn cgroup_label(root: &Path, path: &Path) -> String {
     }
 }
 
-/// Starts the Prometheus endpoint (`/metrics` on `addr`) and makes it the metrics recorder.
-/// A busy port or an address this machine does not have is an error here, before anything is
-/// attached.
-pub fn serve_prometheus(addr: SocketAddr) -> Result<()> {
-    metrics_exporter_prometheus::PrometheusBuilder::new()
-        .with_http_listener(addr)
-        .idle_timeout(metrics_util::MetricKindMask::ALL, Some(IDLE_TIMEOUT))
-        .install()
-        .map_err(|e| {
-            anyhow!("cannot serve Prometheus metrics on {addr}: {e}; is another program using it? choose another with --prometheus-addr")
-        })?;
-    describe();
-    Ok(())
-}
-
-/// HELP texts of every metric, for the exporters that show them.
-fn describe() {
-    use Unit::{Count, Microseconds, Seconds};
-    let counters: &[(&'static str, Unit, &'static str)] = &[
-        ("scx_fdl_dispatched_tasks_total", Count, "Tasks dispatched, by path (type): idle CPU, previous task kept, deadline queue, fair queue"),
-        ("scx_fdl_enqueued_tasks_total", Count, "Tasks queued, by queue: deadline or fair"),
-        ("scx_fdl_idle_kicks_total", Count, "Idle CPUs woken to pick up queued work"),
-        ("scx_fdl_preempt_kicks_total", Count, "CPUs preempted so that an earlier deadline runs"),
-        ("scx_fdl_migrations_total", Count, "Tasks that started running on another CPU than last time"),
-        ("scx_fdl_starvation_clamps_total", Count, "Enqueues whose virtual time the starvation bound pulled in"),
-        ("scx_fdl_fair_deadline_misses_total", Count, "Times the fair container ran past its deadline"),
-        ("scx_fdl_cgroups_untracked_total", Count, "Cgroups that did not fit in the BPF cgroup map"),
-        ("scx_fdl_kernel_events_total", Count, "The kernel's sched_ext event counters (/sys/kernel/sched_ext/root/events)"),
-        ("scx_fdl_scheduler_exits_total", Count, "Exits of the BPF scheduler while this process ran, by reason"),
-        ("scx_fdl_cgroup_cpu_usage_microseconds_total", Microseconds, "CPU time used under scx_fdl by the cgroup's subtree"),
-        ("scx_fdl_cgroup_wait_microseconds_total", Microseconds, "Time the cgroup subtree's tasks spent runnable but waiting"),
-        ("scx_fdl_cgroup_runq_latency_microseconds_bucket", Count, "Run-queue latencies (queued to running) up to le microseconds, cumulative"),
-        ("scx_fdl_cgroup_runq_latency_microseconds_sum", Microseconds, "Sum of the run-queue latencies"),
-        ("scx_fdl_cgroup_runq_latency_microseconds_count", Count, "Run-queue latencies measured"),
-        ("scx_fdl_cgroup_deadline_misses_total", Count, "Deadline containers: tasks that started past their deadline"),
-        ("scx_fdl_cgroup_lateness_microseconds_bucket", Count, "Deadline containers: misses late by less than le microseconds, cumulative"),
-        ("scx_fdl_cgroup_lateness_microseconds_sum", Microseconds, "Deadline containers: the misses' lateness summed"),
-        ("scx_fdl_cgroup_lateness_microseconds_count", Count, "Deadline containers: misses counted by lateness"),
-        ("scx_fdl_cgroup_nr_periods_total", Count, "Cgroups with cpu.max: periods in which the cgroup ran or was throttled (cpu.stat nr_periods)"),
-        ("scx_fdl_cgroup_nr_throttled_total", Count, "Cgroups with cpu.max: periods in which it was throttled (cpu.stat nr_throttled)"),
-        ("scx_fdl_cgroup_throttled_microseconds_total", Microseconds, "Cgroups with cpu.max: time throttled, wall clock (cpu.stat throttled_usec)"),
-        ("scx_fdl_cgroup_nr_bursts_total", Count, "Cgroups with cpu.max: periods that used quota carried over (cpu.stat nr_bursts)"),
-        ("scx_fdl_cgroup_burst_microseconds_total", Microseconds, "Cgroups with cpu.max: CPU time used beyond the quota from carried-over quota (cpu.stat burst_usec)"),
-    ];
-    for &(name, unit, help) in counters {
-        describe_counter!(name, unit, help);
-    }
-    let gauges: &[(&'static str, Unit, &'static str)] = &[
-        ("scx_fdl_runnable_tasks", Count, "Tasks runnable now (running or waiting)"),
-        ("scx_fdl_fair_max_lateness_seconds", Seconds, "Worst lateness of the fair container"),
-        ("scx_fdl_cgroups_exported", Count, "Cgroups exported"),
-        ("scx_fdl_cgroups_dropped", Count, "Cgroups not exported: beyond the cap of 1024"),
-        ("scx_fdl_guarantee_scale", Count, "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves"),
-        ("scx_fdl_cgroups_unenforced_cpu_max", Count, "Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce: too deep or beyond its cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max"),
-        ("scx_fdl_cgroup_max_lateness_seconds", Seconds, "Deadline containers: worst lateness"),
-        ("scx_fdl_cgroup_cpu_weight", Count, "cpu.weight"),
-        ("scx_fdl_cgroup_effective_weight", Count, "Weight in use: cpu.weight or the guarantee loop's boost"),
-        ("scx_fdl_cgroup_deadline_rr_seconds", Seconds, "Configured deadline_rr"),
-        ("scx_fdl_cgroup_deadline_wakeup_seconds", Seconds, "Configured deadline_wakeup"),
-        ("scx_fdl_cgroup_guaranteed_shares", Count, "Configured guaranteed_shares (1024 = one CPU where the parent has no guarantee)"),
-        ("scx_fdl_cgroup_guarantee_cpus", Count, "The guarantee in CPUs"),
-        ("scx_fdl_cgroup_guarantee_granted_cpus", Count, "The guarantee as granted, in CPUs: scaled down when the guarantees ask more than the machine"),
-        ("scx_fdl_cgroup_guarantee_usage_cpus", Count, "Guaranteed cgroups: CPU use averaged by the control loop (about 1 s)"),
-        ("scx_fdl_cgroup_guarantee_attainment_ratio", Count, "Guaranteed cgroups: averaged use over the guarantee"),
-        ("scx_fdl_cgroup_guarantee_budget_seconds", Seconds, "Deadline containers with a guarantee: CPU time left within it (negative: beyond it, served as fair work)"),
-        ("scx_fdl_cgroup_cpu_max_cpus", Count, "Cgroups with cpu.max: the limit in CPUs (quota / period)"),
-        ("scx_fdl_cgroup_throttled", Count, "Cgroups with cpu.max: 1 while throttled"),
-    ];
-    for &(name, unit, help) in gauges {
-        describe_gauge!(name, unit, help);
-    }
-}
-
-/// Publishes the figures through the `metrics` facade, to whatever recorder is installed.
-///
-/// Counters are published as increments, so that they stay monotonic. The BPF side's counts
-/// restart from zero when the scheduler is loaded again (a new epoch, `new_epoch`) or a cgroup is
-/// re-created under the same path (a new cgroup id): then all of the raw value is new. Otherwise a
-/// raw value never counts as a restart when it goes down: a subtree's sum dips while a removed
-/// descendant's counts move into its parent (`fdl_cgroup_exit`), and counting the dip as a reset
-/// made every counter of its ancestors jump by their whole value. The dip adds nothing, and what
-/// comes back is not counted twice. Series not published again (their cgroup is gone, or beyond
-/// the cap) leave the output after IDLE_TIMEOUT; their bookkeeping here goes a little later, so a
-/// series that comes back before it left the output (a cgroup back within the cap) continues
-/// from where it was instead of counting its whole value again.
-#[derive(Debug, Default)]
-pub struct Publisher {
-    /// Of every counter series, by series key: the epoch and cgroup id it was counted under, the
-    /// highest raw value counted, and when it was last published.
-    last: HashMap<String, Counted>,
-    epoch: u64,
-    /// How long that bookkeeping outlives its last publication (None: twice IDLE_TIMEOUT).
-    keep: Option<Duration>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Counted {
-    ident: (u64, u64),
-    high: u64,
-    at: Instant,
-}
-
-impl Publisher {
-    /// The scheduler was loaded again: its counts start from zero.
-    pub fn new_epoch(&mut self) {
-        self.epoch += 1;
-    }
-
-    /// Publishes a counter series whose raw value is `raw`, counted under `ident`: (epoch, cgroup
-    /// id) for what restarts with the scheduler or the cgroup, (0, 0) for what this process keeps.
-    fn counter(&mut self, name: &'static str, labels: Vec<Label>, ident: (u64, u64), raw: u64) {
-        let key = series_key(name, &labels);
-        let (delta, high) = match self.last.get(&key) {
-            Some(c) if c.ident == ident => (raw.saturating_sub(c.high), c.high.max(raw)),
-            _ => (raw, raw),
-        };
-        self.last.insert(key, Counted { ident, high, at: Instant::now() });
-        metrics::counter!(name, labels).increment(delta);
-    }
-
-    fn gauge(name: &'static str, labels: Vec<Label>, value: f64) {
-        metrics::gauge!(name, labels).set(value);
-    }
-
-    /// Publishes one round: the scheduler-wide figures and the given cgroups (already capped).
-    pub fn publish(&mut self, s: &SchedulerStats, cgroups: &[(String, CgroupReport)]) {
-        let none = Vec::new;
-        let ep = (self.epoch, 0);
-        for (path, n) in &s.dispatched {
-            self.counter("scx_fdl_dispatched_tasks_total", vec![Label::new("type", path.clone())], ep, *n);
-        }
-        self.counter("scx_fdl_enqueued_tasks_total", vec![Label::new("queue", "deadline")], ep, s.deadline_enqueued);
-        self.counter("scx_fdl_enqueued_tasks_total", vec![Label::new("queue", "fair")], ep, s.fair_enqueued);
-        self.counter("scx_fdl_idle_kicks_total", none(), ep, s.idle_kicks);
-        self.counter("scx_fdl_preempt_kicks_total", none(), ep, s.preempt_kicks);
-        self.counter("scx_fdl_migrations_total", none(), ep, s.migrations);
-        self.counter("scx_fdl_starvation_clamps_total", none(), ep, s.starvation_clamps);
-        self.counter("scx_fdl_fair_deadline_misses_total", none(), ep, s.fair_misses);
-        self.counter("scx_fdl_cgroups_untracked_total", none(), ep, s.cgroups_untracked);
-        for (event, n) in &s.kernel_events {
-            self.counter("scx_fdl_kernel_events_total", vec![Label::new("event", event.clone())], ep, *n);
-        }
-        for (reason, n) in &s.exits {
-            self.counter("scx_fdl_scheduler_exits_total", vec![Label::new("reason", reason.clone())], (0, 0), *n);
-        }
-        Self::gauge("scx_fdl_runnable_tasks", none(), s.runnable_tasks as f64);
-        Self::gauge("scx_fdl_fair_max_lateness_seconds", none(), s.fair_max_lateness_ns as f64 / 1e9);
-        Self::gauge("scx_fdl_cgroups_exported", none(), s.cgroups_exported as f64);
-        Self::gauge("scx_fdl_cgroups_dropped", none(), s.cgroups_dropped as f64);
-        Self::gauge("scx_fdl_guarantee_scale", none(), s.guarantee_scale);
-
-        for (label, r) in cgroups {
-            self.publish_cgroup(label, r);
-        }
-        // Forget what has not been published for longer than it stays in the output.
-        let keep = self.keep.unwrap_or(IDLE_TIMEOUT * 2);
-        self.last.retain(|_, c| c.at.elapsed() < keep);
-    }
-
-    /// A cgroup's histogram over the log2 microsecond buckets (lat_bucket_bound_us), published as
-    /// its [_bucket, _sum, _count] series; its sum in nanoseconds.
-    fn histogram(&mut self, names: [&'static str; 3], label: &str, id: (u64, u64), buckets: &[u64], sum_ns: u64) {
-        let cg = || vec![Label::new("cgroup", label.to_string())];
-        let mut cumulative = 0;
-        for (i, n) in buckets.iter().enumerate() {
-            cumulative += n;
-            let le = lat_bucket_bound_us(i).map_or("+Inf".to_string(), |b| b.to_string());
-            let mut labels = cg();
-            labels.push(Label::new("le", le));
-            self.counter(names[0], labels, id, cumulative);
-        }
-        self.counter(names[1], cg(), id, sum_ns / 1000);
-        self.counter(names[2], cg(), id, cumulative);
-    }
-
-    fn publish_cgroup(&mut self, label: &str, r: &CgroupReport) {
-        let cg = || vec![Label::new("cgroup", label.to_string())];
-        let id = (self.epoch, r.cgid);
-        self.counter("scx_fdl_cgroup_cpu_usage_microseconds_total", cg(), id, r.usage_ns / 1000);
-        self.counter("scx_fdl_cgroup_wait_microseconds_total", cg(), id, r.wait_ns / 1000);
-        // Every measured wait is in wait_ns and in exactly one bucket.
-        let runq = ["scx_fdl_cgroup_runq_latency_microseconds_bucket", "scx_fdl_cgroup_runq_latency_microseconds_sum", "scx_fdl_cgroup_runq_latency_microseconds_count"];
-        self.histogram(runq, label, id, &r.runq_latency, r.wait_ns);
-        Self::gauge("scx_fdl_cgroup_cpu_weight", cg(), r.cpu_weight as f64);
-        Self::gauge("scx_fdl_cgroup_effective_weight", cg(), r.effective_weight as f64);
-        if r.deadline_rr_ns > 0 {
-            self.counter("scx_fdl_cgroup_deadline_misses_total", cg(), id, r.nr_misses);
-            let late = ["scx_fdl_cgroup_lateness_microseconds_bucket", "scx_fdl_cgroup_lateness_microseconds_sum", "scx_fdl_cgroup_lateness_microseconds_count"];
-            self.histogram(late, label, id, &r.lateness, r.lateness_sum_ns);
-            Self::gauge("scx_fdl_cgroup_max_lateness_seconds", cg(), r.max_lateness_ns as f64 / 1e9);
-            Self::gauge("scx_fdl_cgroup_deadline_rr_seconds", cg(), r.deadline_rr_ns as f64 / 1e9);
-            Self::gauge(
-                "scx_fdl_cgroup_deadline_wakeup_seconds",
-                cg(),
-                (if r.deadline_wakeup_ns > 0 { r.deadline_wakeup_ns } else { r.deadline_rr_ns }) as f64 / 1e9,
-            );
-        }
-        if let Some(m) = &r.cpu_max {
-            self.counter("scx_fdl_cgroup_nr_periods_total", cg(), id, m.nr_periods);
-            self.counter("scx_fdl_cgroup_nr_throttled_total", cg(), id, m.nr_throttled);
-            self.counter("scx_fdl_cgroup_throttled_microseconds_total", cg(), id, m.throttled_usec);
-            self.counter("scx_fdl_cgroup_nr_bursts_total", cg(), id, m.nr_bursts);
-            self.counter("scx_fdl_cgroup_burst_microseconds_total", cg(), id, m.burst_usec);
-            Self::gauge("scx_fdl_cgroup_cpu_max_cpus", cg(), m.cpus());
-            Self::gauge("scx_fdl_cgroup_throttled", cg(), if m.throttled { 1.0 } else { 0.0 });
-        }
-        if r.guaranteed_shares > 0 {
-            Self::gauge("scx_fdl_cgroup_guaranteed_shares", cg(), r.guaranteed_shares as f64);
-            Self::gauge("scx_fdl_cgroup_guarantee_cpus", cg(), r.guarantee_cpus);
-            Self::gauge("scx_fdl_cgroup_guarantee_granted_cpus", cg(), r.guarantee_granted_cpus);
-            Self::gauge("scx_fdl_cgroup_guarantee_usage_cpus", cg(), r.usage_cpus_avg);
-            Self::gauge("scx_fdl_cgroup_guarantee_attainment_ratio", cg(), r.attainment);
-            if r.deadline_rr_ns > 0 {
-                Self::gauge("scx_fdl_cgroup_guarantee_budget_seconds", cg(), r.guarantee_budget_ns as f64 / 1e9);
-            }
-        }
-    }
-}
-
-fn series_key(name: &str, labels: &[Label]) -> String {
-    let mut key = name.to_string();
-    for l in labels {
-        key += &format!("\x1f{}={}", l.key(), l.value());
-    }
-    key
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use metrics_exporter_prometheus::PrometheusBuilder;
 
     /// The BPF side's bucketing (fdl_math.h), compiled natively: bucket of each wait in ns.
     fn c_buckets(waits: &[u64]) -> Vec<usize> {
@@ -623,107 +394,5 @@ mod tests {
         let labels: Vec<String> = kept.iter().map(|n| cgroup_label(root, &n.path)).collect();
         assert_eq!(labels, ["/a/a1/deep", "/", "/a", "/b"]);
         assert_eq!(dropped, 2);
-    }
-
-    fn report(usage_ns: u64) -> CgroupReport {
-        let mut runq_latency = vec![0; LAT_BUCKETS];
-        runq_latency[2] = 5;
-        CgroupReport { usage_ns, wait_ns: 7_000, cpu_weight: 100, effective_weight: 100, runq_latency, ..Default::default() }
-    }
-
-    /// Every sample line is `name{labels} value` with a number for value.
-    fn parses_as_prometheus_text(text: &str) -> bool {
-        text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).all(|l| {
-            let Some((series, value)) = l.rsplit_once(' ') else { return false };
-            let name = series.split('{').next().unwrap();
-            value.parse::<f64>().is_ok()
-                && !name.is_empty()
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
-                && (!series.contains('{') || series.ends_with('}'))
-        })
-    }
-
-    #[test]
-    fn a_removed_cgroup_leaves_the_output_and_counters_survive_restarts() {
-        let recorder = PrometheusBuilder::new()
-            .idle_timeout(metrics_util::MetricKindMask::ALL, Some(Duration::from_millis(300)))
-            .build_recorder();
-        let handle = recorder.handle();
-        let mut publisher = Publisher { keep: Some(Duration::from_millis(300)), ..Default::default() };
-        let sched = SchedulerStats {
-            dispatched: DISPATCH_PATHS.iter().map(|p| (p.to_string(), 10)).collect(),
-            ..Default::default()
-        };
-        let (busy, gone) = (report(2_000_000), report(3_000_000));
-        metrics::with_local_recorder(&recorder, || {
-            publisher.publish(&sched, &[("/busy".into(), busy.clone()), ("/gone".into(), gone.clone())]);
-        });
-        let text = handle.render();
-        assert!(parses_as_prometheus_text(&text), "{text}");
-        assert!(text.contains(r#"scx_fdl_dispatched_tasks_total{type="deadline"} 10"#), "{text}");
-        assert!(text.contains(r#"scx_fdl_cgroup_cpu_usage_microseconds_total{cgroup="/gone"} 3000"#), "{text}");
-        assert!(text.contains(r#"scx_fdl_cgroup_runq_latency_microseconds_bucket{cgroup="/busy",le="2"} 0"#), "{text}");
-        assert!(text.contains(r#"scx_fdl_cgroup_runq_latency_microseconds_bucket{cgroup="/busy",le="4"} 5"#), "{text}");
-        assert!(text.contains(r#"scx_fdl_cgroup_runq_latency_microseconds_bucket{cgroup="/busy",le="+Inf"} 5"#), "{text}");
-        assert!(text.contains(r#"scx_fdl_cgroup_runq_latency_microseconds_count{cgroup="/busy"} 5"#), "{text}");
-
-        // /gone is removed; the scheduler restarted, its counts begin again from 4.
-        std::thread::sleep(Duration::from_millis(400));
-        publisher.new_epoch();
-        let restarted = SchedulerStats {
-            dispatched: DISPATCH_PATHS.iter().map(|p| (p.to_string(), 4)).collect(),
-            ..Default::default()
-        };
-        let busier = report(5_000_000);
-        metrics::with_local_recorder(&recorder, || publisher.publish(&restarted, &[("/busy".into(), busier)]));
-        let text = handle.render();
-        assert!(!text.contains("/gone"), "{text}");
-        // The restarted scheduler's 5 ms of /busy are all new: 2 + 5.
-        assert!(text.contains(r#"scx_fdl_cgroup_cpu_usage_microseconds_total{cgroup="/busy"} 7000"#), "{text}");
-        assert!(text.contains(r#"scx_fdl_dispatched_tasks_total{type="deadline"} 14"#), "{text}");
-        assert!(publisher.last.keys().all(|k| !k.contains("/gone")));
-    }
-
-    /// Issue 14, defect 1: a cgroup's subtree sum that dips (a child was removed; its counts reach
-    /// the parent a moment later) was read as a restart, and the whole value counted again.
-    #[test]
-    fn a_dip_in_a_subtree_sum_is_not_a_restart() {
-        let recorder = PrometheusBuilder::new().build_recorder();
-        let handle = recorder.handle();
-        let mut publisher = Publisher::default();
-        publisher.new_epoch();
-        let sched = SchedulerStats::default();
-        let usage = |text: &str| {
-            text.lines()
-                .find(|l| l.starts_with(r#"scx_fdl_cgroup_cpu_usage_microseconds_total{cgroup="/parent"}"#))
-                .and_then(|l| l.rsplit_once(' '))
-                .map(|(_, v)| v.parse::<u64>().unwrap())
-        };
-        let mut publish = |usage_ns: u64, cgid: u64| {
-            let r = CgroupReport { cgid, ..report(usage_ns) };
-            metrics::with_local_recorder(&recorder, || publisher.publish(&sched, &[("/parent".into(), r)]));
-            usage(&handle.render()).unwrap()
-        };
-        assert_eq!(publish(5_000_000, 7), 5000);
-        // A child with 2 ms went away; its counts are not in the parent's yet.
-        assert_eq!(publish(3_000_000, 7), 5000, "a dip adds nothing");
-        // They arrived, and 1 ms more was used: only that 1 ms is new.
-        assert_eq!(publish(6_000_000, 7), 6000);
-        // The cgroup was removed and created again under the same path: its count starts anew.
-        assert_eq!(publish(1_000_000, 8), 7000);
-        // Left out of a round (beyond the export cap), then back: it continues, not counted again.
-        metrics::with_local_recorder(&recorder, || publisher.publish(&sched, &[]));
-        let r = CgroupReport { cgid: 8, ..report(1_500_000) };
-        metrics::with_local_recorder(&recorder, || publisher.publish(&sched, &[("/parent".into(), r)]));
-        assert_eq!(usage(&handle.render()), Some(7500));
-    }
-
-    #[test]
-    fn a_busy_port_is_a_clear_error() {
-        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = taken.local_addr().unwrap();
-        let e = serve_prometheus(addr).unwrap_err().to_string();
-        assert!(e.contains(&format!("cannot serve Prometheus metrics on {addr}")), "{e}");
-        assert!(e.contains("in use"), "{e}");
     }
 }
