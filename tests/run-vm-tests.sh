@@ -20,6 +20,7 @@ cases=(
     "guarantee|guarantee fdl check|pass"
     "guarantee-churn|guarantee-churn fdl check|pass"
     "overcommit|overcommit|pass"
+    "interactive|interactive|pass"
     "control|control|pass"
     "prometheus|prometheus|pass"
     "limits|limits|pass"

@@ -224,6 +224,20 @@ static __always_inline u64 fdl_task_share(struct fdl_task *t)
 }
 
 /*
+ * The share of task t's cgroup as a whole (fixed point): its place among its siblings through
+ * the tree (fdl_member_share of the cgroup in its parent). The root's own tasks have no cgroup
+ * around them but the machine: theirs is the task's own share.
+ */
+static __always_inline u64 fdl_task_cgroup_share(struct fdl_task *t)
+{
+	struct fdl_cgroup *cg = env_cgroup(fdl_task_cgid(t));
+
+	if (!cg || !cg->parent_cgid)
+		return fdl_task_share(t);
+	return fdl_member_share(cg->parent_cgid, cg->contrib ?: cg->weight);
+}
+
+/*
  * The container of cgroup cgid, looked up (fdl_container_of): the cgroup itself or its nearest
  * ancestor with a queue; 0 if none has one (the root's queue). Cached in the cgroup's record with
  * the generation it was found at. The generation is read before the queues are: a cgroup that

@@ -13,7 +13,11 @@
 
 /*
  * The task becomes runnable in queue `queue` (entity e): a task new to that queue starts at its
- * clock; one that slept keeps at most wakeup_lag_ns of CPU time of credit, counted at its share.
+ * clock; one that slept keeps at most wakeup_lag_ns of CPU time of credit, counted at its
+ * cgroup's share, not its own: the credit is the cgroup's as a whole, shared by its tasks. At
+ * its own share, each of a cgroup's n tasks had n times the credit in vtime of a task alone in a
+ * sibling cgroup: pods sharing their parent's queue, forty hackbench tasks always woke ahead of
+ * one interactive task (VM: its p99 6.1 ms against EEVDF's 1.7).
  */
 static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
 {
@@ -22,7 +26,7 @@ static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct
 		t->vtime = e->vtime_now;
 	}
 	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now,
-				   fdl_vtime_delta(tun.wakeup_lag_ns, fdl_task_share(t)));
+				   fdl_vtime_delta(tun.wakeup_lag_ns, fdl_task_cgroup_share(t)));
 }
 
 /*
