@@ -197,7 +197,20 @@ def binary_id(path):
             h.update(chunk)
     st = os.stat(path)
     return {"path": path, "sha256": h.hexdigest()[:16],
-            "mtime": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(st.st_mtime)) + " UTC"}
+            "mtime": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(st.st_mtime)) + " UTC",
+            "version": binary_version(path)}
+
+
+def binary_version(path):
+    """What `PATH --version` says (scx_fdl: the commit it was built from, `-dirty` with changes not
+    committed), or None: which source a binary was built from, which its sha256 cannot say."""
+    import subprocess
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    line = out.stdout.strip().splitlines()[:1]
+    return line[0] if out.returncode == 0 and line else None
 
 
 def measured_pairs(records, sched_events, variants):

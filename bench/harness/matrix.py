@@ -356,7 +356,8 @@ def markdown(sp, rows, scheds, meta):
     for cell, v, sc, per, reason in rows:
         b = meta.get("binaries", {}).get(cell.name, {}).get("scx_fdl")
         if b:
-            builds.setdefault(f"{b['sha256']} ({b['mtime']})", []).append(cell.name)
+            version = f", {b['version']}" if b.get("version") else ""
+            builds.setdefault(f"{b['sha256']} ({b['mtime']}{version})", []).append(cell.name)
     if len(builds) > 1:
         head.insert(2, "**The scx_fdl binary changed during the run** (sha256 prefix, built): " + "; ".join(
             f"{b}: {', '.join(dict.fromkeys(c))}" for b, c in builds.items()) + ".")

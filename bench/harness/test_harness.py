@@ -460,5 +460,22 @@ class Restart(unittest.TestCase):
         self.assertEqual(measured_pairs(recs, [], ["a", "q"]), {("eevdf", 1)})
 
 
+class Binaries(unittest.TestCase):
+    def test_binary_id_records_the_version(self):
+        from .main import binary_id
+        with tempfile.TemporaryDirectory() as d:
+            good, bad = os.path.join(d, "scx_fdl"), os.path.join(d, "old")
+            with open(good, "w") as f:
+                f.write("#!/bin/sh\necho 'scx_fdl 0.1.0-g0123456789ab-dirty x86_64-unknown-linux-gnu'\n")
+            with open(bad, "w") as f:
+                f.write("#!/bin/sh\nexit 2\n")
+            for p in (good, bad):
+                os.chmod(p, 0o755)
+            b = binary_id(good)
+            self.assertEqual(b["version"], "scx_fdl 0.1.0-g0123456789ab-dirty x86_64-unknown-linux-gnu")
+            self.assertEqual(len(b["sha256"]), 16)
+            self.assertIsNone(binary_id(bad)["version"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,5 +1,6 @@
 //! Command-line options and the exit codes they document.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
@@ -19,6 +20,21 @@ const KERNEL_WATCHDOG_MS: u64 = 30_000;
 const WATCHDOG_MAX_MS: u32 = 30_000;
 /// The environment variable scx_utils reads into ops.timeout_ms when the program is opened.
 pub const TIMEOUT_ENV: &str = "SCX_TIMEOUT_MS";
+
+/// `scx_fdl --version`: the package version, the commit it was built from (`-dirty`: with changes
+/// under scheduler/ not committed; none outside a git checkout) and the target, as scx_utils'
+/// build id writes them for the published schedulers.
+pub fn version() -> &'static str {
+    static VERSION: LazyLock<String> = LazyLock::new(|| {
+        let git = env!("FDL_GIT_VERSION");
+        let semver = match git {
+            "" => env!("CARGO_PKG_VERSION").to_string(),
+            _ => format!("{}-{git}", env!("CARGO_PKG_VERSION")),
+        };
+        scx_utils::build_id::full_version(&semver)
+    });
+    &VERSION
+}
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -41,7 +57,7 @@ Runs only on a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT=y); elsewhere use t
 /// deadline_wakeup) and bandwidth guarantees (guaranteed_shares) from --config or `scx_fdl set`.
 /// The subcommands and --monitor talk to a running scx_fdl over its control socket (root only).
 #[derive(Debug, Parser)]
-#[command(version, about, long_about, after_help = EXIT_CODES, args_conflicts_with_subcommands = true)]
+#[command(version = version(), about, long_about, after_help = EXIT_CODES, args_conflicts_with_subcommands = true)]
 pub struct Opts {
     #[command(subcommand)]
     pub command: Option<Command>,
