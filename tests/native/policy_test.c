@@ -1831,6 +1831,41 @@ static void test_back_within_the_guarantee_starts_a_new_bucket(void)
 
 
 /*
+ * A container comes back within its guarantee on one CPU (fdl_entity_budget: a new deadline and a
+ * positive budget) while another CPU reads where it stands (fdl_entity_order, as a start or a pick
+ * does), replayed at the refill's barrier. The reader sees either beyond its guarantee (a tier
+ * back, no promise) or within with the new deadline, never within with the old one: that start
+ * would count as late by its whole wait (the matrix's wake cell: one start 33 ms late).
+ */
+static struct fdl_entity *refill_e;
+static u64 refill_key;
+
+static void refill_read(void)
+{
+	refill_key = fdl_entity_order(refill_e, env.now, vdt());
+}
+
+static void test_refill_publishes_the_deadline_first(void)
+{
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	grant(10, 100);				/* 0.1 CPU */
+	refill_e = &env.cg[10].ent;
+	fdl_entity_budget(refill_e, env.now);
+	refill_e->budget_ns = -(s64)(1 * MS);	/* beyond its guarantee, its bucket behind vdt */
+	run_for(50 * MS);
+	refill_key = 0;
+	env.mb_hook = refill_read;
+	env.mb_hook_at = 1;
+	fdl_entity_budget(refill_e, env.now);
+	env.mb_hook = NULL;
+	CHECK("the refill was read halfway", refill_key != 0, "no read");
+	CHECK("read halfway through the refill: no promise yet, or the new deadline",
+	      !fdl_time_before(refill_key, vdt()), "key - vdt = %lld us",
+	      (long long)(refill_key - vdt()) / (long long)US);
+}
+
+/*
  * Issue 14, defect 7: a cpu.weight write and the guarantee loop's boost race. Each interleaving is
  * replayed through the fake barrier hook: the other writer runs between one writer's read of the
  * two fields and its apply, so that writer applies a stale weight last. The weight must end as
@@ -1940,6 +1975,7 @@ int main(void)
 	test_boosts_stay_out_of_the_fair_order();
 	test_overload_beyond_the_guarantee_is_fair();
 	test_back_within_the_guarantee_starts_a_new_bucket();
+	test_refill_publishes_the_deadline_first();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

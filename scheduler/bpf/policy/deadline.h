@@ -98,17 +98,21 @@ static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 	if (fdl_time_before(at, now) && __sync_val_compare_and_swap(&e->budget_at, at, now) == at) {
 		b = e->budget_ns;
 		c = fdl_budget_earn(b, now - at, rate, tun.guarantee_window_ns);
-		if (c != b)
-			__sync_fetch_and_add(&e->budget_ns, c - b);
 		/*
 		 * Back within its guarantee: its deadline promise starts anew, as at a wake-up. Its
 		 * bucket did not move while it waited beyond the guarantee for the fair order, so its
 		 * first start within would count as late by that whole wait (seen: a 4 ms container
-		 * 46 ms late in the matrix's spin1 cell).
+		 * 46 ms late in the matrix's spin1 cell). The new deadline is in place before the
+		 * budget turns positive: another CPU that sees the budget sees the deadline that goes
+		 * with it (budget first, a start there counted late by its whole wait).
 		 */
-		if (b <= 0 && c > 0)
+		if (b <= 0 && c > 0) {
 			e->dl = fdl_dl_wakeup(e->dl, fdl_vdt(now), e->deadline_wakeup_ns,
 					      e->deadline_rr_ns);
+			env_mb();
+		}
+		if (c != b)
+			__sync_fetch_and_add(&e->budget_ns, c - b);
 	}
 	return e->budget_ns;
 }
