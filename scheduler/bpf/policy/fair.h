@@ -13,11 +13,12 @@
 
 /*
  * The task becomes runnable in queue `queue` (entity e): a task new to that queue starts at its
- * clock; one that slept keeps at most wakeup_lag_ns of CPU time of credit, counted at its
- * cgroup's share, not its own: the credit is the cgroup's as a whole, shared by its tasks. At
- * its own share, each of a cgroup's n tasks had n times the credit in vtime of a task alone in a
- * sibling cgroup: pods sharing their parent's queue, forty hackbench tasks always woke ahead of
- * one interactive task (VM: its p99 6.1 ms against EEVDF's 1.7).
+ * clock; one that slept keeps at most wakeup_lag_ns of CPU time of credit. Where cgroups share
+ * the queue (pods in their parent's), it is counted at the task's cgroup's share, not its own:
+ * the credit is the cgroup's as a whole, shared by its tasks. At its own share, each of a
+ * cgroup's n tasks had n times the credit in vtime of a task alone in a sibling cgroup, and forty
+ * hackbench tasks always woke ahead of one interactive task (VM: its p99 6.1 ms against EEVDF's
+ * 1.7). Among the tasks of the queue's own cgroup, each task's own share bounds its credit.
  */
 static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
 {
@@ -26,7 +27,8 @@ static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct
 		t->vtime = e->vtime_now;
 	}
 	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now,
-				   fdl_vtime_delta(tun.wakeup_lag_ns, fdl_task_cgroup_share(t)));
+				   fdl_vtime_delta(tun.wakeup_lag_ns, fdl_task_cgid(t) == queue ?
+						   fdl_task_share(t) : fdl_task_cgroup_share(t)));
 }
 
 /*
