@@ -82,9 +82,9 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(100..=100_000))]
     pub slice_us: u64,
 
-    /// CPU time of credit, in microseconds, that a cgroup keeps across its tasks' sleeps, counted
-    /// at the cgroup's share and shared by its tasks. Bounds how far a waking task can jump ahead
-    /// of tasks that kept running.
+    /// CPU time of credit, in microseconds, that a task keeps across a sleep; where cgroups share
+    /// a queue (pods in their parent's), a cgroup's as a whole, shared by its tasks. Bounds how
+    /// far a waking task can jump ahead of tasks that kept running.
     #[arg(long, default_value_t = 3000, value_name = "US",
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub wakeup_lag_us: u64,
