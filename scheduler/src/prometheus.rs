@@ -223,11 +223,11 @@ struct Build<'a> {
 }
 
 impl Build<'_> {
-    fn add(&mut self, name: &'static str, labels: Labels, value: Value) {
-        let d = def(name);
+    fn add(&mut self, d: &'static Def, labels: Labels, value: Value) {
         debug_assert!(
             matches!((d.kind, &value), (Counter, Value::Count(_) | Value::Seconds(_)) | (Gauge, Value::Gauge(_)) | (Histogram, Value::Histogram(..))),
-            "{name}: {value:?} is not a {:?}",
+            "{}: {value:?} is not a {:?}",
+            d.name,
             d.kind
         );
         self.out.families.entry(d.name).or_default().push((labels, value));
@@ -238,13 +238,13 @@ impl Build<'_> {
         let d = def(name);
         let total = self.counters.count(series_key(name, &labels), ident, raw);
         let value = if d.scale.seconds() { Value::Seconds(total as f64 / d.scale.per_second()) } else { Value::Count(total) };
-        self.add(name, labels, value);
+        self.add(d, labels, value);
     }
 
     /// A gauge; times in the family's raw unit, exported in seconds.
     fn gauge(&mut self, name: &'static str, labels: Labels, raw: f64) {
         let d = def(name);
-        self.add(name, labels, Value::Gauge(raw / d.scale.per_second()));
+        self.add(d, labels, Value::Gauge(raw / d.scale.per_second()));
     }
 
     /// A histogram over the log2 microsecond buckets (stats::lat_bucket_bound_us), `buckets`
@@ -263,7 +263,7 @@ impl Build<'_> {
             previous = previous.max(cumulative);
         }
         let sum = self.counters.count(series_key(&format!("{name}\x1fsum"), &labels), ident, sum);
-        self.add(name, labels, Value::Histogram(sum as f64 / d.scale.per_second(), previous, per_bucket));
+        self.add(d, labels, Value::Histogram(sum as f64 / d.scale.per_second(), previous, per_bucket));
     }
 
     fn scheduler(&mut self, s: &SchedulerStats) {
