@@ -66,6 +66,7 @@ struct fdl_task {
 	u32 weight;		/* its own weight (p->scx.weight: nice folded in) */
 	u64 started_at;		/* when it last started running or was last charged */
 	u64 enqueued_at;	/* when it was last queued (0: not waiting) */
+	u64 slice_start;	/* when it last got a CPU (ops.running): its slice runs from there */
 	u32 fair_counted;	/* counted in fdl.fair.nr_runnable */
 	s32 last_cpu;		/* CPU it last ran on, plus one (0: never ran) */
 	u32 via_fair;		/* a deadline container's task that runs by the fair order */
