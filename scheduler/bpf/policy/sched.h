@@ -630,7 +630,9 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	pdl = fdl_entity_order(pe, now, vdt);
 	claim_dl = pdl;
 	rr = pe->deadline_rr_ns;
-	claims = pe != &fdl.fair && fdl_fair_claim(ptop, pe, now, vdt, &claim_dl);
+	/* Past its budget only: within its guarantee it competes by its deadline (fdl_may_compete). */
+	claims = pe != &fdl.fair && !fdl_key_within(pdl, vdt) &&
+		 fdl_fair_claim(ptop, pe, now, vdt, &claim_dl);
 	rights = pe == &fdl.fair || fdl_may_compete(pq, pdl, vdt);
 	if (claims || !rights) {
 		/*
