@@ -24,6 +24,7 @@ mod prometheus;
 mod signals;
 mod stats;
 mod topology;
+mod walker;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::mem::MaybeUninit;
@@ -64,20 +65,6 @@ struct Applied {
     rate: u64,
 }
 
-/// The cgroup ids of a cgroup and all its descendants (a cgroup's id is its directory's inode).
-fn subtree_cgids(path: &Path) -> Vec<u64> {
-    let mut ids = Vec::new();
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(meta) = std::fs::metadata(&dir) else { continue };
-        ids.push(meta.ino());
-        if let Ok(children) = std::fs::read_dir(&dir) {
-            stack.extend(children.flatten().filter(|c| c.file_type().is_ok_and(|t| t.is_dir())).map(|c| c.path()));
-        }
-    }
-    ids
-}
-
 /// Runs one of the BPF side's syscall programs (BPF_PROG_RUN) on `args`, which it reads and writes.
 /// `T` must be one of the bindgen structs of intf.h: plain old data, shared with the BPF side.
 fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> {
@@ -87,8 +74,8 @@ fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> 
     Ok(())
 }
 
-/// How long the loop waits at most when no guarantee needs its 10 ms period: signals (SIGTERM,
-/// SIGHUP) and an ejection by the kernel are noticed within this.
+/// How long the loop waits at most when no guarantee needs its period (guarantee::PERIOD, 50 ms):
+/// signals (SIGTERM, SIGHUP) and an ejection by the kernel are noticed within this.
 const IDLE_POLL: Duration = Duration::from_millis(100);
 
 /// A loaded and attached scx_fdl. Dropping it detaches the scheduler.
@@ -97,9 +84,13 @@ struct Scheduler<'obj> {
     struct_ops: Option<Link>,
     cgroup_root: PathBuf,
     /// The configuration's rules (paths and patterns), and the entries they give the cgroups that
-    /// exist (config::expand), brought up to date every second.
+    /// exist (config::expand), brought up to date every second by the walker.
     config: Vec<config::Entry>,
     expanded: Vec<config::Entry>,
+    /// The cgroupfs walks (pattern rules, guaranteed subtrees), on a thread of their own, and the
+    /// generation of the rules it walks for (one more at each configuration change).
+    walker: walker::Walker,
+    rules_generation: u64,
     /// Guarantees in CPUs, from the configuration, and as granted (guarantee::grant).
     guarantees: HashMap<PathBuf, f64>,
     granted: HashMap<PathBuf, f64>,
@@ -111,8 +102,8 @@ struct Scheduler<'obj> {
     /// The guaranteed cgroups' control loops, and the cgroup ids their use is summed over.
     controllers: HashMap<PathBuf, Controller>,
     subtrees: HashMap<PathBuf, Vec<u64>>,
-    /// The tightest CPU limit on each guaranteed cgroup's path (limit_cpus, 0: none), read with
-    /// the subtrees every second: the loop runs every 10 ms and must not stat and look up every
+    /// The tightest CPU limit on each guaranteed cgroup's path (limit_cpus, 0: none), read once
+    /// every second: the guarantee loop runs every 50 ms and must not stat and look up every
     /// ancestor each time (under emulation those syscalls cost 4 % of the machine).
     limit_cache: HashMap<PathBuf, f64>,
     /// Exits of the BPF scheduler so far (restarts), by reason; carried over restarts.
@@ -169,6 +160,8 @@ impl<'obj> Scheduler<'obj> {
             cgroup_root: PathBuf::from(CGROUP_ROOT),
             config: Vec::new(),
             expanded: Vec::new(),
+            walker: walker::Walker::spawn(Duration::from_secs(1)).context("starting the cgroup walker thread")?,
+            rules_generation: 0,
             guarantees: HashMap::new(),
             granted: HashMap::new(),
             nr_cpus: nr_cpus as f64,
@@ -270,6 +263,8 @@ impl<'obj> Scheduler<'obj> {
             );
         }
         self.granted = granted;
+        self.rules_generation += 1;
+        self.walker.rules(self.rules_generation, config.clone());
         self.config = config;
         self.sync_params();
     }
@@ -290,9 +285,13 @@ impl<'obj> Scheduler<'obj> {
     /// and drops those of cgroups that went away (a re-created cgroup gets a new id). Pattern rules
     /// are matched again: a cgroup created since picks its parameters up here.
     fn sync_params(&mut self) {
-        if self.config.iter().any(|e| config::is_pattern(&e.path)) {
-            self.expanded = config::expand(&self.config);
-            self.release_unlisted("removed or no longer matched: its parameters released");
+        // The walker's newest walk for the rules in force, if one came since (never waits for one).
+        if let Some(walk) = self.walker.latest(self.rules_generation) {
+            self.subtrees = walk.subtrees;
+            if self.config.iter().any(|e| config::is_pattern(&e.path)) {
+                self.expanded = walk.expanded;
+                self.release_unlisted("removed or no longer matched: its parameters released");
+            }
         }
         for entry in self.expanded.clone() {
             let cgid = std::fs::metadata(&entry.path).ok().map(|m| m.ino());
@@ -304,7 +303,6 @@ impl<'obj> Scheduler<'obj> {
             }
             let Some(cgid) = cgid else { continue };
             if entry.params.guaranteed_shares > 0 {
-                self.subtrees.insert(entry.path.clone(), subtree_cgids(&entry.path));
                 self.limit_cache.insert(entry.path.clone(), self.limit_cpus(&entry.path));
             }
             let rate = self.budget_rate(&entry.path, entry.params);
@@ -454,8 +452,10 @@ impl<'obj> Scheduler<'obj> {
             // what the BPF side scales the guarantees down to, to leave fair work its share.
             let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
             let guarantee = self.guarantee_now(guarantee, limit);
-            // The subtree starts with the cgroup itself (subtree_cgids): its record comes with the sums.
-            let subtree = self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&[]);
+            // The subtree starts with the cgroup itself (walker::subtree_cgids): its record comes
+            // with the sums. Until the walker's first walk of it, the cgroup alone.
+            let alone = [applied.cgid];
+            let subtree = self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&alone);
             let (usage, wait, first) = self.usage_and_wait(subtree);
             let own = if subtree.first() == Some(&applied.cgid) { first } else { self.read_cgroup(applied.cgid) };
             let cpu_weight = own.map_or(100, |c| c.cpu_weight);
@@ -619,7 +619,7 @@ impl<'obj> Scheduler<'obj> {
         let (mut last_control, mut last_sync, mut last_stats) = (start, start, start);
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // The guarantee loop's period while there is a guarantee to keep; otherwise only the
-            // requests, signals and the once-a-second jobs: no wake-up every 10 ms for nothing.
+            // requests, signals and the once-a-second jobs: no wake-up every 50 ms for nothing.
             let wait = if self.controllers.is_empty() {
                 IDLE_POLL
             } else {
