@@ -148,7 +148,11 @@ struct fdl_cgroup {
 	 * cgroup is one (while slots last), and a nested cgroup from its first deadlines on.
 	 */
 	u32 has_dsq;
-	u32 __pad;
+	/*
+	 * Summed: it has a guarantee, and the control plane reads its subtree's use from sub_usage_ns
+	 * and sub_wait_ns (fdl_sum_charge) instead of walking the subtree.
+	 */
+	u32 summed;
 	/* The container its tasks queue in (itself or its nearest, 0: the root's), cached: */
 	u64 cont_cgid;
 	u64 cont_gen;		/* fdl.cont_gen + 1 when cont_cgid was found (0: never) */
@@ -156,6 +160,16 @@ struct fdl_cgroup {
 	struct fdl_entity ent;	/* container: its queue's clock; a deadline container if deadline_rr */
 	u64 runq_lat[FDL_LAT_BUCKETS];	/* run-queue latencies, by fdl_lat_bucket() (same tasks) */
 	struct fdl_bw bw;	/* its CPU limit; binds its whole subtree */
+	/* Its nearest summed cgroup (itself or an ancestor; 0: none), cached like cont_cgid: */
+	u64 sum_cgid;
+	u64 sum_gen;		/* fdl.sum_gen + 1 when sum_cgid was found (0: never) */
+	/*
+	 * Summed: the CPU time used and waited by its subtree since it became summed, less what
+	 * runs inside summed descendants (their sums are their own; the control plane adds them),
+	 * with removed or unsummed descendants' folded in. Never goes down while it is summed.
+	 */
+	u64 sub_usage_ns;
+	u64 sub_wait_ns;
 };
 
 /*
@@ -165,6 +179,16 @@ struct fdl_cgroup {
 struct fdl_boost_args {
 	u64 cgid;
 	u32 weight;
+	s32 ret;		/* out: 0, or -ENOENT if the cgroup is not tracked */
+};
+
+/*
+ * Argument of the fdl_set_summed syscall program: the control plane sums a guaranteed cgroup's
+ * subtree use in BPF (on 1) or no longer (on 0).
+ */
+struct fdl_summed_args {
+	u64 cgid;
+	u32 on;
 	s32 ret;		/* out: 0, or -ENOENT if the cgroup is not tracked */
 };
 

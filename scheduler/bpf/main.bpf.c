@@ -342,28 +342,9 @@ void BPF_STRUCT_OPS(fdl_cgroup_exit, struct cgroup *cgrp)
 {
 	u64 cgid = cgroup_id(cgrp);
 	struct fdl_cgroup *cg = env_cgroup(cgid);
-	struct fdl_cgroup *parent;
 
-	parent = cg ? env_cgroup(cg->parent_cgid) : NULL;
-	if (cg && parent) {
-		int i;
-
-		/* Empty by now; if anything was still contributed, give it back. */
-		if (cg->contrib)
-			__sync_fetch_and_add(&parent->wsum, -cg->contrib);
-		/*
-		 * Its counts stay in its parent's, as cpu.stat keeps a removed child's usage: sums
-		 * over a subtree never go down when a descendant goes (read as a restart, they made
-		 * counters jump).
-		 */
-		__sync_fetch_and_add(&parent->usage_ns, cg->usage_ns);
-		__sync_fetch_and_add(&parent->wait_ns, cg->wait_ns);
-		bpf_for(i, 0, FDL_LAT_BUCKETS) {
-			if (i >= FDL_LAT_BUCKETS)	/* for the verifier */
-				break;
-			__sync_fetch_and_add(&parent->runq_lat[i], cg->runq_lat[i]);
-		}
-	}
+	if (cg)
+		fdl_cgroup_fold(cg);
 	if (cg && cg->has_dsq) {
 		fdl_slot_del(cgid);
 		scx_bpf_destroy_dsq(cgid);
@@ -430,6 +411,17 @@ int fdl_set_boost(struct fdl_boost_args *args)
 	}
 	fdl_cgroup_set_boost(cg, args->weight);
 	args->ret = 0;
+	return 0;
+}
+
+/*
+ * The guaranteed_shares control loop has a guaranteed cgroup's subtree use summed in its record
+ * (fdl_cgroup_set_summed), or no longer.
+ */
+SEC("syscall")
+int fdl_set_summed(struct fdl_summed_args *args)
+{
+	args->ret = fdl_cgroup_set_summed(args->cgid, args->on);
 	return 0;
 }
 

@@ -87,7 +87,7 @@ struct Scheduler<'obj> {
     /// exist (config::expand), brought up to date every second by the walker.
     config: Vec<config::Entry>,
     expanded: Vec<config::Entry>,
-    /// The cgroupfs walks (pattern rules, guaranteed subtrees), on a thread of their own, and the
+    /// The cgroupfs walk of the pattern rules, on a thread of its own, and the
     /// generation of the rules it walks for (one more at each configuration change).
     walker: walker::Walker,
     rules_generation: u64,
@@ -99,9 +99,8 @@ struct Scheduler<'obj> {
     fair_floor: f64,
     /// Configured cgroups that exist, with what was written for them.
     applied: HashMap<PathBuf, Applied>,
-    /// The guaranteed cgroups' control loops, and the cgroup ids their use is summed over.
+    /// The guaranteed cgroups' control loops (their cgroups are summed: set_summed).
     controllers: HashMap<PathBuf, Controller>,
-    subtrees: HashMap<PathBuf, Vec<u64>>,
     /// The tightest CPU limit on each guaranteed cgroup's path (limit_cpus, 0: none), read once
     /// every second: the guarantee loop runs every 50 ms and must not stat and look up every
     /// ancestor each time (under emulation those syscalls cost 4 % of the machine).
@@ -168,7 +167,6 @@ impl<'obj> Scheduler<'obj> {
             fair_floor: opts.fair_floor_permille as f64 / 1000.0,
             applied: HashMap::new(),
             controllers: HashMap::new(),
-            subtrees: HashMap::new(),
             limit_cache: HashMap::new(),
             exits,
             loads: 0,
@@ -216,6 +214,17 @@ impl<'obj> Scheduler<'obj> {
         }
     }
 
+    /// Has the BPF side sum a guaranteed cgroup's subtree use in its record (fdl_set_summed), or
+    /// no longer: the guarantee loop then reads one record per guaranteed cgroup.
+    fn set_summed(&self, cgid: u64, on: bool) -> Result<()> {
+        let mut args = bpf_intf::fdl_summed_args { cgid, on: on as u32, ret: 0 };
+        run_syscall(&self.skel.progs.fdl_set_summed, &mut args).context("running fdl_set_summed")?;
+        if args.ret != 0 {
+            bail!("cgroup {cgid} is not tracked by the BPF side ({})", args.ret);
+        }
+        Ok(())
+    }
+
     /// Writes a cgroup's burst buffer (configuration: burst_buffer; 0: none).
     fn set_buffer(&self, cgid: u64, buffer_ns: u64) -> Result<()> {
         let mut args = bpf_intf::fdl_buffer_args { cgid, buffer_ns, ret: 0, __pad: 0 };
@@ -237,11 +246,13 @@ impl<'obj> Scheduler<'obj> {
             // The cgroup may be gone already; then there is nothing to undo.
             let _ = self.set_deadlines(old.cgid, 0, 0, 0);
         }
-        if self.controllers.remove(path).is_some_and(|c| c.boost > 0) {
+        if let Some(ctl) = self.controllers.remove(path) {
             // The cgroup may be gone already; then there is nothing to undo.
-            let _ = self.set_boost(old.cgid, 0);
+            let _ = self.set_summed(old.cgid, false);
+            if ctl.boost > 0 {
+                let _ = self.set_boost(old.cgid, 0);
+            }
         }
-        self.subtrees.remove(path);
         self.limit_cache.remove(path);
     }
 
@@ -287,7 +298,6 @@ impl<'obj> Scheduler<'obj> {
     fn sync_params(&mut self) {
         // The walker's newest walk for the rules in force, if one came since (never waits for one).
         if let Some(walk) = self.walker.latest(self.rules_generation) {
-            self.subtrees = walk.subtrees;
             if self.config.iter().any(|e| config::is_pattern(&e.path)) {
                 self.expanded = walk.expanded;
                 self.release_unlisted("removed or no longer matched: its parameters released");
@@ -359,9 +369,15 @@ impl<'obj> Scheduler<'obj> {
             self.set_buffer(cgid, p.burst_buffer_ns).context("writing its burst buffer")?;
         }
         if p.guaranteed_shares > 0 {
-            self.controllers.entry(path.to_path_buf()).or_default();
-        } else if self.controllers.remove(path).is_some_and(|c| c.boost > 0) {
-            self.set_boost(cgid, 0)?;
+            if !self.controllers.contains_key(path) {
+                self.set_summed(cgid, true).context("summing its subtree's use")?;
+                self.controllers.insert(path.to_path_buf(), Controller::default());
+            }
+        } else if let Some(ctl) = self.controllers.remove(path) {
+            self.set_summed(cgid, false)?;
+            if ctl.boost > 0 {
+                self.set_boost(cgid, 0)?;
+            }
         }
         Ok(())
     }
@@ -372,20 +388,17 @@ impl<'obj> Scheduler<'obj> {
         Some(unsafe { std::ptr::read_unaligned(value.as_ptr() as *const bpf_intf::fdl_cgroup) })
     }
 
-    /// CPU time used and waited, summed over cgroup ids, and the record of the first of them.
-    fn usage_and_wait(&self, cgids: &[u64]) -> (u64, u64, Option<bpf_intf::fdl_cgroup>) {
-        let mut first = None;
-        let (u, w) = cgids.iter().enumerate().fold((0, 0), |(u, w), (i, &id)| match self.read_cgroup(id) {
-            Some(c) => {
-                let sums = (u + c.usage_ns, w + c.wait_ns);
-                if i == 0 {
-                    first = Some(c);
-                }
-                sums
-            }
-            None => (u, w),
-        });
-        (u, w, first)
+    /// CPU time used and waited by a guaranteed cgroup's subtree (record `own`) since it was
+    /// summed: its own sums (fdl_sum_charge counts all use below it as it happens) and those of the
+    /// guaranteed cgroups below it, which the BPF side keeps apart. One map read per guaranteed
+    /// cgroup, however large the subtree.
+    fn subtree_use(&self, path: &Path, own: Option<&bpf_intf::fdl_cgroup>) -> (u64, u64) {
+        let Some(own) = own else { return (0, 0) };
+        self.applied
+            .iter()
+            .filter(|(p, a)| p.starts_with(path) && *p != path && a.params.guaranteed_shares > 0)
+            .filter_map(|(_, a)| self.read_cgroup(a.cgid))
+            .fold((own.sub_usage_ns, own.sub_wait_ns), |(u, w), c| (u + c.sub_usage_ns, w + c.sub_wait_ns))
     }
 
     /// Reports the limits the BPF side does not hold: a cgroup it does not track (deeper than
@@ -452,12 +465,8 @@ impl<'obj> Scheduler<'obj> {
             // what the BPF side scales the guarantees down to, to leave fair work its share.
             let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
             let guarantee = self.guarantee_now(guarantee, limit);
-            // The subtree starts with the cgroup itself (walker::subtree_cgids): its record comes
-            // with the sums. Until the walker's first walk of it, the cgroup alone.
-            let alone = [applied.cgid];
-            let subtree = self.subtrees.get(&path).map(|v| v.as_slice()).unwrap_or(&alone);
-            let (usage, wait, first) = self.usage_and_wait(subtree);
-            let own = if subtree.first() == Some(&applied.cgid) { first } else { self.read_cgroup(applied.cgid) };
+            let own = self.read_cgroup(applied.cgid);
+            let (usage, wait) = self.subtree_use(&path, own.as_ref());
             let cpu_weight = own.map_or(100, |c| c.cpu_weight);
             // A first-level cgroup's weight is computed from the others' (guarantee::weight_for).
             let target = (own.is_some_and(|c| c.level == 1))

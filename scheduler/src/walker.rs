@@ -1,14 +1,11 @@
 //! The cgroupfs walks of the once-a-second sync, on a thread of their own (issue 14, defect 3).
 //!
-//! Matching the configuration's pattern rules against the cgroups that exist (config::expand) and
-//! listing the cgroup ids under each guaranteed cgroup (whose use its control loop sums) both walk
-//! cgroupfs: on a node with 10 000 cgroups, tens of milliseconds or more. Done on the scheduler's
-//! loop, they held up the guarantee loop (50 ms period), the control requests and the signals.
-//! The walker thread does them and hands the latest result over; the loop only takes it.
+//! Matching the configuration's pattern rules against the cgroups that exist (config::expand)
+//! walks cgroupfs: on a node with 10 000 cgroups, tens of milliseconds or more. Done on the
+//! scheduler's loop, it held up the guarantee loop (50 ms period), the control requests and the
+//! signals. The walker thread does it and hands the latest result over; the loop only takes it.
+//! (A guaranteed cgroup's subtree is not walked at all: the BPF side sums its use, fdl_sum_charge.)
 
-use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread;
 use std::time::Duration;
@@ -21,31 +18,11 @@ pub struct Walk {
     pub generation: u64,
     /// The entries the rules give the cgroups that exist (config::expand).
     pub expanded: Vec<config::Entry>,
-    /// The cgroup ids of each guaranteed cgroup and its descendants, the cgroup's own first.
-    pub subtrees: HashMap<PathBuf, Vec<u64>>,
-}
-
-/// The cgroup ids of a cgroup and all its descendants, its own first (a cgroup's id is its
-/// directory's inode). Directories that go away meanwhile are skipped. walkdir, as for the limits'
-/// walk (limits.rs): it bounds the open descriptors of a deep tree.
-pub fn subtree_cgids(path: &Path) -> Vec<u64> {
-    walkdir::WalkDir::new(path)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_dir())
-        .filter_map(|e| e.metadata().ok().map(|m| m.ino()))
-        .collect()
 }
 
 /// One walk for `rules`.
 pub fn walk(generation: u64, rules: &[config::Entry]) -> Walk {
-    let expanded = config::expand(rules);
-    let subtrees = expanded
-        .iter()
-        .filter(|e| e.params.guaranteed_shares > 0 && e.path.exists())
-        .map(|e| (e.path.clone(), subtree_cgids(&e.path)))
-        .collect();
-    Walk { generation, expanded, subtrees }
+    Walk { generation, expanded: config::expand(rules) }
 }
 
 /// The walker thread's handle. Dropping it stops the thread (at its next wake-up).
@@ -107,29 +84,32 @@ impl Walker {
 mod tests {
     use super::*;
     use crate::config::{Entry, Params};
+    use std::path::Path;
     use std::time::Instant;
 
-    fn guaranteed(path: &Path) -> Entry {
-        Entry { path: path.to_path_buf(), params: Params { guaranteed_shares: 512, ..Default::default() } }
+    /// A rule for every cgroup-like directory two levels below `root` (g*/c*).
+    fn pattern(root: &Path) -> Entry {
+        Entry { path: root.join("g*/c*"), params: Params { guaranteed_shares: 512, ..Default::default() } }
     }
 
-    /// A tree of `n` cgroup-like directories under a fresh temporary directory.
+    /// A tree of `n` cgroup-like directories (each with a cgroup.procs) under a fresh temporary
+    /// directory, 100 per g*.
     fn tree(n: usize) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for i in 0..n {
-            std::fs::create_dir_all(dir.path().join(format!("g{}/c{i}", i % 100))).unwrap();
+            let d = dir.path().join(format!("g{}/c{i}", i % 100));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("cgroup.procs"), "").unwrap();
         }
         dir
     }
 
     #[test]
-    fn a_walk_lists_the_subtree_with_its_root_first() {
+    fn a_walk_expands_the_patterns_for_its_generation() {
         let dir = tree(50);
-        let w = walk(3, &[guaranteed(dir.path())]);
-        let ids = &w.subtrees[dir.path()];
+        let w = walk(3, &[pattern(dir.path())]);
         assert_eq!(w.generation, 3);
-        assert_eq!(ids.len(), 1 + 50 + 50, "the root, 50 g* and 50 c* directories");
-        assert_eq!(ids[0], std::fs::metadata(dir.path()).unwrap().ino());
+        assert_eq!(w.expanded.len(), 50, "one entry per c* directory");
     }
 
     /// The defect: the sync walked 10 000 cgroups on the scheduler's loop. Now the loop's side
@@ -139,12 +119,12 @@ mod tests {
         let dir = tree(10_000);
         let t = Instant::now();
         let took = {
-            walk(0, &[guaranteed(dir.path())]);
+            walk(0, &[pattern(dir.path())]);
             t.elapsed()
         };
         let walker = Walker::spawn(Duration::from_secs(3600)).unwrap();
         let t = Instant::now();
-        walker.rules(1, vec![guaranteed(dir.path())]);
+        walker.rules(1, vec![pattern(dir.path())]);
         let first = walker.latest(1);
         let handed = t.elapsed();
         assert!(
@@ -162,14 +142,14 @@ mod tests {
                 thread::sleep(Duration::from_millis(5));
             }
         });
-        assert_eq!(w.unwrap().subtrees[dir.path()].len(), 1 + 100 + 10_000);
+        assert_eq!(w.unwrap().expanded.len(), 10_000);
     }
 
     #[test]
     fn a_walk_for_older_rules_is_not_taken() {
         let dir = tree(10);
         let walker = Walker::spawn(Duration::from_secs(3600)).unwrap();
-        walker.rules(1, vec![guaranteed(dir.path())]);
+        walker.rules(1, vec![pattern(dir.path())]);
         thread::sleep(Duration::from_millis(200));
         assert!(walker.latest(2).is_none(), "generation 1's walk handed over as generation 2's");
         walker.rules(2, vec![]);
@@ -181,6 +161,6 @@ mod tests {
             assert!(Instant::now() < deadline, "no walk within 30 s");
             thread::sleep(Duration::from_millis(5));
         };
-        assert!(w.subtrees.is_empty() && w.expanded.is_empty());
+        assert!(w.expanded.is_empty());
     }
 }

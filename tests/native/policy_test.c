@@ -1665,6 +1665,68 @@ static void test_nested_burst_past_budget_runs_on_as_fair(void)
 }
 
 /*
+ * Issue 14, defect 3: a guarantee's control loop read every cgroup of its subtree each period,
+ * from a listing refreshed once a second, so a child younger than the listing went uncounted until
+ * it was removed. Now all use below a summed cgroup is counted in its record as it happens: G (10)
+ * is summed; its child 11, created after, runs a hog; its child 12, summed too, has a child 13 that
+ * spins 50 ms once. 11's use is G's, 13's is 12's only; when 13 and 12 go, 12's sums move into G's.
+ */
+static void test_a_guarantee_sums_its_subtree_as_it_runs(void)
+{
+	u64 g_use, g_before, g_wait;
+	s64 d;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	CHECK("summing an untracked cgroup is refused", fdl_cgroup_set_summed(99, true) == -ENOENT, "accepted");
+	fdl_cgroup_set_summed(10, true);
+	fdl_cgroup_set_summed(10, true);	/* twice: counted once */
+	add_child(11, 10, 100);
+	add_child(12, 10, 100);
+	add_child(13, 12, 100);
+	fdl_cgroup_set_summed(12, true);
+	wake(new_task(0, 11));
+	periodic(1, 13, 50 * MS, 100000 * MS);
+	wake(new_task(2, 20));
+	wake(new_task(3, 20));
+	run_for(500 * MS);
+	g_use = env.cg[10].sub_usage_ns;
+	d = (s64)g_use - (s64)tasks[0].ran_ns;
+	printf("summed subtree: G %llu ms used (its child's task ran %llu), %llu ms waited; nested 12: %llu ms (13 ran %llu)\n",
+	       g_use / MS, tasks[0].ran_ns / MS, env.cg[10].sub_wait_ns / MS, env.cg[12].sub_usage_ns / MS,
+	       tasks[1].ran_ns / MS);
+	CHECK("a child created after its guaranteed parent was summed is counted there as it runs",
+	      d > -(s64)(2 * MS) && d < (s64)(2 * MS), "G %llu ns, its child's task ran %llu", g_use, tasks[0].ran_ns);
+	CHECK("its waiting is counted too", env.cg[10].sub_wait_ns > 10 * MS, "%llu ns", env.cg[10].sub_wait_ns);
+	CHECK("a summed descendant's use is its own, not its summed ancestor's",
+	      env.cg[12].sub_usage_ns == 50 * MS, "12 has %llu ns, 13 ran %llu", env.cg[12].sub_usage_ns, tasks[1].ran_ns);
+	CHECK("two summed cgroups counted", fdl.nr_summed == 2, "%llu", fdl.nr_summed);
+	g_before = env.cg[10].sub_usage_ns;
+	g_wait = env.cg[10].sub_wait_ns + env.cg[12].sub_wait_ns;
+	fdl_cgroup_fold(&env.cg[13]);	/* what ops.cgroup_exit does, child first */
+	env.cg_present[13] = false;
+	fdl_cgroup_fold(&env.cg[12]);
+	env.cg_present[12] = false;
+	CHECK("a summed cgroup that goes moves its sums into its summed ancestor's",
+	      env.cg[10].sub_usage_ns == g_before + 50 * MS && env.cg[10].sub_wait_ns == g_wait,
+	      "G %llu ns, was %llu + 50 ms", env.cg[10].sub_usage_ns, g_before);
+	CHECK("and is no longer counted", fdl.nr_summed == 1, "%llu", fdl.nr_summed);
+	g_before = env.cg[10].sub_usage_ns;
+	run_for(200 * MS);
+	CHECK("the rest of the subtree is still counted", env.cg[10].sub_usage_ns > g_before + 50 * MS,
+	      "G %llu ns, was %llu", env.cg[10].sub_usage_ns, g_before);
+	fdl_cgroup_set_summed(10, false);
+	CHECK("no longer summed: its sums start from zero if it is summed again",
+	      fdl.nr_summed == 0 && env.cg[10].sub_usage_ns == 0 && env.cg[10].sub_wait_ns == 0,
+	      "%llu summed, %llu ns", fdl.nr_summed, env.cg[10].sub_usage_ns);
+	g_before = env.cg[10].sub_usage_ns;
+	run_for(100 * MS);
+	CHECK("and nothing is counted while it is not summed", env.cg[10].sub_usage_ns == g_before,
+	      "%llu ns", env.cg[10].sub_usage_ns);
+}
+
+/*
  * A guarantee three levels down: kubepods (10) / burstable (11) / pods 12 and 14 of two hogs each,
  * beside three first-level cgroups of one hog each (all weight 100: pod 12's share is 0.25 CPU).
  * Pod 12 gets deadlines and a guarantee of 1 CPU, then loses its deadlines and keeps the
@@ -2008,6 +2070,7 @@ int main(void)
 	test_overload_beyond_the_guarantee_is_fair();
 	test_back_within_the_guarantee_starts_a_new_bucket();
 	test_refill_publishes_the_deadline_first();
+	test_a_guarantee_sums_its_subtree_as_it_runs();
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -1,15 +1,19 @@
-# Scenario: a guarantee whose work lives in short-lived child cgroups (issue 14, defect 4). Cgroup g
-# (guaranteed_shares 1024 = one CPU) runs two busy loops, each moved every 300 ms into a new child
-# cgroup of g while the child it leaves is removed, beside h1..h6 with one busy loop each: 8 loops on
-# 2 vCPUs, as in the guarantee scenario. The guarantee loop must count the children's use as g's
-# although they live less than its once-a-second refresh of g's subtree: a child's use folds into its
-# parent when it is removed (ops.cgroup_exit), and a child younger than the refresh is read at the
-# next one. Counted too low, g looks short of its guarantee and its boost climbs to the ceiling.
-# Checks (scx_fdl): g gets at least 0.85 of its guaranteed CPU and at most 1.4 (runs measured
-# 0.95-1.18; without the guarantee 0.26, under EEVDF 0.48; with the fold removed the boost climbed
-# to 1478 and g took 2.07 of 2 CPUs); the loop's averaged use of g (the mean of one sample a
-# second) is within 35 % of what cgroupfs measured over the same seconds (cpu.stat's usage_usec
-# keeps removed children's time).
+# Scenario: a guarantee whose work lives in short-lived child cgroups (issue 14, defects 3 and 4).
+# Cgroup g (guaranteed_shares 1024 = one CPU) runs two busy loops, each moved every 300 ms into a new
+# child cgroup of g while the child it leaves is removed, beside h1..h6 with one busy loop each: 8
+# loops on 2 vCPUs, as in the guarantee scenario. The guarantee loop must count the children's use
+# as g's although each lives 300 ms: the BPF side counts all use below g in g's record as it happens
+# (fdl_sum_charge), and a removed child's counts stay in its parent's. Counted too low, g looks short
+# of its guarantee and its boost climbs to the ceiling; counted late, g looks idle in most periods
+# and its boost decays.
+# Checks (scx_fdl): g gets at least 0.9 of its guaranteed CPU (as in the guarantee scenario) and at
+# most 1.4. Runs measured 1.04-1.09 with the BPF-side sums; 0.79-0.91 when the loop read a listing
+# of g's subtree refreshed once a second (children younger than it were counted only once removed,
+# 300 ms of use at once); without the guarantee 0.26, under EEVDF 0.48; with the fold at removal
+# taken out, the boost climbed to 1478 and g took 2.07 of 2 CPUs. And the loop's averaged use of g
+# (the mean of one sample a second) is within 15 % of what cgroupfs measured over the same seconds
+# (cpu.stat's usage_usec keeps removed children's time; 4-5 % apart with the BPF-side sums, 8 % in
+# the CI run with the listing that failed).
 # Args: [fdl|eevdf] [check|report]
 . ./lib.sh
 
@@ -74,9 +78,9 @@ if [ "$sched" = fdl ]; then
     [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
 fi
 if [ "$mode" = check ] && [ "$sched" = fdl ]; then
-    check "g got $g CPUs through short-lived children, guaranteed 1 (at least 0.85)" "$g >= 0.85"
+    check "g got $g CPUs through short-lived children, guaranteed 1 (at least 0.9)" "$g >= 0.9"
     check "g took $g CPUs, not much above its guarantee of 1 (at most 1.4): h1..h6 keep the rest" "$g <= 1.4"
-    check "the guarantee loop's use of g ($avg CPUs) within 35 % of cgroupfs's ($g)" \
-        "$avg >= $g * 0.65 && $avg <= $g * 1.35"
+    check "the guarantee loop's use of g ($avg CPUs) within 15 % of cgroupfs's ($g)" \
+        "$avg >= $g * 0.85 && $avg <= $g * 1.15"
 fi
 exit $FAILED

@@ -274,6 +274,138 @@ static __always_inline u64 fdl_container_of(u64 cgid, struct fdl_cgroup *cg)
 }
 
 /*
+ * The nearest summed cgroup of cgroup cgid (itself or an ancestor; 0: none), looked up and cached
+ * in the cgroup's record as fdl_container_walk caches its container.
+ */
+FDL_GLOBAL u64 fdl_summed_walk(u64 cgid)
+{
+	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
+	u64 gen = fdl.sum_gen, id = cgid, found = 0;
+	int i;
+
+	if (!cg)
+		return 0;
+	env_mb();
+	c = cg;
+	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
+		if (c->summed) {
+			found = id;
+			break;
+		}
+		id = c->parent_cgid;
+		if (!id || !(c = env_cgroup(id)))
+			break;
+	}
+	cg->sum_cgid = found;
+	env_mb();
+	cg->sum_gen = gen + 1;
+	return found;
+}
+
+/* The record of cgroup cgid's (record cg's) nearest summed cgroup; NULL if none. */
+static __always_inline struct fdl_cgroup *fdl_summed_of(u64 cgid, struct fdl_cgroup *cg)
+{
+	u64 id;
+
+	if (!fdl.nr_summed)
+		return NULL;
+	id = cg->sum_gen == fdl.sum_gen + 1 ? cg->sum_cgid : fdl_summed_walk(cgid);
+	return !id ? NULL : id == cgid ? cg : env_cgroup(id);
+}
+
+/*
+ * CPU time used or waited in cgroup cgid: counted at its nearest summed cgroup too, so that a
+ * guarantee's control loop reads its whole subtree's use from one record, children of any age
+ * included (it listed the subtree once a second and read every cgroup of it each period: a child
+ * younger than the listing was missed until it was removed and folded in, and the loop saw a
+ * guarantee that waited in no period, then one that used 300 ms at once).
+ */
+static __always_inline void fdl_sum_charge(u64 cgid, struct fdl_cgroup *cg, u64 usage, u64 wait)
+{
+	struct fdl_cgroup *s = fdl_summed_of(cgid, cg);
+
+	if (!s)
+		return;
+	if (usage)
+		__sync_fetch_and_add(&s->sub_usage_ns, usage);
+	if (wait)
+		__sync_fetch_and_add(&s->sub_wait_ns, wait);
+}
+
+/*
+ * Cgroup cgid stops being summed (its guarantee was removed, or the cgroup is): its sums move to
+ * its nearest summed ancestor, whose own then never go down (a dip was read as a counter reset).
+ * Its sums start from zero if it is summed again.
+ */
+static __always_inline void fdl_sum_release(struct fdl_cgroup *cg)
+{
+	struct fdl_cgroup *parent, *s = NULL;
+	u64 usage, wait;
+
+	if (!cg->summed)
+		return;
+	cg->summed = 0;
+	__sync_fetch_and_sub(&fdl.nr_summed, 1);
+	env_mb();
+	__sync_fetch_and_add(&fdl.sum_gen, 1);
+	usage = cg->sub_usage_ns;
+	wait = cg->sub_wait_ns;
+	__sync_fetch_and_sub(&cg->sub_usage_ns, usage);
+	__sync_fetch_and_sub(&cg->sub_wait_ns, wait);
+	if (cg->parent_cgid && (parent = env_cgroup(cg->parent_cgid)))
+		s = fdl_summed_of(cg->parent_cgid, parent);
+	if (s) {
+		__sync_fetch_and_add(&s->sub_usage_ns, usage);
+		__sync_fetch_and_add(&s->sub_wait_ns, wait);
+	}
+}
+
+/*
+ * A cgroup goes (ops.cgroup_exit): its counts stay in its parent's, as cpu.stat keeps a removed
+ * child's usage: sums over a subtree never go down when a descendant goes (read as a restart,
+ * they made counters jump). A summed cgroup's sums move to its nearest summed ancestor.
+ */
+static __always_inline void fdl_cgroup_fold(struct fdl_cgroup *cg)
+{
+	struct fdl_cgroup *parent = cg->parent_cgid ? env_cgroup(cg->parent_cgid) : NULL;
+	int i;
+
+	fdl_sum_release(cg);
+	if (!parent)
+		return;
+	/* Empty by now; if anything was still contributed, give it back. */
+	if (cg->contrib)
+		__sync_fetch_and_add(&parent->wsum, -cg->contrib);
+	__sync_fetch_and_add(&parent->usage_ns, cg->usage_ns);
+	__sync_fetch_and_add(&parent->wait_ns, cg->wait_ns);
+	fdl_for(i, 0, FDL_LAT_BUCKETS) {
+		if (i >= FDL_LAT_BUCKETS)	/* for the verifier */
+			break;
+		__sync_fetch_and_add(&parent->runq_lat[i], cg->runq_lat[i]);
+	}
+}
+
+/* The control plane sums cgroup cgid's subtree (on) or no longer (fdl_summed_args). */
+static __always_inline int fdl_cgroup_set_summed(u64 cgid, bool on)
+{
+	struct fdl_cgroup *cg = env_cgroup(cgid);
+
+	if (!cg)
+		return -ENOENT;
+	if (!on) {
+		fdl_sum_release(cg);
+		return 0;
+	}
+	if (cg->summed)
+		return 0;
+	cg->summed = 1;
+	__sync_fetch_and_add(&fdl.nr_summed, 1);
+	env_mb();
+	__sync_fetch_and_add(&fdl.sum_gen, 1);
+	return 0;
+}
+
+/*
  * The queue a task belongs to now: its container's (DSQ id = that cgroup's id; *top is the
  * container), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
  * entity its work runs under: the container's if it is a deadline container, else the fair

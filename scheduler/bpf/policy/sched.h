@@ -44,8 +44,10 @@ static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 	share = fdl_task_share(t);
 	t->vtime += fdl_vtime_delta(delta, share);
 	cg = env_cgroup(fdl_task_cgid(t));
-	if (cg)
+	if (cg) {
 		__sync_fetch_and_add(&cg->usage_ns, delta);
+		fdl_sum_charge(fdl_task_cgid(t), cg, delta, 0);
+	}
 	/*
 	 * All work moves its cgroup on in cgroup virtual time, a deadline container's too, however
 	 * it got the CPU: the fair order then serves that container only up to its fair share.
@@ -765,6 +767,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		cg = env_cgroup(fdl_task_cgid(t));
 		if (cg) {
 			__sync_fetch_and_add(&cg->wait_ns, wait);
+			fdl_sum_charge(fdl_task_cgid(t), cg, 0, wait);
 			b = fdl_lat_bucket(wait);
 			if (b < FDL_LAT_BUCKETS)
 				__sync_fetch_and_add(&cg->runq_lat[b], 1);

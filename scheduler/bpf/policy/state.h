@@ -47,6 +47,12 @@ struct fdl_state {
 	 * (cont_cgid) is then looked up again.
 	 */
 	u64 cont_gen;
+	/*
+	 * Summed cgroups (fdl_cgroup.summed), and a generation bumped whenever one is added or goes:
+	 * every cgroup's cached nearest summed cgroup (sum_cgid) is then looked up again.
+	 */
+	u64 nr_summed;
+	u64 sum_gen;
 	/* The containers (cgroups with a queue, DSQ id = cgroup id), for the dispatcher; 0: free. */
 	u64 containers[FDL_MAX_CONTAINERS];
 	u32 nr_slots;		/* slots in use or used before: the scan's bound */
