@@ -112,7 +112,8 @@ def load_spec(path):
         if v["deadlines"] not in sp.deadline_sets:
             r.error(where + "deadlines", f"{v['deadlines']!r}: not one of [deadlines.*] "
                     f"({', '.join(sp.deadline_sets)})", "cell", "deadlines", i)
-        _int(r, where + "shares", v["shares"], 1, 1 << 20, "cell", "shares", i)
+        # 0: deadlines without a guarantee (their bandwidth is their share of the machine).
+        _int(r, where + "shares", v["shares"], 0, 1 << 20, "cell", "shares", i)
         if v["path"] not in PATHS:
             r.error(where + "path", f"{v['path']!r}: want one of {', '.join(PATHS)}", "cell", "path", i)
         why = c.get("why")
@@ -178,7 +179,8 @@ def scenario_text(sp, cell, quick):
             for k in ("deadline_rr", "deadline_wakeup"):
                 if k in dls[cg]:
                     out.append(f'{k} = "{dls[cg][k]}"')
-            out.append(f"guaranteed_shares = {cell.shares}")
+            if cell.shares > 0:
+                out.append(f"guaranteed_shares = {cell.shares}")
             out.append("weight_without_fdl = 100   # no stand-in boost under EEVDF and the peers")
         out.append("")
     if "antagonist" in cell.loads:

@@ -238,7 +238,7 @@ class Matrix(unittest.TestCase):
         sp = matrix.load_spec(matrix.DEFAULT_SPEC)
         # Every value of every axis is covered, and every path has a cell.
         for axis, values in (("shape", sp.shapes), ("deadlines", sp.deadline_sets),
-                             ("shares", [100, 300, 900, 7000]), ("path", matrix.PATHS)):
+                             ("shares", [0, 100, 300, 900, 7000]), ("path", matrix.PATHS)):
             for v in values:
                 self.assertTrue(any(getattr(c, axis) == v for c in sp.cells), f"{axis} {v} in no cell")
         quick = matrix.generate(sp, True)
@@ -247,7 +247,7 @@ class Matrix(unittest.TestCase):
         self.assertLessEqual(matrix.estimate_s(sp, sp.cells, ["eevdf", "scx_fdl"], False), 60 * 60)
         for cell, text in matrix.generate(sp, False):
             sc = scenario.parse(cell.name, __import__("tomllib").loads(text), text)
-            self.assertEqual(sc.cgroups["fdl"].guaranteed_shares, cell.shares)
+            self.assertEqual(sc.cgroups["fdl"].guaranteed_shares, cell.shares or None)
             self.assertEqual(sc.cgroups["fdl"].weight_without_fdl, 100)
             self.assertEqual((sc.fdl_params, sc.cgroups_after_start), matrix.PATHS[cell.path])
             self.assertIsNone(sc.cgroups["cfs"].deadline_rr)
@@ -261,7 +261,7 @@ class Matrix(unittest.TestCase):
              "[[cell]] #1 shape: 'spin2': not one of [shape.*] (spin3-sleep20, spin10-sleep30, spin1-sleep5, wake)"),
             (good[:first] + '[[cell]]\npath = "sett"\nwhy = "x"\n',
              "[[cell]] #1 path: 'sett': want one of config, set, after-start"),
-            (good[:first] + "[[cell]]\nshares = 0\n", "[[cell]] #1 shares: 0 is not a whole number in 1..1048576"),
+            (good[:first] + "[[cell]]\nshares = -1\n", "[[cell]] #1 shares: -1 is not a whole number in 0..1048576"),
             (good[:first] + "[[cell]]\nshares = 100\n", "[[cell]] #1 why: missing: say why"),
             (good[:first] + '[[cell]]\nwhy = "a"\n[[cell]]\nwhy = "b"\n',
              "[[cell]] #2 name: 'spin3-sleep20.rr4-20.shares300.config': another cell has these axes"),
