@@ -23,6 +23,7 @@ mod preflight;
 mod prometheus;
 mod signals;
 mod stats;
+mod stats_server;
 mod topology;
 mod walker;
 
@@ -600,6 +601,13 @@ impl<'obj> Scheduler<'obj> {
         (scheduler, cgroups)
     }
 
+    /// The scx_stats figures: scheduler-wide, and the cgroups `list` shows.
+    fn metrics(&self) -> stats_server::Metrics {
+        let tree = self.cgroup_tree();
+        let reports: Vec<CgroupReport> = self.listed_paths(&tree).iter().map(|p| self.report(p, &tree)).collect();
+        stats_server::Metrics::of(&self.scheduler_stats(), &reports)
+    }
+
     /// SIGHUP: the file again, all or nothing. Runtime `set` changes are replaced by the file.
     fn reload(&mut self, file: Option<&Path>) {
         let Some(file) = file else {
@@ -622,6 +630,7 @@ impl<'obj> Scheduler<'obj> {
         opts: &Opts,
         shutdown: &AtomicBool,
         requests: &Receiver<Pending>,
+        stats: &stats_server::Server,
         limits: &mut LimitWatch,
     ) -> UserExitInfo {
         let start = Instant::now();
@@ -638,6 +647,8 @@ impl<'obj> Scheduler<'obj> {
                 Ok(pending) => pending.answer(|req| self.handle(req).unwrap_or_else(|e| Response::error(&e))),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }
+            // scx_stats readers (--stats, --monitor) wait for the figures of the moment.
+            stats.answer(|| self.metrics());
             if RELOAD.swap(false, Ordering::Relaxed) {
                 self.reload(opts.config.as_deref());
             }
@@ -778,6 +789,18 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     }
     control::serve(&opts.socket, requests_tx)?;
     let _socket = RemoveOnDrop(opts.socket.clone());
+    let stats_server = stats_server::Server::launch().context("starting the scx_stats server")?;
+    if let Some(every) = opts.stats {
+        let stop = shutdown.clone();
+        std::thread::Builder::new()
+            .name("fdl-stats".into())
+            .spawn(move || {
+                if let Err(e) = stats_server::monitor(Duration::from_secs_f64(every), || stop.load(Ordering::Relaxed)) {
+                    warn!("--stats: {e:#}");
+                }
+            })
+            .context("starting the --stats thread")?;
+    }
 
     let mut exits = BTreeMap::new();
     let mut loads = 0;
@@ -800,7 +823,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         hotplug_retries = 0;
         loads += 1;
         sched.loads = loads;
-        let uei = sched.run(opts, &shutdown, &requests, &mut limit_watch);
+        let uei = sched.run(opts, &shutdown, &requests, &stats_server, &mut limit_watch);
         config = std::mem::take(&mut sched.config);
         exits = std::mem::take(&mut sched.exits);
         drop(sched);
@@ -976,10 +999,13 @@ fn main() -> ExitCode {
     )
     .expect("logger initialised twice");
 
-    let result = match (&opts.command, opts.monitor) {
+    let result = match (&opts.command, opts.monitor_interval()) {
         (Some(cmd), _) => client(cmd, &opts.socket).map(|()| ExitCode::SUCCESS),
-        (None, true) => monitor::monitor(&opts.socket, Duration::from_secs(opts.interval_secs)).map(|()| ExitCode::SUCCESS),
-        (None, false) => run(&opts),
+        _ if opts.help_stats => stats_server::server_data()
+            .describe_meta(&mut std::io::stdout(), None)
+            .map(|()| ExitCode::SUCCESS),
+        (None, Some(every)) => stats_server::monitor(every, || false).map(|()| ExitCode::SUCCESS),
+        (None, None) => run(&opts),
     };
     match result {
         Ok(code) => code,

@@ -1,14 +1,14 @@
-//! `scx_fdl list/get` tables and `scx_fdl --monitor`, printed from the control socket's reports.
+//! `scx_fdl list/get` tables, printed from the control socket's reports, and the screen of
+//! `scx_fdl --monitor` and `--stats`, printed from scx_stats' (stats_server.rs).
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use crate::config::format_duration;
-use crate::control::{request, CgroupReport, Request};
+use crate::control::CgroupReport;
 use crate::stats::{quantile_bound_us, SchedulerStats};
 
 fn duration_or_dash(ns: u64) -> String {
@@ -106,30 +106,42 @@ pub fn scheduler_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Du
     )
 }
 
-/// Prints a fresh table every `every` until interrupted or the scheduler goes away.
-pub fn monitor(socket: &Path, every: Duration) -> Result<()> {
-    let tty = std::io::stdout().is_terminal();
-    let mut previous: Option<(Vec<CgroupReport>, SchedulerStats, Instant)> = None;
-    loop {
+/// Prints `--monitor`'s screen at each read of the statistics (stats_server::monitor): the
+/// scheduler-wide rates and the cgroup table, rates over the time since the previous read.
+pub struct Printer {
+    every: Duration,
+    tty: bool,
+    previous: Option<(Vec<CgroupReport>, SchedulerStats, Instant)>,
+}
+
+impl Printer {
+    pub fn new(every: Duration) -> Self {
+        Self { every, tty: std::io::stdout().is_terminal(), previous: None }
+    }
+
+    pub fn print(&mut self, sched: &SchedulerStats, reports: Vec<CgroupReport>) -> Result<()> {
         let now = Instant::now();
-        let resp = request(socket, &Request::List)?;
-        let (reports, sched) = (resp.cgroups, resp.scheduler.unwrap_or_default());
-        let text = table(&reports, previous.as_ref().map(|(p, _, t)| (p.as_slice(), now - *t)));
+        let text = table(&reports, self.previous.as_ref().map(|(p, _, t)| (p.as_slice(), now - *t)));
         let mut out = std::io::stdout().lock();
-        if tty {
+        if self.tty {
             write!(out, "\x1b[H\x1b[2J")?;
         }
-        writeln!(out, "scx_fdl: {} cgroups; cpu and waiting in CPUs over the last {} s", reports.len(), every.as_secs())?;
-        if let Some((_, before, t)) = &previous {
-            writeln!(out, "{}", scheduler_line(&sched, before, now - *t))?;
+        writeln!(
+            out,
+            "scx_fdl: {} cgroups; cpu and waiting in CPUs over the last {:.1} s",
+            reports.len(),
+            self.every.as_secs_f64()
+        )?;
+        if let Some((_, before, t)) = &self.previous {
+            writeln!(out, "{}", scheduler_line(sched, before, now - *t))?;
         }
         write!(out, "{text}")?;
-        if !tty {
+        if !self.tty {
             writeln!(out)?;
         }
         out.flush()?;
-        previous = Some((reports, sched, now));
-        std::thread::sleep(every);
+        self.previous = Some((reports, sched.clone(), now));
+        Ok(())
     }
 }
 

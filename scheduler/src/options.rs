@@ -62,16 +62,26 @@ pub struct Opts {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Attach to the running scx_fdl and print a refreshing summary every --interval-secs:
-    /// dispatches by path, runnable tasks, kicks and migrations, and per cgroup its parameters,
-    /// CPU used, time waited, deadline misses, worst lateness and run-queue latency p99.
-    #[arg(long)]
-    pub monitor: bool,
+    /// Do not start the scheduler: read the running scx_fdl's statistics (scx_stats) every SECS
+    /// (default: --interval-secs) and print a refreshing summary: dispatches by path, runnable
+    /// tasks, kicks and migrations, and per cgroup its parameters, CPU used, time waited, deadline
+    /// misses, worst lateness and run-queue latency p99. Waits for a scheduler to serve them.
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "0",
+          value_parser = parse_secs_or_zero)]
+    pub monitor: Option<f64>,
 
-    /// Seconds between --monitor refreshes.
+    /// Seconds between --monitor refreshes when --monitor is given without SECS.
     #[arg(long, default_value_t = 1, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub interval_secs: u64,
+
+    /// Run the scheduler and print its statistics (as --monitor does) every SECS.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub stats: Option<f64>,
+
+    /// Describe every statistic scx_fdl serves (scx_stats) and exit.
+    #[arg(long)]
+    pub help_stats: bool,
 
     /// The control socket: served by the scheduler, used by --monitor and the subcommands.
     #[arg(long, global = true, value_name = "PATH", default_value = crate::control::DEFAULT_SOCKET)]
@@ -291,9 +301,27 @@ impl Opts {
         Ok(ms)
     }
 
+    /// --monitor's period, if --monitor was given.
+    pub fn monitor_interval(&self) -> Option<Duration> {
+        self.monitor.map(|secs| Duration::from_secs_f64(if secs > 0.0 { secs } else { self.interval_secs as f64 }))
+    }
+
     pub fn stats_interval(&self) -> Option<Duration> {
         (self.stats_interval_secs > 0).then(|| Duration::from_secs(self.stats_interval_secs))
     }
+}
+
+/// A period in seconds for --stats: above zero, at most an hour.
+fn parse_secs(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 3600.0 => Ok(v),
+        _ => Err(format!("{text:?}: want seconds, above 0 and at most 3600 (e.g. 1 or 0.5)")),
+    }
+}
+
+/// --monitor's SECS: as parse_secs, or 0 when it was given without a value (--interval-secs).
+fn parse_secs_or_zero(text: &str) -> Result<f64, String> {
+    if text == "0" { Ok(0.0) } else { parse_secs(text) }
 }
 
 #[cfg(test)]
@@ -323,6 +351,25 @@ mod tests {
             }
             assert!(arg.get_help().is_some(), "--{id} has no help text");
         }
+    }
+
+    /// The scx_stats conventions: --monitor [SECS], --stats SECS, --help-stats.
+    #[test]
+    fn stats_options() {
+        assert_eq!(parse(&[]).unwrap().monitor_interval(), None);
+        assert_eq!(parse(&["--monitor"]).unwrap().monitor_interval(), Some(Duration::from_secs(1)));
+        assert_eq!(parse(&["--monitor", "0.5"]).unwrap().monitor_interval(), Some(Duration::from_millis(500)));
+        assert_eq!(
+            parse(&["--monitor", "--interval-secs", "3"]).unwrap().monitor_interval(),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(parse(&["--stats", "2"]).unwrap().stats, Some(2.0));
+        for bad in ["0", "x", "7200", "0.0"] {
+            let e = parse(&["--stats", bad]).unwrap_err();
+            assert!(e.to_string().contains("want seconds"), "{bad}: {e}");
+        }
+        assert!(parse(&["--monitor", "-3"]).is_err());
+        assert!(parse(&["--help-stats"]).unwrap().help_stats);
     }
 
     #[test]

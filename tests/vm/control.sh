@@ -56,7 +56,7 @@ try "only root may control scx_fdl" su -s /bin/sh -c 'scx_fdl list' nobody
 check "lat keeps deadline_rr 5ms" "$(scx_json_field lat deadline_rr_ns) == 5000000"
 check "g keeps guaranteed_shares 1024" "$(scx_json_field g guaranteed_shares) == 1024"
 
-say "4. --monitor"
+say "4. --monitor (scx_stats)"
 scx_fdl --monitor --interval-secs 1 > /tmp/monitor.txt 2>&1 &
 mon=$!
 sleep 3
@@ -66,6 +66,12 @@ rows=$(grep -c '^/sys/fs/cgroup/g ' /tmp/monitor.txt)
 check "--monitor refreshed g's row at least twice ($rows)" "$rows >= 2"
 grep '^/sys/fs/cgroup/g ' /tmp/monitor.txt | tail -1 | grep -q ' 1024 ' && pass "--monitor shows g's guarantee" ||
     fail "--monitor shows g's guarantee"
+# The figures come from scx_stats' server, as for the published sched_ext schedulers.
+[ -S /var/run/scx/root/stats ] && pass "scx_stats serves on /var/run/scx/root/stats" ||
+    fail "scx_stats serves on /var/run/scx/root/stats"
+scx_fdl --help-stats > /tmp/help-stats.txt 2>&1
+grep -q 'runq_latency' /tmp/help-stats.txt && grep -q 'preempt_kicks' /tmp/help-stats.txt &&
+    pass "--help-stats describes the statistics" || { fail "--help-stats describes the statistics"; head -5 /tmp/help-stats.txt; }
 
 say "5. SIGHUP with a broken file changes nothing"
 printf '[cgroup.lat]\ndeadline_rr = "5ms"\ndeadline_wakeup = "9ms"\n' > /tmp/fdl.toml
