@@ -16,20 +16,23 @@ mod config;
 mod control;
 mod cost;
 mod guarantee;
+mod guarantee_loop;
 mod limits;
+mod maps;
 mod monitor;
 mod options;
+mod params;
 mod preflight;
 mod prometheus;
+mod reports;
 mod signals;
 mod stats;
 mod stats_server;
 mod topology;
 mod walker;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::mem::MaybeUninit;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,40 +43,21 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use libbpf_rs::libbpf_sys::bpf_object_open_opts;
-use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, ProgramInput};
+use libbpf_rs::{Link, OpenObject};
 use log::{error, info, warn};
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_read, UserExitInfo};
 
 use bpf_skel::{BpfSkel, BpfSkelBuilder};
-use config::Params;
-use control::{CgroupReport, Pending, Request, Response};
+use control::{Pending, Request, Response};
 use guarantee::Controller;
+use params::Applied;
 use options::{Command, Opts, EXIT_EJECTED, EXIT_START_FAILED, EXIT_UNENFORCED_LIMIT};
-use stats::{CgroupTree, SchedulerStats};
 
 /// Where cgroup v2 is mounted.
 const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 
 /// Set by SIGHUP: reload the configuration file.
 static RELOAD: LazyLock<Arc<AtomicBool>> = LazyLock::new(Default::default);
-
-/// A configured cgroup's parameters as written to the BPF side, under the cgroup id they went to.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Applied {
-    cgid: u64,
-    params: Params,
-    /// The budget rate written with its deadlines: its granted guarantee (budget_rate()).
-    rate: u64,
-}
-
-/// Runs one of the BPF side's syscall programs (BPF_PROG_RUN) on `args`, which it reads and writes.
-/// `T` must be one of the bindgen structs of intf.h: plain old data, shared with the BPF side.
-fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> {
-    // SAFETY: T is plain old data (see above), borrowed mutably for the call only.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(args as *mut T as *mut u8, std::mem::size_of::<T>()) };
-    prog.test_run(ProgramInput { context_in: Some(bytes), ..Default::default() })?;
-    Ok(())
-}
 
 /// How long the loop waits at most when no guarantee needs its period (guarantee::PERIOD, 50 ms):
 /// signals (SIGTERM, SIGHUP) and an ejection by the kernel are noticed within this.
@@ -176,438 +160,6 @@ impl<'obj> Scheduler<'obj> {
         Ok(sched)
     }
 
-    /// Sets a cgroup's effective weight (0: back to its cpu.weight) through the BPF side.
-    fn set_boost(&self, cgid: u64, weight: u32) -> Result<()> {
-        let mut args = bpf_intf::fdl_boost_args { cgid, weight, ret: 0 };
-        run_syscall(&self.skel.progs.fdl_set_boost, &mut args).context("running fdl_set_boost")?;
-        if args.ret != 0 {
-            bail!("cgroup {cgid} is not tracked by the BPF side ({})", args.ret);
-        }
-        Ok(())
-    }
-
-    /// Writes a cgroup's deadlines through the BPF side (both 0: fair again). The container starts
-    /// a new bucket; a nested cgroup becomes a container (with a queue of its own).
-    fn set_deadlines(&self, cgid: u64, rr_ns: u64, wakeup_ns: u64, budget_rate: u64) -> Result<()> {
-        let mut args = bpf_intf::fdl_params_args {
-            cgid,
-            deadline_rr_ns: rr_ns,
-            deadline_wakeup_ns: wakeup_ns,
-            budget_rate,
-            ret: 0,
-            __pad: 0,
-        };
-        run_syscall(&self.skel.progs.fdl_set_params, &mut args).context("running fdl_set_params")?;
-        match args.ret {
-            0 => Ok(()),
-            r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
-            r if r == -libc::EINVAL => bail!("the root cgroup cannot have deadlines"),
-            r if r == -libc::EEXIST => bail!(
-                "it is inside a cgroup that has deadlines: a deadline cgroup's whole subtree is one \
-                 deadline container"
-            ),
-            r if r == -libc::ENOSPC => bail!(
-                "it has no queue of its own: at most {} cgroups get one (every first-level cgroup, \
-                 and nested ones with deadlines), and the others were first",
-                bpf_intf::fdl_consts_FDL_MAX_CONTAINERS
-            ),
-            r => bail!("fdl_set_params failed ({r})"),
-        }
-    }
-
-    /// Has the BPF side sum a guaranteed cgroup's subtree use in its record (fdl_set_summed), or
-    /// no longer: the guarantee loop then reads one record per guaranteed cgroup.
-    fn set_summed(&self, cgid: u64, on: bool) -> Result<()> {
-        let mut args = bpf_intf::fdl_summed_args { cgid, on: on as u32, ret: 0 };
-        run_syscall(&self.skel.progs.fdl_set_summed, &mut args).context("running fdl_set_summed")?;
-        if args.ret != 0 {
-            bail!("cgroup {cgid} is not tracked by the BPF side ({})", args.ret);
-        }
-        Ok(())
-    }
-
-    /// Writes a cgroup's burst buffer (configuration: burst_buffer; 0: none).
-    fn set_buffer(&self, cgid: u64, buffer_ns: u64) -> Result<()> {
-        let mut args = bpf_intf::fdl_buffer_args { cgid, buffer_ns, ret: 0, __pad: 0 };
-        run_syscall(&self.skel.progs.fdl_set_buffer, &mut args).context("running fdl_set_buffer")?;
-        match args.ret {
-            0 => Ok(()),
-            r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
-            r => bail!("fdl_set_buffer failed ({r})"),
-        }
-    }
-
-    /// Undoes what was written for a cgroup that left the configuration or was re-created.
-    fn release(&mut self, path: &Path, old: Applied) {
-        if old.params.burst_buffer_ns > 0 {
-            // The cgroup may be gone already; then there is nothing to undo.
-            let _ = self.set_buffer(old.cgid, 0);
-        }
-        if old.params.deadline_rr_ns > 0 {
-            // The cgroup may be gone already; then there is nothing to undo.
-            let _ = self.set_deadlines(old.cgid, 0, 0, 0);
-        }
-        if let Some(ctl) = self.controllers.remove(path) {
-            // The cgroup may be gone already; then there is nothing to undo.
-            let _ = self.set_summed(old.cgid, false);
-            if ctl.boost > 0 {
-                let _ = self.set_boost(old.cgid, 0);
-            }
-        }
-        self.limit_cache.remove(path);
-    }
-
-    /// Makes `config` the configuration in force. It has been validated as a whole.
-    fn apply_config(&mut self, config: Vec<config::Entry>) {
-        self.expanded = config::expand(&config);
-        self.release_unlisted("no longer configured: fair, at its cpu.weight");
-        self.guarantees = config::guarantees_cpus(&config, &self.cgroup_root);
-        let (granted, factor) = guarantee::grant(&self.guarantees, &self.cgroup_root, self.nr_cpus, self.fair_floor);
-        if factor < 1.0 {
-            warn!(
-                "the guarantees ask {:.2} CPUs; {:.2} CPUs can be guaranteed ({} CPUs less fair work's floor \
-                 of {:.0} %): every guarantee is granted {:.0} % of what it asks (see scx_fdl list)",
-                guarantee::machine_sum(&self.guarantees, &self.cgroup_root),
-                self.nr_cpus * (1.0 - self.fair_floor),
-                self.nr_cpus,
-                self.fair_floor * 100.0,
-                factor * 100.0
-            );
-        }
-        self.granted = granted;
-        self.rules_generation += 1;
-        self.walker.rules(self.rules_generation, config.clone());
-        self.config = config;
-        self.sync_params();
-    }
-
-    /// Releases what was written for cgroups that no entry in force names any longer.
-    fn release_unlisted(&mut self, why: &str) {
-        let keep: BTreeSet<&PathBuf> = self.expanded.iter().map(|e| &e.path).collect();
-        let gone: Vec<(PathBuf, Applied)> =
-            self.applied.iter().filter(|(p, _)| !keep.contains(p)).map(|(p, a)| (p.clone(), *a)).collect();
-        for (path, old) in gone {
-            self.release(&path, old);
-            self.applied.remove(&path);
-            info!("{}: {why}", path.display());
-        }
-    }
-
-    /// Writes the parameters of every configured cgroup that exists under its current cgroup id,
-    /// and drops those of cgroups that went away (a re-created cgroup gets a new id). Pattern rules
-    /// are matched again: a cgroup created since picks its parameters up here.
-    fn sync_params(&mut self) {
-        // The walker's newest walk for the rules in force, if one came since (never waits for one).
-        if let Some(walk) = self.walker.latest(self.rules_generation) {
-            if self.config.iter().any(|e| config::is_pattern(&e.path)) {
-                self.expanded = walk.expanded;
-                self.release_unlisted("removed or no longer matched: its parameters released");
-            }
-        }
-        for entry in self.expanded.clone() {
-            let cgid = std::fs::metadata(&entry.path).ok().map(|m| m.ino());
-            let old = self.applied.get(&entry.path).copied();
-            if let Some(old) = old.filter(|o| Some(o.cgid) != cgid) {
-                self.release(&entry.path, old);
-                self.applied.remove(&entry.path);
-                info!("{}: removed, its parameters released", entry.path.display());
-            }
-            let Some(cgid) = cgid else { continue };
-            if entry.params.guaranteed_shares > 0 {
-                self.limit_cache.insert(entry.path.clone(), self.limit_cpus(&entry.path));
-            }
-            let rate = self.budget_rate(&entry.path, entry.params);
-            if old == Some(Applied { cgid, params: entry.params, rate }) {
-                continue;
-            }
-            if let Err(e) = self.write_params(&entry.path, cgid, entry.params) {
-                warn!("{}: {e:#}", entry.path.display());
-                continue;
-            }
-            self.applied.insert(entry.path.clone(), Applied { cgid, params: entry.params, rate });
-            let p = entry.params;
-            info!(
-                "{}: deadline_rr {}, deadline_wakeup {}, guaranteed_shares {}, burst_buffer {}{}",
-                entry.path.display(),
-                config::format_duration(p.deadline_rr_ns),
-                config::format_duration(p.deadline_wakeup_ns),
-                p.guaranteed_shares,
-                config::format_duration(p.burst_buffer_ns),
-                if p.burst_buffer_ns > 0 && self.read_cgroup(cgid).is_some_and(|c| c.bw.quota_ns == 0) {
-                    " (it has no cpu.max: the buffer applies once it has one)"
-                } else {
-                    ""
-                }
-            );
-        }
-    }
-
-    /// The budget rate of a deadline container's guarantee, as the BPF side takes it (CPUs in
-    /// fixed point, 1 << FDL_SHARE_SHIFT per CPU): its granted guarantee, where it has deadlines and
-    /// a guarantee; 0 otherwise. Within it, its work runs ahead of all other work (README, "How it
-    /// schedules").
-    fn budget_rate(&self, path: &Path, p: Params) -> u64 {
-        if p.deadline_rr_ns == 0 || p.guaranteed_shares == 0 {
-            return 0;
-        }
-        let granted = self.granted.get(path).copied().unwrap_or(0.0);
-        (granted * (1u64 << 20) as f64).round() as u64
-    }
-
-    fn write_params(&mut self, path: &Path, cgid: u64, p: Params) -> Result<()> {
-        let rate = self.budget_rate(path, p);
-        let wanted = (p.deadline_rr_ns, p.deadline_wakeup_ns, rate);
-        let was = self
-            .applied
-            .get(path)
-            .filter(|a| a.cgid == cgid)
-            .map(|a| (a.params.deadline_rr_ns, a.params.deadline_wakeup_ns, a.rate));
-        if wanted != was.unwrap_or((0, 0, 0)) {
-            self.set_deadlines(cgid, p.deadline_rr_ns, p.deadline_wakeup_ns, rate).context("writing its deadlines")?;
-        }
-        let was_buffer = self.applied.get(path).filter(|a| a.cgid == cgid).map_or(0, |a| a.params.burst_buffer_ns);
-        if p.burst_buffer_ns != was_buffer {
-            self.set_buffer(cgid, p.burst_buffer_ns).context("writing its burst buffer")?;
-        }
-        if p.guaranteed_shares > 0 {
-            if !self.controllers.contains_key(path) {
-                self.set_summed(cgid, true).context("summing its subtree's use")?;
-                self.controllers.insert(path.to_path_buf(), Controller::default());
-            }
-        } else if let Some(ctl) = self.controllers.remove(path) {
-            self.set_summed(cgid, false)?;
-            if ctl.boost > 0 {
-                self.set_boost(cgid, 0)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn read_cgroup(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
-        let value = self.skel.maps.cgroups.lookup(&cgid.to_ne_bytes(), MapFlags::ANY).ok()??;
-        // SAFETY: the map's value type is fdl_cgroup.
-        Some(unsafe { std::ptr::read_unaligned(value.as_ptr() as *const bpf_intf::fdl_cgroup) })
-    }
-
-    /// CPU time used and waited by a guaranteed cgroup's subtree (record `own`) since it was
-    /// summed: its own sums (fdl_sum_charge counts all use below it as it happens) and those of the
-    /// guaranteed cgroups below it, which the BPF side keeps apart. One map read per guaranteed
-    /// cgroup, however large the subtree.
-    fn subtree_use(&self, path: &Path, own: Option<&bpf_intf::fdl_cgroup>) -> (u64, u64) {
-        let Some(own) = own else { return (0, 0) };
-        self.applied
-            .iter()
-            .filter(|(p, a)| p.starts_with(path) && *p != path && a.params.guaranteed_shares > 0)
-            .filter_map(|(_, a)| self.read_cgroup(a.cgid))
-            .fold((own.sub_usage_ns, own.sub_wait_ns), |(u, w), c| (u + c.sub_usage_ns, w + c.sub_wait_ns))
-    }
-
-    /// Reports the limits the BPF side does not hold: a cgroup it does not track (deeper than
-    /// FDL_MAX_DEPTH, or beyond its cgroup map) is scheduled as its nearest tracked ancestor, and
-    /// its own limit would be lifted silently. Counted in scx_fdl_cgroups_unenforced_cpu_max.
-    fn check_enforced(&self, limited: &BTreeMap<PathBuf, limits::Limit>, warned: &mut BTreeSet<PathBuf>) {
-        use std::os::unix::fs::MetadataExt;
-        let unenforced: BTreeMap<PathBuf, limits::Limit> = limited
-            .iter()
-            .filter(|(p, _)| {
-                std::fs::metadata(p).is_ok_and(|m| self.read_cgroup(m.ino()).is_none_or(|c| c.bw.quota_ns == 0))
-            })
-            .map(|(p, l)| (p.clone(), *l))
-            .collect();
-        stats::UNENFORCED_CPU_MAX.store(unenforced.len() as u64, Ordering::Relaxed);
-        let new: BTreeMap<PathBuf, limits::Limit> =
-            unenforced.iter().filter(|(p, _)| !warned.contains(*p)).map(|(p, l)| (p.clone(), *l)).collect();
-        if !new.is_empty() {
-            warn!(
-                "cpu.max NOT enforced for {}: scx_fdl does not track these cgroups (deeper than {} levels, or \
-                 beyond {} cgroups), so their tasks are scheduled as their nearest tracked ancestor and \
-                 only that ancestor's limit binds them",
-                limits::describe(&new),
-                bpf_intf::fdl_consts_FDL_MAX_DEPTH,
-                bpf_intf::fdl_consts_FDL_MAX_CGROUPS
-            );
-        }
-        *warned = unenforced.into_keys().collect();
-    }
-
-    /// The BPF side's scale of the guarantees now (stats::guarantee_scale).
-    fn guarantee_scale(&self) -> f64 {
-        stats::guarantee_scale(self.skel.maps.bss_data.as_ref().map_or(0, |b| b.fdl.budget_scale))
-    }
-
-    /// The tightest CPU limit (cpu.max) on path, its own or an ancestor's, in CPUs; 0: none.
-    fn limit_cpus(&self, path: &Path) -> f64 {
-        use std::os::unix::fs::MetadataExt;
-        let own: Vec<bpf_intf::fdl_cgroup> = path
-            .ancestors()
-            .take_while(|p| p.starts_with(&self.cgroup_root))
-            .filter_map(|p| self.read_cgroup(std::fs::metadata(p).ok()?.ino()))
-            .collect();
-        limits::tightest_cpus(own.iter().map(|c| &c.bw))
-    }
-
-    /// A cgroup's guarantee as it stands now: granted, scaled as the BPF side scales the
-    /// guarantees (guarantee_scale), and at most the tightest CPU limit on it (limit_cpus, 0: none).
-    fn guarantee_now(&self, granted: f64, limit_cpus: f64) -> f64 {
-        let g = granted * self.guarantee_scale();
-        if limit_cpus > 0.0 { g.min(limit_cpus) } else { g }
-    }
-
-    /// One period of the guaranteed_shares control loop.
-    fn control_guarantees(&mut self, elapsed: Duration) {
-        let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
-        // Read once per period, not once per cgroup: every lookup is a syscall.
-        let root_wsum = self.read_cgroup(1).map(|root| root.wsum);
-        for path in paths {
-            let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
-                continue;
-            };
-            // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it; nor
-            // what the BPF side scales the guarantees down to, to leave fair work its share.
-            let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
-            let guarantee = self.guarantee_now(guarantee, limit);
-            let own = self.read_cgroup(applied.cgid);
-            let (usage, wait) = self.subtree_use(&path, own.as_ref());
-            let cpu_weight = own.map_or(100, |c| c.cpu_weight);
-            // A first-level cgroup's weight is computed from the others' (guarantee::weight_for).
-            let target = (own.is_some_and(|c| c.level == 1))
-                .then(|| root_wsum.map(|w| (w - own.map_or(0, |c| c.contrib)) as f64))
-                .flatten()
-                .and_then(|w_other| guarantee::weight_for(guarantee, w_other, self.nr_cpus, cpu_weight));
-            let ctl = self.controllers.get_mut(&path).unwrap();
-            ctl.follow(applied.cgid);
-            if let Some(weight) =
-                ctl.step(usage, wait, elapsed, guarantee, applied.params.guaranteed_shares, cpu_weight, target)
-            {
-                if let Err(e) = self.set_boost(applied.cgid, weight) {
-                    warn!("{}: {e:#}", path.display());
-                }
-            }
-        }
-    }
-
-    /// Every cgroup with its figures, read now.
-    fn cgroup_tree(&self) -> CgroupTree {
-        CgroupTree::walk(&self.cgroup_root, |cgid| self.read_cgroup(cgid))
-    }
-
-    /// A cgroup's parameters and figures, from a tree read by cgroup_tree().
-    fn report(&self, path: &Path, tree: &CgroupTree) -> CgroupReport {
-        let params = self.expanded.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
-        let node = tree.get(path);
-        let mut r = CgroupReport {
-            path: path.display().to_string(),
-            present: node.is_some(),
-            deadline_rr_ns: params.deadline_rr_ns,
-            deadline_wakeup_ns: params.deadline_wakeup_ns,
-            guaranteed_shares: params.guaranteed_shares,
-            guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
-            ..Default::default()
-        };
-        if let Some(node) = node {
-            r.cgid = node.cgid;
-            if let Some(cg) = node.own {
-                r.cpu_weight = cg.cpu_weight;
-                r.effective_weight = cg.weight;
-                r.nr_misses = cg.ent.nr_misses;
-                r.max_lateness_ns = cg.ent.max_lateness_ns;
-                r.lateness = cg.ent.late_hist.to_vec();
-                r.lateness_sum_ns = cg.ent.late_sum_ns;
-                r.nr_picks = cg.ent.nr_picks;
-                if cg.ent.budget_rate > 0 {
-                    r.guarantee_budget_ns = cg.ent.budget_ns;
-                }
-                r.cpu_max = limits::CpuMaxReport::of(&cg.bw);
-            }
-            r.limit_cpus = tree.limit_cpus(path);
-            (r.usage_ns, r.wait_ns) = (node.usage_ns, node.wait_ns);
-            r.runq_latency = node.runq_lat.to_vec();
-        }
-        r.guarantee_granted_cpus = self.guarantee_now(self.granted.get(path).copied().unwrap_or(0.0), r.limit_cpus);
-        if let Some(ctl) = self.controllers.get(path) {
-            r.usage_cpus_avg = ctl.usage_cpus;
-            r.attainment = ctl.attainment(r.guarantee_granted_cpus);
-        }
-        r
-    }
-
-    /// Configured cgroups, first-level cgroups and cgroups with a CPU limit, in path order.
-    fn listed_paths(&self, tree: &CgroupTree) -> BTreeSet<PathBuf> {
-        let mut paths: BTreeSet<PathBuf> = self.expanded.iter().map(|e| e.path.clone()).collect();
-        paths.extend(tree.limited().map(Path::to_path_buf));
-        if let Ok(dir) = std::fs::read_dir(&self.cgroup_root) {
-            paths.extend(dir.flatten().map(|d| d.path()).filter(|p| p.join("cgroup.procs").exists()));
-        }
-        paths
-    }
-
-    fn handle(&mut self, req: Request) -> Result<Response> {
-        let list = matches!(req, Request::List);
-        let (paths, message) = match req {
-            Request::Set { cgroup, assign } => {
-                // The BPF side has exited: its maps are about to go, so a write would be lost.
-                if uei_exited!(&self.skel, uei) {
-                    bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
-                }
-                let new = config::apply_set(&self.config, &self.cgroup_root, &cgroup, &assign)?;
-                let path = config::resolve_path(&self.cgroup_root, &cgroup)?;
-                self.apply_config(new);
-                let message = format!("{}: set {}", path.display(), assign.join(" "));
-                info!("control: {message}");
-                (vec![path], Some(message))
-            }
-            Request::Get { cgroup } => {
-                let path = config::resolve_path(&self.cgroup_root, &cgroup)?;
-                if !path.exists() && !self.expanded.iter().any(|e| e.path == path) {
-                    bail!("cgroup {}: no such cgroup", path.display());
-                }
-                (vec![path], None)
-            }
-            Request::List => (self.listed_paths(&self.cgroup_tree()).into_iter().collect(), None),
-            Request::Dump => {
-                let (scheduler, cgroups) = self.snapshot();
-                let cgroups = cgroups.into_iter().map(|(_, r)| r).collect();
-                return Ok(Response { ok: true, cgroups, scheduler: Some(scheduler), ..Default::default() });
-            }
-        };
-        let tree = self.cgroup_tree();
-        let cgroups = paths.iter().map(|p| self.report(p, &tree)).collect();
-        let scheduler = list.then(|| self.scheduler_stats());
-        Ok(Response { ok: true, message, cgroups, scheduler, ..Default::default() })
-    }
-
-    /// Scheduler-wide figures, with the exits so far.
-    fn scheduler_stats(&self) -> SchedulerStats {
-        SchedulerStats {
-            exits: self.exits.clone(),
-            loads: self.loads,
-            cgroups_unenforced_cpu_max: stats::UNENFORCED_CPU_MAX.load(Ordering::Relaxed),
-            ..stats::read_scheduler(&self.skel)
-        }
-    }
-
-    /// Everything at once, for `dump` and the metrics: scheduler-wide figures, and the reports of
-    /// the cgroups exported (configured first, then by depth; at most MAX_EXPORTED_CGROUPS), each
-    /// with its label.
-    fn snapshot(&self) -> (SchedulerStats, Vec<(String, CgroupReport)>) {
-        let tree = self.cgroup_tree();
-        let configured: HashSet<&Path> = self.expanded.iter().map(|e| e.path.as_path()).collect();
-        let (nodes, dropped) = tree.exported(&configured, stats::MAX_EXPORTED_CGROUPS);
-        let cgroups: Vec<(String, CgroupReport)> = nodes
-            .iter()
-            .map(|n| (stats::cgroup_label(&self.cgroup_root, &n.path), self.report(&n.path, &tree)))
-            .collect();
-        let scheduler = SchedulerStats { cgroups_exported: cgroups.len(), cgroups_dropped: dropped, ..self.scheduler_stats() };
-        (scheduler, cgroups)
-    }
-
-    /// The scx_stats figures: scheduler-wide, and the cgroups `list` shows.
-    fn metrics(&self) -> stats_server::Metrics {
-        let tree = self.cgroup_tree();
-        let reports: Vec<CgroupReport> = self.listed_paths(&tree).iter().map(|p| self.report(p, &tree)).collect();
-        stats_server::Metrics::of(&self.scheduler_stats(), &reports)
-    }
-
     /// SIGHUP: the file again, all or nothing. Runtime `set` changes are replaced by the file.
     fn reload(&mut self, file: Option<&Path>) {
         let Some(file) = file else {
@@ -680,64 +232,6 @@ impl<'obj> Scheduler<'obj> {
         uei_read!(&self.skel, uei)
     }
 
-    fn log_counters(&self) {
-        let s = stats::read_scheduler(&self.skel);
-        let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
-        info!(
-            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} preempt-kicks {} migrations {}",
-            dispatched.join(", "),
-            s.deadline_enqueued,
-            s.fair_enqueued,
-            s.runnable_tasks,
-            s.idle_kicks,
-            s.preempt_kicks,
-            s.migrations
-        );
-        info!(
-            "starvation-clamps {} untracked-cgroups {} fair-misses {} of {} picks, fair-max-lateness {} us; lag-steps {} timer-kicks {} (slice timers {}, crossings {}) tick-preempts {}",
-            s.starvation_clamps,
-            s.cgroups_untracked,
-            s.fair_misses,
-            s.fair_picks,
-            s.fair_max_lateness_ns / 1000,
-            s.lag_steps,
-            s.timer_kicks,
-            s.slice_timers,
-            s.crossing_timers,
-            s.tick_preempts
-        );
-        let tree = self.cgroup_tree();
-        for path in self.applied.keys() {
-            let r = self.report(path, &tree);
-            info!(
-                "{}: used {} ms, waited {} ms, deadline misses {} of {} starts, worst lateness {} us, weight {} (cpu.weight {}){}",
-                r.path,
-                r.usage_ns / 1_000_000,
-                r.wait_ns / 1_000_000,
-                r.nr_misses,
-                r.nr_picks,
-                r.max_lateness_ns / 1000,
-                r.effective_weight,
-                r.cpu_weight,
-                if r.guaranteed_shares > 0 {
-                    format!(
-                        ", {:.2} of {:.2} guaranteed CPUs (asked {:.2})",
-                        r.usage_cpus_avg, r.guarantee_granted_cpus, r.guarantee_cpus
-                    )
-                } else {
-                    String::new()
-                }
-            );
-        }
-        for key in self.skel.maps.cgroups.keys() {
-            let cgid = u64::from_ne_bytes(key.as_slice().try_into().unwrap());
-            let Some(cg) = self.read_cgroup(cgid) else { continue };
-            log::debug!(
-                "cgroup {cgid}: parent {} weight {} wsum {} active {} contrib {} usage {} ms",
-                cg.parent_cgid, cg.weight, cg.wsum, cg.nr_active, cg.contrib, cg.usage_ns / 1_000_000
-            );
-        }
-    }
 }
 
 fn run(opts: &Opts) -> Result<ExitCode> {

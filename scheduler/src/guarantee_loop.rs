@@ -1,0 +1,76 @@
+//! The guaranteed_shares control loop's period (guarantee.rs holds the controller itself): each
+//! guaranteed cgroup's use read from the BPF side's sums, its guarantee as it stands now, and the
+//! effective weight written back.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use log::warn;
+
+use crate::{bpf_intf, guarantee, limits, Scheduler};
+
+impl Scheduler<'_> {
+    /// CPU time used and waited by a guaranteed cgroup's subtree (record `own`) since it was
+    /// summed: its own sums (fdl_sum_charge counts all use below it as it happens) and those of the
+    /// guaranteed cgroups below it, which the BPF side keeps apart. One map read per guaranteed
+    /// cgroup, however large the subtree.
+    pub(crate) fn subtree_use(&self, path: &Path, own: Option<&bpf_intf::fdl_cgroup>) -> (u64, u64) {
+        let Some(own) = own else { return (0, 0) };
+        self.applied
+            .iter()
+            .filter(|(p, a)| p.starts_with(path) && *p != path && a.params.guaranteed_shares > 0)
+            .filter_map(|(_, a)| self.read_cgroup(a.cgid))
+            .fold((own.sub_usage_ns, own.sub_wait_ns), |(u, w), c| (u + c.sub_usage_ns, w + c.sub_wait_ns))
+    }
+
+    /// The tightest CPU limit (cpu.max) on path, its own or an ancestor's, in CPUs; 0: none.
+    pub(crate) fn limit_cpus(&self, path: &Path) -> f64 {
+        use std::os::unix::fs::MetadataExt;
+        let own: Vec<bpf_intf::fdl_cgroup> = path
+            .ancestors()
+            .take_while(|p| p.starts_with(&self.cgroup_root))
+            .filter_map(|p| self.read_cgroup(std::fs::metadata(p).ok()?.ino()))
+            .collect();
+        limits::tightest_cpus(own.iter().map(|c| &c.bw))
+    }
+
+    /// A cgroup's guarantee as it stands now: granted, scaled as the BPF side scales the
+    /// guarantees (guarantee_scale), and at most the tightest CPU limit on it (limit_cpus, 0: none).
+    pub(crate) fn guarantee_now(&self, granted: f64, limit_cpus: f64) -> f64 {
+        let g = granted * self.guarantee_scale();
+        if limit_cpus > 0.0 { g.min(limit_cpus) } else { g }
+    }
+
+    /// One period of the guaranteed_shares control loop.
+    pub(crate) fn control_guarantees(&mut self, elapsed: Duration) {
+        let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
+        // Read once per period, not once per cgroup: every lookup is a syscall.
+        let root_wsum = self.read_cgroup(1).map(|root| root.wsum);
+        for path in paths {
+            let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
+                continue;
+            };
+            // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it; nor
+            // what the BPF side scales the guarantees down to, to leave fair work its share.
+            let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
+            let guarantee = self.guarantee_now(guarantee, limit);
+            let own = self.read_cgroup(applied.cgid);
+            let (usage, wait) = self.subtree_use(&path, own.as_ref());
+            let cpu_weight = own.map_or(100, |c| c.cpu_weight);
+            // A first-level cgroup's weight is computed from the others' (guarantee::weight_for).
+            let target = (own.is_some_and(|c| c.level == 1))
+                .then(|| root_wsum.map(|w| (w - own.map_or(0, |c| c.contrib)) as f64))
+                .flatten()
+                .and_then(|w_other| guarantee::weight_for(guarantee, w_other, self.nr_cpus, cpu_weight));
+            let ctl = self.controllers.get_mut(&path).unwrap();
+            ctl.follow(applied.cgid);
+            if let Some(weight) =
+                ctl.step(usage, wait, elapsed, guarantee, applied.params.guaranteed_shares, cpu_weight, target)
+            {
+                if let Err(e) = self.set_boost(applied.cgid, weight) {
+                    warn!("{}: {e:#}", path.display());
+                }
+            }
+        }
+    }
+}
