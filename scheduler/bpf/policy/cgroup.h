@@ -238,6 +238,26 @@ static __always_inline u64 fdl_task_cgroup_share(struct fdl_task *t)
 }
 
 /*
+ * The nearest cgroup, cgid (record cg) itself or an ancestor, that is summed (summed: true) or a
+ * container (false: it has a queue); 0 if none is.
+ */
+static __always_inline u64 fdl_nearest(u64 cgid, struct fdl_cgroup *cg, bool summed)
+{
+	struct fdl_cgroup *c = cg;
+	u64 id = cgid;
+	int i;
+
+	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
+		if (summed ? c->summed : c->has_dsq)
+			return id;
+		id = c->parent_cgid;
+		if (!id || !(c = env_cgroup(id)))
+			break;
+	}
+	return 0;
+}
+
+/*
  * The container of cgroup cgid, looked up (fdl_container_of): the cgroup itself or its nearest
  * ancestor with a queue; 0 if none has one (the root's queue). Cached in the cgroup's record with
  * the generation it was found at. The generation is read before the queues are: a cgroup that
@@ -245,23 +265,13 @@ static __always_inline u64 fdl_task_cgroup_share(struct fdl_task *t)
  */
 FDL_GLOBAL u64 fdl_container_walk(u64 cgid)
 {
-	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
-	u64 gen = fdl.cont_gen, id = cgid, found = 0;
-	int i;
+	struct fdl_cgroup *cg = env_cgroup(cgid);
+	u64 gen = fdl.cont_gen, found;
 
 	if (!cg)
 		return 0;
 	env_mb();
-	c = cg;
-	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
-		if (c->has_dsq) {
-			found = id;
-			break;
-		}
-		id = c->parent_cgid;
-		if (!id || !(c = env_cgroup(id)))
-			break;
-	}
+	found = fdl_nearest(cgid, cg, false);
 	cg->cont_cgid = found;
 	env_mb();
 	cg->cont_gen = gen + 1;
@@ -279,23 +289,13 @@ static __always_inline u64 fdl_container_of(u64 cgid, struct fdl_cgroup *cg)
  */
 FDL_GLOBAL u64 fdl_summed_walk(u64 cgid)
 {
-	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
-	u64 gen = fdl.sum_gen, id = cgid, found = 0;
-	int i;
+	struct fdl_cgroup *cg = env_cgroup(cgid);
+	u64 gen = fdl.sum_gen, found;
 
 	if (!cg)
 		return 0;
 	env_mb();
-	c = cg;
-	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
-		if (c->summed) {
-			found = id;
-			break;
-		}
-		id = c->parent_cgid;
-		if (!id || !(c = env_cgroup(id)))
-			break;
-	}
+	found = fdl_nearest(cgid, cg, true);
 	cg->sum_cgid = found;
 	env_mb();
 	cg->sum_gen = gen + 1;
