@@ -13,6 +13,8 @@ if [ "${1:-}" = stall ]; then
     say "broken variant: task $victim will never be dispatched"
 fi
 
+# The normal variant also prints the statistics from the scheduler's own process (--stats, scx_stats).
+[ -z "$extra" ] && extra="--stats 2"
 # shellcheck disable=SC2086
 start_scx $extra || exit 1
 state=$(scx_state)
@@ -55,6 +57,11 @@ check_clean_exit
 [ "$(scx_state)" = disabled ] && pass "state back to disabled" || fail "state back to disabled (got $(scx_state))"
 grep -q 'EXIT: ' "$SCX_LOG" && pass "exit reason printed: $(grep 'EXIT: ' "$SCX_LOG" | head -1)" ||
     fail "exit reason printed"
+if [ "${1:-}" != stall ]; then
+    # Every 2 s the table of --monitor, with the scheduler-wide rates from the second print on.
+    n=$(grep -c '^dispatched/s: ' "$SCX_LOG")
+    check "--stats 2 printed the statistics from the scheduler's process ($n times in about ${secs} s)" "$n >= 3"
+fi
 if [ "${1:-}" = stall ]; then
     # The exit dump carries scx_fdl's own state (ops.dump, dump_cpu, dump_task): the queues, and
     # the victim task's record among the runnable tasks.
