@@ -55,7 +55,8 @@ Runs only on a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT=y); elsewhere use t
 /// Without a subcommand it runs the scheduler. Weighted fairness over the whole cgroup v2 tree
 /// (cpu.weight at every level, nice within a cgroup), deadline containers (deadline_rr,
 /// deadline_wakeup) and bandwidth guarantees (guaranteed_shares) from --config or `scx_fdl set`.
-/// The subcommands and --monitor talk to a running scx_fdl over its control socket (root only).
+/// The subcommands talk to a running scx_fdl over its control socket (root only); --monitor reads its
+/// statistics from scx_stats' socket.
 #[derive(Debug, Parser)]
 #[command(version = version(), about, long_about, after_help = EXIT_CODES, args_conflicts_with_subcommands = true)]
 pub struct Opts {
@@ -83,7 +84,7 @@ pub struct Opts {
     #[arg(long)]
     pub help_stats: bool,
 
-    /// The control socket: served by the scheduler, used by --monitor and the subcommands.
+    /// The control socket: served by the scheduler, used by the subcommands.
     #[arg(long, global = true, value_name = "PATH", default_value = crate::control::DEFAULT_SOCKET)]
     pub socket: std::path::PathBuf,
 
