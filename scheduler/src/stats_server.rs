@@ -2,7 +2,7 @@
 //!
 //! The scheduler serves [`Metrics`] on scx_stats' socket (/var/run/scx/root/stats), answering
 //! each request on its loop with the figures of the moment: scheduler-wide counters (cumulative)
-//! and one record per listed cgroup (those `scx_fdl list` shows). `--stats SECS` prints them from
+//! and one record per listed cgroup (those `scx_fdl list` shows: configured, first-level, limited). `--stats SECS` prints them from
 //! inside the scheduler's process, `scx_fdl --monitor [SECS]` from another one (the scheduler is
 //! not started), and `--help-stats` describes every field. Rates are the client's to compute from
 //! two reads, as `--monitor` does ([`crate::monitor`]).
@@ -63,7 +63,7 @@ pub struct Metrics {
     pub cgroups_unenforced_cpu_max: u64,
     #[stat(desc = "Times this process loaded and attached the BPF scheduler (counters restart at each)")]
     pub loads: u64,
-    #[stat(desc = "The cgroups `scx_fdl list` shows (configured, or with a CPU limit), by path")]
+    #[stat(desc = "The cgroups `scx_fdl list` shows (configured, first-level, or with a CPU limit), by path")]
     pub cgroups: BTreeMap<String, CgroupMetrics>,
 }
 
