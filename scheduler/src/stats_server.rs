@@ -2,10 +2,10 @@
 //!
 //! The scheduler serves [`Metrics`] on scx_stats' socket (/var/run/scx/root/stats), answering
 //! each request on its loop with the figures of the moment: scheduler-wide counters (cumulative)
-//! and one record per listed cgroup (those `scx_fdl list` shows: configured, first-level, limited). `--stats SECS` prints them from
-//! inside the scheduler's process, `scx_fdl --monitor [SECS]` from another one (the scheduler is
-//! not started), and `--help-stats` describes every field. Rates are the client's to compute from
-//! two reads, as `--monitor` does ([`crate::monitor`]).
+//! and one record per listed cgroup (those `scx_fdl list` shows: configured, first-level, limited).
+//! `--stats SECS` prints them from inside the scheduler's process, `scx_fdl --monitor [SECS]` from
+//! another one (the scheduler is not started), and `--help-stats` describes every field. Rates are
+//! the client's to compute from two reads, as `--monitor` does ([`crate::monitor`]).
 //!
 //! The control socket (`scx_fdl list/get/set/dump`) stays for commands and full reports; the
 //! Prometheus endpoint renders the same figures at scrape time (prometheus.rs).
