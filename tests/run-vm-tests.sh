@@ -19,6 +19,7 @@ cases=(
     "deadline-within|deadline fdl antagonist config 900 3000 20000 4000 20000 check-within|pass"
     "guarantee|guarantee fdl check|pass"
     "guarantee-churn|guarantee-churn fdl check|pass"
+    "guarantee-nested|guarantee-nested|pass"
     "overcommit|overcommit|pass"
     "interactive|interactive|pass"
     "control|control|pass"
