@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Pairs the probe wake-ups of a bench/guest/wake-sched-trace.sh console log with the switches that ran
-them, per scheduler: wake-up to running (us), by where the task ran.
+them, per scheduler, from the kernel's sched_waking (the waker's side: try_to_wake_up begins),
+sched_wakeup (the task is activated on its CPU) and sched_switch events.
 
     python3 bench/wake-trace.py CONSOLE_LOG
 
-Classes: `same` when the wake-up was done on the CPU the task was woken onto (target_cpu), `other`
-when another CPU did it (the target is then woken by an interrupt if it was idle); `idle`/`busy`
-what the target CPU switched from; `/moved` when the task ran elsewhere than its target.
+Classes: where the task ran, the waker's CPU or another, and whether that CPU was idle (switched
+from the idle task) or busy. Per class: waking to running (us) and waking to wakeup (a remote
+wake-up onto an idle CPU is activated there, after the interrupt that wakes it). Then, per
+wake-up, the task's time on CPU until it slept again, and waking to sleep.
 """
 
 import collections
 import re
 import sys
 
-LINE = re.compile(r"^TR (\S+)\s+(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (sched_wakeup|sched_switch): (.*)$")
+LINE = re.compile(r"^TR (\S+)\s+(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (sched_waking|sched_wakeup|sched_switch): (.*)$")
 FIELD = re.compile(r"(\w+)=(\S+)")
 
 
@@ -21,34 +23,58 @@ def pct(v, p):
     return v[min(len(v) - 1, int(len(v) * p))]
 
 
+def line(name, vs):
+    vs.sort()
+    return (f"n={len(vs):5} p50={pct(vs, .5):6.0f} p90={pct(vs, .9):6.0f} p99={pct(vs, .99):6.0f} "
+            f"over 2 ms: {sum(v > 2000 for v in vs)}")
+
+
 def main(path):
     events = collections.defaultdict(list)
     with open(path, errors="replace") as f:
-        for line in f:
-            m = LINE.match(line.strip())
+        for text in f:
+            m = LINE.match(text.strip())
             if m:
                 events[m.group(1)].append(m.groups()[3:])
     for sched, evs in events.items():
-        pending, lat = {}, collections.defaultdict(list)
+        waking, wakeup, started, on_cpu, first = {}, {}, {}, {}, {}
+        lat, w2u = collections.defaultdict(list), collections.defaultdict(list)
+        run, total = [], []
         for cpu, ts, ev, rest in evs:
             cpu, ts, kv = int(cpu), float(ts), dict(FIELD.findall(rest))
-            if ev == "sched_wakeup":
+            if ev == "sched_waking":
                 if "fdl-probe" in rest:
-                    pending[int(kv["pid"])] = (ts, cpu, int(kv["target_cpu"]))
-            elif int(kv.get("next_pid", -1)) in pending:
-                t0, waker_cpu, target = pending.pop(int(kv["next_pid"]))
-                key = ("same" if waker_cpu == target else "other") + ("/idle" if kv.get("prev_pid") == "0" else "/busy")
-                key += "" if cpu == target else "/moved"
-                lat[key].append((ts - t0) * 1e6)
+                    pid = int(kv["pid"])
+                    waking[pid], on_cpu[pid], first[pid] = (ts, cpu), 0.0, True
+                continue
+            if ev == "sched_wakeup":
+                if int(kv["pid"]) in waking:
+                    wakeup[int(kv["pid"])] = ts
+                continue
+            prev, nxt = int(kv.get("prev_pid", -1)), int(kv.get("next_pid", -1))
+            if prev in started:
+                on_cpu[prev] += ts - started.pop(prev)
+                if not kv.get("prev_state", "").startswith("R") and prev in waking:
+                    total.append((ts - waking.pop(prev)[0]) * 1e6)
+                    run.append(on_cpu[prev] * 1e6)
+            if nxt in waking:
+                t0, waker_cpu = waking[nxt]
+                if first.pop(nxt, False):
+                    key = ("waker's CPU" if waker_cpu == cpu else "other CPU") + \
+                        (", was idle" if kv.get("prev_pid") == "0" else ", was busy")
+                    lat[key].append((ts - t0) * 1e6)
+                    if nxt in wakeup:
+                        w2u[key].append((wakeup.pop(nxt) - t0) * 1e6)
+                started[nxt] = ts
         every = sorted(v for vs in lat.values() for v in vs)
         if not every:
             continue
-        print(f"{sched}: {len(every)} wake-ups, p50 {pct(every, .5):.0f} p90 {pct(every, .9):.0f} "
-              f"p99 {pct(every, .99):.0f} us, {sum(v > 2000 for v in every)} over 2 ms")
-        for key, vs in sorted(lat.items()):
-            vs.sort()
-            print(f"  {key:18} n={len(vs):5} p50={pct(vs, .5):6.0f} p90={pct(vs, .9):6.0f} "
-                  f"p99={pct(vs, .99):6.0f} max={vs[-1]:6.0f} over 2 ms: {sum(v > 2000 for v in vs)}")
+        print(f"{sched}: {len(every)} wake-ups, waking to running {line('', every)}")
+        for key in sorted(lat):
+            print(f"  ran on {key:22} ({100 * len(lat[key]) / len(every):4.1f} %) waking to running {line('', lat[key])}")
+            print(f"  {'':29}        waking to wakeup  {line('', w2u[key])}")
+        print(f"  on CPU per wake-up   {line('', run)}")
+        print(f"  waking to sleep      {line('', total)}")
 
 
 if __name__ == "__main__":

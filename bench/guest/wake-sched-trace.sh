@@ -1,6 +1,6 @@
 # Guest script (`vm/run.sh bench/guest/wake-sched-trace.sh [SCX_FDL_OPTION...]`; a configuration file
 # travels with FDL_GUEST_FILES=FILE and is then /scenario/NAME): the matrix's quiet `wake` shape, 6 s
-# under EEVDF then 6 s under scx_fdl, with the kernel's sched_wakeup / sched_switch events recorded
+# under EEVDF then 6 s under scx_fdl, with the kernel's sched_waking / sched_wakeup / sched_switch events recorded
 # for each, printed as TR lines; bench/wake-trace.py pairs each probe wake-up with the switch that ran
 # it, by where it ran (the waker's CPU or another, idle or busy before).
 . ./lib.sh
@@ -12,6 +12,7 @@ echo 30000 > $T/buffer_size_kb
 for c in cfs loose fdl; do mkcg $c 100; done
 runp() {
     echo > $T/trace
+    echo 1 > $T/events/sched/sched_waking/enable
     echo 1 > $T/events/sched/sched_wakeup/enable
     echo 1 > $T/events/sched/sched_switch/enable
     echo 1 > $T/tracing_on
@@ -26,7 +27,7 @@ runp() {
     for c in cfs loose fdl; do
         echo "FDL-LATENCY $1 $c p50=$(json_field "/tmp/p-$1-$c.json" p50) p90=$(json_field "/tmp/p-$1-$c.json" p90) p99=$(json_field "/tmp/p-$1-$c.json" p99) samples=$(json_field "/tmp/p-$1-$c.json" samples)"
     done
-    grep -E "sched_wakeup|sched_switch" $T/trace | sed "s/^/TR $1 /"
+    grep -E "sched_waking|sched_wakeup|sched_switch" $T/trace | sed "s/^/TR $1 /"
 }
 runp eevdf
 start_sched fdl "$@" || exit 1
