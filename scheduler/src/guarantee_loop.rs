@@ -2,6 +2,7 @@
 //! guaranteed cgroup's use read from the BPF side's sums, its guarantee as it stands now, and the
 //! effective weight written back.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -10,17 +11,31 @@ use log::warn;
 use crate::{bpf_intf, guarantee, limits, Scheduler};
 
 impl Scheduler<'_> {
-    /// CPU time used and waited by a guaranteed cgroup's subtree (record `own`) since it was
-    /// summed: its own sums (fdl_sum_charge counts all use below it as it happens) and those of the
-    /// guaranteed cgroups below it, which the BPF side keeps apart. One map read per guaranteed
-    /// cgroup, however large the subtree.
-    pub(crate) fn subtree_use(&self, path: &Path, own: Option<&bpf_intf::fdl_cgroup>) -> (u64, u64) {
-        let Some(own) = own else { return (0, 0) };
-        self.applied
-            .iter()
-            .filter(|(p, a)| p.starts_with(path) && *p != path && a.params.guaranteed_shares > 0)
-            .filter_map(|(_, a)| self.read_cgroup(a.cgid))
-            .fold((own.sub_usage_ns, own.sub_wait_ns), |(u, w), c| (u + c.sub_usage_ns, w + c.sub_wait_ns))
+    /// Each guaranteed cgroup's record, read once per period, with the CPU time used and waited
+    /// by its subtree since it was summed: its own sums (fdl_sum_charge counts all use below it as
+    /// it happens) plus those of the guaranteed cgroups below it, which the BPF side keeps apart.
+    /// One map read per guaranteed cgroup, however large the subtrees; each cgroup's sums are
+    /// added to its guaranteed ancestors found by its path.
+    fn guaranteed_use(&self) -> HashMap<PathBuf, (bpf_intf::fdl_cgroup, u64, u64)> {
+        let mut uses: HashMap<PathBuf, (bpf_intf::fdl_cgroup, u64, u64)> = self
+            .controllers
+            .keys()
+            .filter_map(|p| {
+                let c = self.read_cgroup(self.applied.get(p)?.cgid)?;
+                Some((p.clone(), (c, c.sub_usage_ns, c.sub_wait_ns)))
+            })
+            .collect();
+        let own: Vec<(PathBuf, u64, u64)> =
+            uses.iter().map(|(p, (c, _, _))| (p.clone(), c.sub_usage_ns, c.sub_wait_ns)).collect();
+        for (path, usage, wait) in own {
+            for ancestor in path.ancestors().skip(1) {
+                if let Some((_, u, w)) = uses.get_mut(ancestor) {
+                    *u += usage;
+                    *w += wait;
+                }
+            }
+        }
+        uses
     }
 
     /// The tightest CPU limit (cpu.max) on path, its own or an ancestor's, in CPUs; 0: none.
@@ -46,6 +61,7 @@ impl Scheduler<'_> {
         let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
         // Read once per period, not once per cgroup: every lookup is a syscall.
         let root_wsum = self.read_cgroup(1).map(|root| root.wsum);
+        let uses = self.guaranteed_use();
         for path in paths {
             let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;
@@ -54,8 +70,8 @@ impl Scheduler<'_> {
             // what the BPF side scales the guarantees down to, to leave fair work its share.
             let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
             let guarantee = self.guarantee_now(guarantee, limit);
-            let own = self.read_cgroup(applied.cgid);
-            let (usage, wait) = self.subtree_use(&path, own.as_ref());
+            let own = uses.get(&path).map(|(c, _, _)| *c);
+            let (usage, wait) = uses.get(&path).map_or((0, 0), |(_, u, w)| (*u, *w));
             let cpu_weight = own.map_or(100, |c| c.cpu_weight);
             // A first-level cgroup's weight is computed from the others' (guarantee::weight_for).
             let target = (own.is_some_and(|c| c.level == 1))
