@@ -8,14 +8,20 @@ sched_wakeup (the task is activated on its CPU) and sched_switch events.
 Classes: where the task ran, the waker's CPU or another, and whether that CPU was idle (switched
 from the idle task) or busy. Per class: waking to running (us) and waking to wakeup (a remote
 wake-up onto an idle CPU is activated there, after the interrupt that wakes it). Then, per
-wake-up, the task's time on CPU until it slept again, and waking to sleep.
+wake-up, the task's time on CPU until it slept again, and waking to sleep. Last, every interrupt
+sent to the other CPU (ipi_send_cpu) until its handler began there (reschedule_entry or
+call_function_single_entry), by the kernel function that sent it and whether the target was idle;
+and the waker's own time from the interrupt it sent in wakeup_preempt to its sched_wakeup (it holds
+the target's run-queue lock all along: the woken task's activation on a remote CPU, as sched_ext
+does it).
 """
 
 import collections
 import re
 import sys
 
-LINE = re.compile(r"^TR (\S+)\s+(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (sched_waking|sched_wakeup|sched_switch): (.*)$")
+LINE = re.compile(r"^TR (\S+)\s+(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)$")
+IDLE_EXIT = "4294967295"
 FIELD = re.compile(r"(\w+)=(\S+)")
 
 
@@ -40,13 +46,32 @@ def main(path):
         waking, wakeup, started, on_cpu, first = {}, {}, {}, {}, {}
         lat, w2u = collections.defaultdict(list), collections.defaultdict(list)
         run, total = [], []
+        idle, ipis, ipi_lat = {}, collections.defaultdict(list), collections.defaultdict(list)
+        preempt_ipi, held = {}, []
         for cpu, ts, ev, rest in evs:
             cpu, ts, kv = int(cpu), float(ts), dict(FIELD.findall(rest))
+            if ev == "cpu_idle":
+                idle[int(kv["cpu_id"])] = kv["state"] != IDLE_EXIT
+                continue
+            if ev == "ipi_send_cpu":
+                if "wakeup_preempt" in kv["callsite"]:
+                    preempt_ipi[cpu] = ts
+                if int(kv["cpu"]) != cpu:
+                    ipis[int(kv["cpu"])].append((ts, kv["callsite"].split("+")[0], idle.get(int(kv["cpu"]), False)))
+                continue
+            if ev in ("reschedule_entry", "call_function_single_entry"):
+                for t0, site, was_idle in ipis.pop(cpu, []):
+                    ipi_lat[f"{site} -> {ev}, {'idle' if was_idle else 'busy'}"].append((ts - t0) * 1e6)
+                continue
+            if ev not in ("sched_waking", "sched_wakeup", "sched_switch"):
+                continue
             if ev == "sched_waking":
                 if "fdl-probe" in rest:
                     pid = int(kv["pid"])
                     waking[pid], on_cpu[pid], first[pid] = (ts, cpu), 0.0, True
                 continue
+            if ev == "sched_wakeup" and cpu in preempt_ipi:
+                held.append((ts - preempt_ipi.pop(cpu)) * 1e6)
             if ev == "sched_wakeup":
                 if int(kv["pid"]) in waking:
                     wakeup[int(kv["pid"])] = ts
@@ -75,6 +100,13 @@ def main(path):
             print(f"  {'':29}        waking to wakeup  {line('', w2u[key])}")
         print(f"  on CPU per wake-up   {line('', run)}")
         print(f"  waking to sleep      {line('', total)}")
+        if ipi_lat:
+            print("  interrupts to the other CPU, sent to handled (us):")
+            for key in sorted(ipi_lat, key=lambda k: -len(ipi_lat[k])):
+                if len(ipi_lat[key]) >= 20:
+                    print(f"    {key:58} {line('', ipi_lat[key])}")
+        if held:
+            print(f"  waker, interrupt sent in wakeup_preempt to its sched_wakeup {line('', held)}")
 
 
 if __name__ == "__main__":

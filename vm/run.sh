@@ -14,7 +14,8 @@
 # Environment: FDL_SCHED_BIN (another scx_fdl binary), FDL_SCX_ARGS (options for scx_fdl in
 # scenarios that start it), FDL_EXTRA_BINS (more binaries for the guest's /usr/bin),
 # FDL_GUEST_FILES (more files for the guest's /scenario, beside the scenario scripts),
-# FDL_KERNEL_ARGS (more guest kernel command-line parameters, e.g. idle=halt).
+# FDL_KERNEL_ARGS (more guest kernel command-line parameters, e.g. idle=halt), FDL_PIN_VCPUS (1: pin
+# each vCPU thread to a host CPU, 0: leave them to the host; default: pin when vCPUs <= host CPUs).
 # Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -27,7 +28,7 @@ while [[ $# -gt 0 ]]; do
         --mem) mem=$2; shift 2 ;;
         --timeout) timeout=$2; shift 2 ;;
         --log) logfile=$2; shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) break ;;
     esac
@@ -80,12 +81,44 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck disable=SC2086
 FDL_GUEST_FILES=$guest_files "$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" "$probe" ${FDL_EXTRA_BINS:-}
 
+# Each vCPU thread on its own host CPU (by default when there are as many host CPUs as vCPUs;
+# FDL_PIN_VCPUS=0 never, =1 always, vCPU N on host CPU N mod the host's count). Left to the host
+# scheduler, two vCPU threads share one host CPU at times; a vCPU that sends an interrupt to the
+# other is then preempted on the host, often while it holds the target's run-queue lock (sched_ext
+# activates a woken task on its target from the waker's CPU, it never defers it to the target), and
+# the target waits milliseconds for a lock that real hardware releases in microseconds
+# (docs/benchmarks.md, "Where the quiet wake cells' tail came from"). QEMU names its TCG threads
+# "CPU N/TCG" (-name debug-threads=on); this VM's QEMU is the one whose command line holds its initrd.
+pin_vcpus() {
+    local host=() tries=0 pid t n range
+    # The host CPUs this process may use (a container's cpuset need not start at 0).
+    for range in $(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/self/status | tr , ' '); do
+        # shellcheck disable=SC2046
+        host+=($(seq "${range%-*}" "${range#*-}"))
+    done
+    while ((tries++ < 100)); do
+        sleep 0.2
+        n=0
+        for pid in $(pgrep -f "$work/initrd.cpio.gz"); do
+            for t in /proc/$pid/task/*; do
+                [[ $(cat "$t/comm" 2>/dev/null) =~ ^CPU\ ([0-9]+)/TCG$ ]] || continue
+                taskset -p -c "${host[BASH_REMATCH[1] % ${#host[@]}]}" "${t##*/}" > /dev/null && n=$((n + 1))
+            done
+        done
+        ((n >= cpus)) && { log "pinned $n vCPU threads, one host CPU each (of ${#host[@]})"; return; }
+    done
+    log "could not pin the vCPU threads"
+}
+pin=${FDL_PIN_VCPUS:-auto}
+[[ $pin == auto ]] && { ((cpus <= $(nproc))) && pin=1 || pin=0; }
+[[ $pin == 1 ]] && pin_vcpus &
 log "booting $(cat "$kdir/release") with $cpus vCPUs$([[ $numa -gt 1 ]] && echo " in $numa NUMA nodes") (TCG): scenario $scenario $*; console -> $logfile"
 set +e
 timeout -k 10 "$timeout" qemu-system-x86_64 \
     -accel tcg -cpu max "${smp[@]}" -m "${mem}M" \
     -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio.gz" \
     -append "console=ttyS0 quiet loglevel=4 panic=-1 ${FDL_KERNEL_ARGS:-}" \
+    -name scx-fdl,debug-threads=on \
     -nodefaults -display none -serial stdio -no-reboot < /dev/null |
     stdbuf -oL tr -d '\r' | tee "$logfile"
 qemu_rc=${PIPESTATUS[0]}

@@ -15,6 +15,11 @@ runp() {
     echo 1 > $T/events/sched/sched_waking/enable
     echo 1 > $T/events/sched/sched_wakeup/enable
     echo 1 > $T/events/sched/sched_switch/enable
+    # What happens between the waker and an idle target: the IPI, its handler, the idle exit.
+    for e in ipi/ipi_send_cpu ipi/ipi_send_cpumask irq_vectors/call_function_single_entry \
+             irq_vectors/reschedule_entry irq_vectors/local_timer_entry power/cpu_idle; do
+        [ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
+    done
     echo 1 > $T/tracing_on
     for c in cfs loose fdl; do
         sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 10000 --spin-us 50 -r $secs -w 1 --json" \
@@ -27,7 +32,7 @@ runp() {
     for c in cfs loose fdl; do
         echo "FDL-LATENCY $1 $c p50=$(json_field "/tmp/p-$1-$c.json" p50) p90=$(json_field "/tmp/p-$1-$c.json" p90) p99=$(json_field "/tmp/p-$1-$c.json" p99) samples=$(json_field "/tmp/p-$1-$c.json" samples)"
     done
-    grep -E "sched_waking|sched_wakeup|sched_switch" $T/trace | sed "s/^/TR $1 /"
+    grep -E "sched_waking|sched_wakeup|sched_switch|ipi_send|_entry|cpu_idle" $T/trace | sed "s/^/TR $1 /"
 }
 runp eevdf
 start_sched fdl "$@" || exit 1
