@@ -45,7 +45,7 @@ use clap::Parser;
 use libbpf_rs::libbpf_sys::bpf_object_open_opts;
 use libbpf_rs::{Link, OpenObject};
 use log::{error, info, warn};
-use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_read, UserExitInfo};
+use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_read, UserExitInfo};
 
 use bpf_skel::{BpfSkel, BpfSkelBuilder};
 use control::{Pending, Request, Response};
@@ -126,6 +126,18 @@ impl<'obj> Scheduler<'obj> {
         skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout()?;
         // 0: the kernel's default (32 KiB). The dump is printed when the kernel ejects scx_fdl.
         skel.struct_ops.fdl_ops_mut().exit_dump_len = opts.exit_dump_len;
+        // Queued wake-ups: a task woken onto another CPU is activated by that CPU (the wake list
+        // and its interrupt), not by the waker under the target's run-queue lock. scx_fdl does not
+        // depend on select_cpu preceding enqueue (the kernel skips select_cpu for a task still
+        // leaving its CPU): enqueue picks an idle CPU or a victim itself.
+        let queued = *compat::SCX_OPS_ALLOW_QUEUED_WAKEUP;
+        if opts.no_queued_wakeups {
+            info!("queued wake-ups off (--no-queued-wakeups)");
+        } else if queued == 0 {
+            info!("queued wake-ups: not in this kernel (SCX_OPS_ALLOW_QUEUED_WAKEUP, 6.15): off");
+        } else {
+            skel.struct_ops.fdl_ops_mut().flags |= queued;
+        }
         if let Some(pid) = opts.test_stall_pid {
             warn!("TESTING: task {pid} will never be dispatched; the watchdog must eject scx_fdl");
         }

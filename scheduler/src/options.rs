@@ -153,6 +153,13 @@ pub struct Opts {
     #[arg(long)]
     pub allow_unenforced_cpu_max: bool,
 
+    /// Activate every woken task on the CPU it wakes on, as the kernel's own scheduler does:
+    /// never queue a wake-up on the target CPU's wake list (sched_ext's SCX_OPS_ALLOW_QUEUED_WAKEUP
+    /// off). By default (kernel >= 6.15) a wake-up onto another CPU is handed to that CPU, which
+    /// activates the task itself, so that the waker does not hold the target's run-queue lock.
+    #[arg(long)]
+    pub no_queued_wakeups: bool,
+
     /// Shortest slice, in microseconds, that a competing deadline cuts a running task's slice to,
     /// and the shortest delay of a deadline timer.
     #[arg(long, default_value_t = 200, value_name = "US",

@@ -23,6 +23,18 @@ case $ops in scx_fdl*) pass "root/ops names scx_fdl ($ops), state $state" ;;
     *) fail "root/ops names scx_fdl (got '$ops', state $state)" ;; esac
 
 ncpu=$(nproc)
+if [ -z "${1:-}" ] && [ "$ncpu" -ge 2 ]; then
+    # Queued wake-ups (SCX_OPS_ALLOW_QUEUED_WAKEUP): a wake-up onto the other, idle CPU is handed
+    # to it through its wake list and a function-call interrupt (/proc/interrupts, CAL). Without
+    # the flag sched_ext activates the task from the waker's CPU and sends a reschedule interrupt
+    # instead: a few CAL from TLB shoot-downs, not one per remote wake-up.
+    cal() { awk '$1 == "CAL:" { s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s }' /proc/interrupts; }
+    c0=$(cal)
+    fdl-probe -m 1 -t 2 --sleep-us 10000 --spin-us 50 -r 3 -w 1 --json > /tmp/wake.json 2>/dev/null
+    c1=$(cal)
+    n=$(json_field /tmp/wake.json samples)
+    check "remote wake-ups go through the target's wake list: $((c1 - c0)) function-call interrupts for $n probe wake-ups in 3 s" "$((c1 - c0)) >= $((n / 20 + 10))"
+fi
 say "stress-ng cpu/switch/yield/fork and hackbench for $secs s on $ncpu vCPUs"
 stress-ng --cpu "$ncpu" --switch "$ncpu" --yield "$ncpu" --fork "$ncpu" \
     --timeout "${secs}s" --metrics-brief > /tmp/stress.log 2>&1 &
