@@ -59,7 +59,7 @@ check "g keeps guaranteed_shares 1024" "$(scx_json_field g guaranteed_shares) ==
 say "4. --monitor (scx_stats)"
 scx_fdl --monitor --interval-secs 1 > /tmp/monitor.txt 2>&1 &
 mon=$!
-sleep 3
+sleep 6   # 3 s gave one refresh on the slower host of 2026-11-25 (the client starts slowly under TCG)
 kill $mon
 sed 's/^/    /' /tmp/monitor.txt | tail -12
 rows=$(grep -c '^/sys/fs/cgroup/g ' /tmp/monitor.txt)
