@@ -82,10 +82,11 @@ trap 'rm -rf "$work"' EXIT
 FDL_GUEST_FILES=$guest_files "$FDL_ROOT/vm/initramfs.sh" "$work/initrd.cpio.gz" "$kdir" "$work/run.env" "$bin" "$probe" ${FDL_EXTRA_BINS:-}
 
 # Each vCPU thread on its own host CPU (by default when there are as many host CPUs as vCPUs;
-# FDL_PIN_VCPUS=0 never, =1 always, vCPU N on host CPU N mod the host's count). Left to the host
-# scheduler, two vCPU threads share one host CPU at times; a vCPU that sends an interrupt to the
-# other is then preempted on the host, often while it holds the target's run-queue lock (sched_ext
-# activates a woken task on its target from the waker's CPU, it never defers it to the target), and
+# FDL_PIN_VCPUS=0 never, =1 always, vCPU N on the (N mod count)-th host CPU this process may use).
+# Left to the host scheduler, two vCPU threads share one host CPU at times; a vCPU that sends an
+# interrupt to the other is then preempted on the host, often while it holds the target's run-queue
+# lock (sched_ext activates a woken task on its target from the waker's CPU unless the scheduler
+# sets SCX_OPS_ALLOW_QUEUED_WAKEUP, as scx_fdl does since da798d3; EEVDF and the peers run here too), and
 # the target waits milliseconds for a lock that real hardware releases in microseconds
 # (docs/benchmarks.md, "Where the quiet wake cells' tail came from"). QEMU names its TCG threads
 # "CPU N/TCG" (-name debug-threads=on); this VM's QEMU is the one whose command line holds its initrd.
