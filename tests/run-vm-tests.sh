@@ -13,7 +13,7 @@ logs=$root/.cache/logs/tests
 export FDL_PIN_VCPUS=${FDL_PIN_VCPUS:-0}
 mkdir -p "$logs"
 
-# name | scenario and args | expected outcome
+# name | scenario and args | expected outcome [| seconds before the VM is killed, default 300]
 cases=(
     "attach|attach|pass"
     "weights|weights fdl check|pass"
@@ -32,7 +32,7 @@ cases=(
     "limits|limits|pass"
     "limits-soak|limits-soak|pass"
     "nested|nested|pass"
-    "hotplug|hotplug|pass"
+    "hotplug|hotplug|pass|600"
     "topology|--cpus 8 --numa 2 topology|pass"
 )
 
@@ -46,14 +46,14 @@ emulator_fault() { [[ $1 == 125 ]] && grep -q 'Oops: int3' "$2"; }
 passed=0 failed=0
 want=("$@")
 for c in "${cases[@]}"; do
-    IFS='|' read -r name scenario expect <<< "$c"
+    IFS='|' read -r name scenario expect vm_timeout <<< "$c"
     if [[ ${#want[@]} -gt 0 && ! " ${want[*]} " =~ " $name " ]]; then continue; fi
     log=$logs/$name.log
     start=$(date +%s)
     attempt=1
     while :; do
         # shellcheck disable=SC2086
-        "$root/vm/run.sh" --timeout 300 --log "$log" $scenario > /dev/null 2> "$log.host"
+        "$root/vm/run.sh" --timeout "${vm_timeout:-300}" --log "$log" $scenario > /dev/null 2> "$log.host"
         rc=$?
         emulator_fault "$rc" "$log" && [[ $attempt -le $max_retries ]] || break
         echo "RETRY $name: the guest kernel hit an int3 Oops (emulator text-patching fault); console kept as $log.fault$attempt"
