@@ -33,6 +33,10 @@ struct Opts {
     /// Warm-up in seconds; samples from it are discarded.
     #[arg(short = 'w', long, default_value_t = 5)]
     warmup_secs: u64,
+    /// Also count the samples above this many microseconds (a deadline to judge against): the
+    /// count is printed with the percentiles, as "late" in the JSON.
+    #[arg(long)]
+    late_after_us: Option<u64>,
     /// Print the summary as one line of JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -134,7 +138,8 @@ fn main() {
     }
 
     let mut samples = samples.lock().unwrap();
-    match stats::summarize(&mut samples) {
+    let late = opts.late_after_us.map(|t| (t, samples.iter().filter(|&&v| v > t).count()));
+    match stats::summarize(&mut samples).map(|s| stats::Summary { late, ..s }) {
         Some(s) if opts.json => println!("{}", s.json(opts.runtime_secs)),
         Some(s) => print!("{}", s.table(opts.runtime_secs)),
         None => {

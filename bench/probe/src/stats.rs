@@ -10,6 +10,8 @@ pub struct Summary {
     pub rows: Vec<(f64, u64, usize)>,
     pub min: u64,
     pub max: u64,
+    /// (threshold in microseconds, samples above it), when asked for.
+    pub late: Option<(u64, usize)>,
 }
 
 /// Nearest rank (1-based) of the p-th percentile among n samples: the smallest rank with at
@@ -32,7 +34,7 @@ pub fn summarize(samples: &mut [u64]) -> Option<Summary> {
         rows.push((p, samples[r - 1], r - prev_rank));
         prev_rank = r;
     }
-    Some(Summary { count: samples.len(), rows, min: samples[0], max: *samples.last().unwrap() })
+    Some(Summary { count: samples.len(), rows, min: samples[0], max: *samples.last().unwrap(), late: None })
 }
 
 impl Summary {
@@ -47,13 +49,20 @@ impl Summary {
             out += &format!("{star}{p:.1}th: {v} ({n} samples)\n");
         }
         out += &format!("min={}, max={}\n", self.min, self.max);
+        if let Some((t, n)) = self.late {
+            out += &format!("late (above {t} usec): {n} of {}\n", self.count);
+        }
         out
     }
 
     pub fn json(&self, runtime_secs: u64) -> String {
         let pcts: Vec<String> = self.rows.iter().map(|(p, v, _)| format!("\"p{p}\": {v}")).collect();
+        let late = match self.late {
+            Some((t, n)) => format!(", \"late_after_us\": {t}, \"late\": {n}"),
+            None => String::new(),
+        };
         format!(
-            "{{\"unit\": \"usec\", \"runtime_secs\": {runtime_secs}, \"samples\": {}, {}, \"min\": {}, \"max\": {}}}",
+            "{{\"unit\": \"usec\", \"runtime_secs\": {runtime_secs}, \"samples\": {}, {}, \"min\": {}, \"max\": {}{late}}}",
             self.count,
             pcts.join(", "),
             self.min,
@@ -96,5 +105,9 @@ mod tests {
         assert!(t.contains("\n*99.0th: 99 (4 samples)\n"), "{t}");
         assert!(t.ends_with("min=1, max=100\n"));
         assert!(sum.json(30).contains("\"p99\": 99"), "{}", sum.json(30));
+        assert!(!sum.json(30).contains("late"));
+        let late = Summary { late: Some((90, 10)), ..sum };
+        assert!(late.json(30).ends_with("\"late_after_us\": 90, \"late\": 10}"), "{}", late.json(30));
+        assert!(late.table(30).ends_with("late (above 90 usec): 10 of 100\n"));
     }
 }
