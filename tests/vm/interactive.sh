@@ -6,9 +6,14 @@
 # kubepods.slice/inter and kubepods.slice/batch, where they share their parent's queue and the
 # order between them is the hierarchical one; `flat`, both first-level cgroups.
 # Checks (scx_fdl), with margins for the emulator (its wake-up floor and 4 ms tick):
-#   - beside hackbench, the probe's p99 is at most 1.5 x its p99 alone + 1 ms: forty tasks do not
+#   - beside hackbench, the probe's p99 is at most 2 x its p99 alone + 1 ms: forty tasks do not
 #     out-wait one (the defect this guards: every task carried its own wake-up credit, or the
-#     cgroup clock ran ahead with the many-task cgroup, and the probe waited tens of ms);
+#     cgroup clock ran ahead with the many-task cgroup, and the probe waited tens of ms). It was
+#     1.5 x + 1 ms until the clean-clone CI of 4dd2e74 failed it on the host of 2026-11-25 (5608
+#     us beside against 2923 alone): there the probe alone sits on the emulator's idle wake-up
+#     floor (p99 2.9-4.9 ms, EEVDF's too) and beside hackbench scx_fdl's p99 was 3.7-5.6 ms in four
+#     boots with queued wake-ups (0.83-1.92 x alone), 2.7 and 3.4 ms in two with
+#     --no-queued-wakeups (0.69-0.73 x), EEVDF's 0.85-1.9 ms;
 #   - its p90 at most 2 x EEVDF's p90 beside hackbench + 1 ms;
 #   - hackbench kept running (its cgroup used at least 1 CPU over the window);
 #   - scx_fdl stayed attached, dmesg clean, clean exit.
@@ -53,8 +58,8 @@ scx_fdl list | sed 's/^/    /'
 
 p99() { json_field "/tmp/p-$1.json" p99; }
 alone=$(p99 fdl-alone) beside=$(p99 fdl-hackbench)
-check "beside 40 hackbench tasks the probe's p99 ($beside us) is at most 1.5 x its p99 alone ($alone us) + 1 ms" \
-    "${beside:-999999} <= ${alone:-0} * 1.5 + 1000"
+check "beside 40 hackbench tasks the probe's p99 ($beside us) is at most 2 x its p99 alone ($alone us) + 1 ms" \
+    "${beside:-999999} <= ${alone:-0} * 2 + 1000"
 # Against EEVDF the p90: EEVDF's p99 beside hackbench moved between 0.5 and 2.4 ms in single runs,
 # scx_fdl's between 2.0 and 3.5 ms (it does not match EEVDF's tail here: README, limits), and a
 # p99 rule against it failed the clean-clone CI twice. Each task with its own credit: p99 6.1 ms
