@@ -17,10 +17,11 @@ mkcg hi 200
 mkcg lo 100
 mkcg fdl 100
 mkcg ant 100
+rr_us=20000	# the deadline container's deadline_rr (why 20 ms: below, at the deadline checks)
 cat > /tmp/topo.toml <<TOML
 [cgroup.fdl]
-deadline_rr = "20ms"
-deadline_wakeup = "10ms"
+deadline_rr = "${rr_us}us"
+deadline_wakeup = "$((rr_us / 2))us"
 guaranteed_shares = 1024
 TOML
 
@@ -31,7 +32,7 @@ probe_round() {
     sh -c "echo \$\$ > $CG/ant/cgroup.procs; exec hackbench -g 4 -f 10 -s 20000 -l 100000000" > /dev/null 2>&1 &
     hb=$!
     for c in fdl lo; do
-        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 20000 --spin-us 3000 -r 8 -w 2 --late-after-us 20000 --json" \
+        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 20000 --spin-us 3000 -r 8 -w 2 --late-after-us $rr_us --json" \
             > "/tmp/probe-$c.json" 2> /dev/null &
         probes="$probes $!"
     done
@@ -42,7 +43,7 @@ probe_round() {
     fdl_late=$(json_field /tmp/probe-fdl.json late); fdl_n=$(json_field /tmp/probe-fdl.json samples)
     lo_late=$(json_field /tmp/probe-lo.json late); lo_n=$(json_field /tmp/probe-lo.json samples)
     say "p99 beside hackbench at $ncpu CPUs under $1: fdl $fdl_p99 us, no parameters $lo_p99 us (p50 $(json_field /tmp/probe-fdl.json p50), $(json_field /tmp/probe-lo.json p50); p90 $(json_field /tmp/probe-fdl.json p90), $(json_field /tmp/probe-lo.json p90))"
-    say "wake-ups later than 20 ms under $1: fdl $fdl_late of $fdl_n, no parameters $lo_late of $lo_n"
+    say "wake-ups later than $rr_us us under $1: fdl $fdl_late of $fdl_n, no parameters $lo_late of $lo_n"
 }
 
 # EEVDF first, in the same boot: 8 emulated CPUs on a 2-core host have a latency floor of tens of

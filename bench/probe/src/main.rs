@@ -138,8 +138,7 @@ fn main() {
     }
 
     let mut samples = samples.lock().unwrap();
-    let late = opts.late_after_us.map(|t| (t, samples.iter().filter(|&&v| v > t).count()));
-    match stats::summarize(&mut samples).map(|s| stats::Summary { late, ..s }) {
+    match stats::summarize(&mut samples, opts.late_after_us) {
         Some(s) if opts.json => println!("{}", s.json(opts.runtime_secs)),
         Some(s) => print!("{}", s.table(opts.runtime_secs)),
         None => {

@@ -22,7 +22,8 @@ fn rank(n: usize, p: f64) -> usize {
     (permille * n).div_ceil(1000).clamp(1, n)
 }
 
-pub fn summarize(samples: &mut [u64]) -> Option<Summary> {
+/// Percentiles of `samples` (sorted in place) and, with `late_after`, how many lie above it.
+pub fn summarize(samples: &mut [u64], late_after: Option<u64>) -> Option<Summary> {
     if samples.is_empty() {
         return None;
     }
@@ -34,7 +35,8 @@ pub fn summarize(samples: &mut [u64]) -> Option<Summary> {
         rows.push((p, samples[r - 1], r - prev_rank));
         prev_rank = r;
     }
-    Some(Summary { count: samples.len(), rows, min: samples[0], max: *samples.last().unwrap(), late: None })
+    let late = late_after.map(|t| (t, samples.len() - samples.partition_point(|&v| v <= t)));
+    Some(Summary { count: samples.len(), rows, min: samples[0], max: *samples.last().unwrap(), late })
 }
 
 impl Summary {
@@ -78,7 +80,7 @@ mod tests {
     #[test]
     fn percentiles_of_known_samples() {
         let mut s: Vec<u64> = (1..=1000).collect();
-        let sum = summarize(&mut s).unwrap();
+        let sum = summarize(&mut s, None).unwrap();
         let values: Vec<u64> = sum.rows.iter().map(|r| r.1).collect();
         assert_eq!(values, vec![500, 750, 900, 950, 990, 995, 999]);
         assert_eq!((sum.min, sum.max, sum.count), (1, 1000, 1000));
@@ -89,24 +91,26 @@ mod tests {
     #[test]
     fn unsorted_input_and_small_counts() {
         let mut s = vec![30, 10, 20];
-        let sum = summarize(&mut s).unwrap();
+        let sum = summarize(&mut s, None).unwrap();
         assert_eq!(sum.rows[0].1, 20, "p50 of 3 samples is the 2nd");
         assert_eq!(sum.rows[4].1, 30, "p99 of 3 samples is the max");
-        assert_eq!(summarize(&mut [7]).unwrap().rows[6].1, 7, "p99.9 of one sample is it");
-        assert!(summarize(&mut []).is_none());
+        assert_eq!(summarize(&mut [7], None).unwrap().rows[6].1, 7, "p99.9 of one sample is it");
+        assert!(summarize(&mut [], None).is_none());
     }
 
     #[test]
     fn table_and_json_layout() {
         let mut s: Vec<u64> = (1..=100).collect();
-        let sum = summarize(&mut s).unwrap();
+        let sum = summarize(&mut s, None).unwrap();
         let t = sum.table(30);
         assert!(t.starts_with("Latency percentiles (usec) runtime 30 (s) (100 total samples)\n"));
         assert!(t.contains("\n*99.0th: 99 (4 samples)\n"), "{t}");
         assert!(t.ends_with("min=1, max=100\n"));
         assert!(sum.json(30).contains("\"p99\": 99"), "{}", sum.json(30));
         assert!(!sum.json(30).contains("late"));
-        let late = Summary { late: Some((90, 10)), ..sum };
+        let late = summarize(&mut s, Some(90)).unwrap();
+        assert_eq!(late.late, Some((90, 10)));
+        assert_eq!(summarize(&mut s, Some(100)).unwrap().late, Some((100, 0)));
         assert!(late.json(30).ends_with("\"late_after_us\": 90, \"late\": 10}"), "{}", late.json(30));
         assert!(late.table(30).ends_with("late (above 90 usec): 10 of 100\n"));
     }
