@@ -524,6 +524,21 @@ static inline u64 fdl_bw_burst(u64 used_ns, s64 pool_ns, u64 quota_ns)
 }
 
 /*
+ * Throttled time (cpu.stat's throttled_usec) as the kernel counts it: it throttles the cgroup's run
+ * queue on each CPU and sums their throttled times, so a cgroup waiting on two CPUs is throttled
+ * for twice the wall-clock time. Here held tasks wait off every CPU: each stands for one run queue,
+ * and there are at most nr_cpus of those. Over a stretch of stretch_ns with nr_held tasks held:
+ *
+ *	throttled += stretch * min(nr_held, nr_cpus)
+ */
+static inline u64 fdl_bw_throttled_time(u64 stretch_ns, s64 nr_held, u32 nr_cpus)
+{
+	if (nr_held <= 0)
+		return 0;
+	return stretch_ns * fdl_min((u64)nr_held, nr_cpus ? nr_cpus : 1);
+}
+
+/*
  * Run-queue latency histogram bucket of a wait of wait_ns (log2 of microseconds):
  *
  *	bucket = 0                          if wait < 1 us

@@ -121,7 +121,10 @@ struct fdl_bw {
 	u64 nr_periods;		/* periods counted as the kernel does (fdl_bw_counted_periods) */
 	u64 last_active;	/* the last closed period had use */
 	u64 nr_throttled;	/* periods in which it was throttled */
-	u64 throttled_ns;	/* time throttled (wall clock, not summed over CPUs) */
+	/* time throttled, summed over the run queues it waits on (fdl_bw_throttled_time) */
+	u64 throttled_ns;
+	s64 nr_held;		/* tasks held now with this limit as their blocker */
+	u64 held_at;		/* when nr_held last changed (throttled_ns is summed up to there) */
 	u64 nr_bursts;		/* periods in which it used more than its quota */
 	u64 burst_time_ns;	/* CPU time used beyond the quota in those periods */
 };

@@ -105,7 +105,7 @@ static bool env_move_unblocked(u64 dsq)
 {
 	struct task_struct *p;
 	struct fdl_task *t;
-	u64 now = scx_bpf_now(), at = 0;
+	u64 now = scx_bpf_now(), at = 0, blocker;
 	s32 cpu = bpf_get_smp_processor_id();
 
 	bpf_for_each(scx_dsq, p, dsq, 0) {
@@ -113,8 +113,9 @@ static bool env_move_unblocked(u64 dsq)
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
 		t = bpf_task_storage_get(&task_ctxs, p, 0, 0);
-		if (t && fdl_bw_blocked(t, now, &at)) {
+		if (t && (blocker = fdl_bw_blocked(t, now, &at))) {
 			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, FDL_DSQ_HOLD, 0)) {
+				fdl_bw_held(t, blocker, now);
 				fdl_hold_until(at, now);
 				stat_inc(nr_held);
 			}

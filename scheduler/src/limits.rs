@@ -37,7 +37,8 @@ pub struct CpuMaxReport {
     pub nr_periods: u64,
     /// Periods in which a task of it had to wait for the refill.
     pub nr_throttled: u64,
-    /// Time throttled (wall clock; the kernel sums this over its per-CPU run queues).
+    /// Time throttled, summed over run queues as the kernel sums it: each held task stands for
+    /// the run queue it would wait on, at most one per CPU (fdl_bw_throttled_time).
     pub throttled_usec: u64,
     /// Periods that used more than one quota, from quota carried over (burst).
     pub nr_bursts: u64,

@@ -124,7 +124,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_cgroup_guarantee_budget", kind: Gauge, scale: Nanoseconds, help: "Deadline containers with a guarantee: CPU time left within it (negative: beyond it, served as fair work)" },
     Def { name: "scx_fdl_cgroup_nr_periods", kind: Counter, scale: Count, help: "Cgroups with cpu.max: periods in which the cgroup ran or was throttled (cpu.stat nr_periods)" },
     Def { name: "scx_fdl_cgroup_nr_throttled", kind: Counter, scale: Count, help: "Cgroups with cpu.max: periods in which it was throttled (cpu.stat nr_throttled)" },
-    Def { name: "scx_fdl_cgroup_throttled", kind: Counter, scale: Microseconds, help: "Cgroups with cpu.max: time throttled, wall clock (cpu.stat throttled_usec)" },
+    Def { name: "scx_fdl_cgroup_throttled", kind: Counter, scale: Microseconds, help: "Cgroups with cpu.max: time throttled, summed over the run queues its held tasks wait on, at most one per CPU, as the kernel sums it (cpu.stat throttled_usec)" },
     Def { name: "scx_fdl_cgroup_nr_bursts", kind: Counter, scale: Count, help: "Cgroups with cpu.max: periods that used quota carried over (cpu.stat nr_bursts)" },
     Def { name: "scx_fdl_cgroup_burst", kind: Counter, scale: Microseconds, help: "Cgroups with cpu.max: CPU time used beyond the quota from carried-over quota (cpu.stat burst_usec)" },
     Def { name: "scx_fdl_cgroup_cpu_max_cpus", kind: Gauge, scale: Count, help: "Cgroups with cpu.max: the limit in CPUs (quota / period)" },

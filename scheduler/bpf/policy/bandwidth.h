@@ -38,10 +38,7 @@ static __always_inline void fdl_bw_set(struct fdl_cgroup *cg, u64 period_us, u64
 	struct fdl_bw *bw = &cg->bw;
 	u64 quota = fdl_bw_quota_ns(period_us, quota_us), had = bw->quota_ns;
 
-	if (bw->throttled_at) {
-		bw->throttled_ns += now - bw->throttled_at;
-		bw->throttled_at = 0;
-	}
+	bw->throttled_at = 0;
 	bw->period_ns = quota ? period_us * 1000 : 0;
 	bw->burst_ns = quota && burst_us < FDL_BW_QUOTA_MAX_US ? burst_us * 1000 : 0;
 	bw->runtime_ns = (s64)quota;
@@ -63,14 +60,59 @@ static __always_inline void fdl_bw_throttle(struct fdl_bw *bw, u64 now)
 }
 
 /*
+ * The number of tasks held with this limit as their blocker changes by d at now: the throttled
+ * time of the stretch since the last change is summed first (fdl_bw_throttled_time). One CPU sums
+ * each stretch (compare-and-swap on held_at); a change that races with it may count its stretch
+ * at the other's number of held tasks.
+ */
+static __always_inline void fdl_bw_held_step(struct fdl_bw *bw, s64 d, u64 now)
+{
+	u64 at = bw->held_at;
+	s64 n = bw->nr_held;
+
+	if (fdl_time_before(at, now) && __sync_val_compare_and_swap(&bw->held_at, at, now) == at &&
+	    n > 0)
+		__sync_fetch_and_add(&bw->throttled_ns, fdl_bw_throttled_time(now - at, n, tun.nr_cpus));
+	__sync_fetch_and_add(&bw->nr_held, d);
+}
+
+/* The task is no longer held (released, or it left its queue): its blocker counts it no more. */
+static __always_inline void fdl_bw_unheld(struct fdl_task *t, u64 now)
+{
+	struct fdl_cgroup *cg;
+	u64 by = t->held_by;
+
+	if (!by)
+		return;
+	t->held_by = 0;
+	if ((cg = env_cgroup(by)))
+		fdl_bw_held_step(&cg->bw, -1, now);
+}
+
+/* The task went to the hold queue, blocked by cgroup `blocker`'s limit. */
+static __always_inline void fdl_bw_held(struct fdl_task *t, u64 blocker, u64 now)
+{
+	struct fdl_cgroup *cg;
+
+	if (t->held_by == blocker)
+		return;
+	fdl_bw_unheld(t, now);
+	if (blocker && (cg = env_cgroup(blocker))) {
+		fdl_bw_held_step(&cg->bw, 1, now);
+		t->held_by = blocker;
+	}
+}
+
+/*
  * Apply the period boundaries passed since period_start: close the period that ended (its
  * statistics: periods counted as the kernel counts them, a burst if it drew more than the quota),
- * refill the pool, and end the throttling at the boundary where the pool turned positive.
+ * refill the pool, and end the throttling at the boundary where the pool turned positive (its
+ * throttled time is summed as its held tasks are released: fdl_bw_held_step).
  */
 static __always_inline void fdl_bw_refresh(struct fdl_bw *bw, u64 now)
 {
 	u64 start = bw->period_start, period = bw->period_ns, quota = bw->quota_ns, n, used, burst;
-	u64 at, k;
+	u64 at;
 	s64 old, new;
 
 	n = fdl_bw_periods(start, now, period);
@@ -96,14 +138,8 @@ static __always_inline void fdl_bw_refresh(struct fdl_bw *bw, u64 now)
 		__sync_fetch_and_add(&bw->runtime_ns, new - old);
 	}
 	bw->pool_ns = new;
-	if (at && new > 0 && __sync_bool_compare_and_swap(&bw->throttled_at, at, 0)) {
-		/* The pool turned positive at the k-th boundary: k = (debt / quota) + 1. */
-		k = old <= 0 ? (u64)-old / quota + 1 : 1;
-		if (k > n)
-			k = n;
-		at = fdl_max(at, start);
-		__sync_fetch_and_add(&bw->throttled_ns, start + k * period - at);
-	}
+	if (at && new > 0)
+		__sync_bool_compare_and_swap(&bw->throttled_at, at, 0);
 }
 
 /* When a blocked cgroup's pool turns positive: the boundary after which its debt is repaid. */

@@ -108,11 +108,12 @@ static __always_inline void fdl_hold_until(u64 at, u64 now)
 
 /*
  * May the task start without passing the queues (select_cpu's idle CPU, enqueue's victim)? Not
- * while a CPU limit above it is out of runtime: it must be held.
+ * while a CPU limit above it is out of runtime: it must be held. Returns the cgroup whose limit
+ * blocks it (fdl_bw_held takes it when the task is held), 0 if none.
  */
-static __always_inline bool fdl_bw_blocked(struct fdl_task *t, u64 now, u64 *release_at)
+static __always_inline u64 fdl_bw_blocked(struct fdl_task *t, u64 now, u64 *release_at)
 {
-	return fdl.counters.nr_limited && fdl_bw_blocker(fdl_task_cgid(t), now, release_at);
+	return fdl.counters.nr_limited ? fdl_bw_blocker(fdl_task_cgid(t), now, release_at) : 0;
 }
 
 /*
@@ -124,9 +125,13 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 {
 	struct fdl_cgroup *top;
 	struct fdl_entity *e, *clock;
+	u64 blocker = fdl_bw_blocked(t, now, at);
 
-	if (fdl_bw_blocked(t, now, at))
+	if (blocker) {
+		fdl_bw_held(t, blocker, now);	/* still held, perhaps by another limit now */
 		return false;
+	}
+	fdl_bw_unheld(t, now);
 	*queue = fdl_task_queue(t, &top, &e);
 	clock = fdl_queue_clock(top);
 	if (t->vqueue != *queue)
@@ -169,6 +174,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight)
 /* The task is no longer runnable (slept, exited, left scx): uncount it. */
 static __always_inline void fdl_on_quiescent(struct fdl_task *t)
 {
+	fdl_bw_unheld(t, env_now());
 	if (t->acct_cgid) {
 		fdl_cgroup_propagate(t->acct_cgid, -(s64)t->acct_weight, -1, 0);
 		t->acct_cgid = 0;
@@ -279,13 +285,14 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
 	s32 cpu, later = -1, victim = -1, cross = -1;
-	u64 cross_ns = 0;
+	u64 cross_ns = 0, blocker;
 
 	t->enqueued_at = now;
 	t->via_fair = 0;	/* it waits under its own deadline entity */
-	if (fdl_bw_blocked(t, now, &dl)) {
+	if ((blocker = fdl_bw_blocked(t, now, &dl))) {
 		/* A limit above it is out of runtime: it waits for the refill, in the hold queue. */
 		env_hold(p, tun.slice_ns, flags);
+		fdl_bw_held(t, blocker, now);
 		fdl_hold_until(dl, now);
 		stat_inc(nr_held);
 		return;

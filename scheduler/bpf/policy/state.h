@@ -77,6 +77,7 @@ struct fdl_task {
 	s32 last_cpu;		/* CPU it last ran on, plus one (0: never ran) */
 	u32 via_fair;		/* a deadline container's task that runs by the fair order */
 	u32 __pad;
+	u64 held_by;		/* held (throttled): the cgroup whose limit blocks it; 0: not held */
 };
 
 #ifdef FDL_NATIVE
