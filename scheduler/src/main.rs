@@ -103,8 +103,15 @@ impl<'obj> Scheduler<'obj> {
         exits: BTreeMap<String, u64>,
         open_object: &'obj mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
-        let mut builder = BpfSkelBuilder::default();
-        builder.obj_builder.debug(opts.verbose);
+        let builder = BpfSkelBuilder::default();
+        // libbpf's messages go to the log, as the published schedulers route them: warnings always
+        // (a program the verifier refuses is logged with the verifier's whole log), and its
+        // debug output with -v. (ObjectBuilder::debug(false) would silence libbpf altogether.)
+        scx_utils::init_libbpf_logging(Some(if opts.verbose {
+            libbpf_rs::PrintLevel::Debug
+        } else {
+            libbpf_rs::PrintLevel::Warn
+        }));
         let mut skel = scx_ops_open!(builder, open_object, fdl_ops, None::<bpf_object_open_opts>)?;
 
         let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")?;
