@@ -42,9 +42,9 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
         previous.map(|(p, _)| p.iter().map(|r| (r.path.as_str(), r)).collect()).unwrap_or_default();
     let (cpu_head, wait_head) = if previous.is_some() { ("cpu", "waiting") } else { ("cpu-total", "waited-total") };
     let mut out = format!(
-        "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13}\n",
+        "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13} {:>10} {:>14}\n",
         "cgroup", "dl_rr", "dl_wake", "shares", "weight", "eff-w", cpu_head, wait_head, "misses", "worst-late", "attain",
-        "rq-p99", "limit", "throttled"
+        "rq-p99", "limit", "throttled", "thr-time", "bursts"
     );
     for r in reports {
         let (cpu, wait, lat) = match (previous, before.get(r.path.as_str())) {
@@ -65,7 +65,7 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
         };
         let name = if r.present { r.path.clone() } else { format!("{} (absent)", r.path) };
         out += &format!(
-            "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13}\n",
+            "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13} {:>10} {:>14}\n",
             name,
             duration_or_dash(r.deadline_rr_ns),
             duration_or_dash(r.deadline_wakeup_ns),
@@ -81,6 +81,16 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
             if r.limit_cpus > 0.0 { format!("{:.2}", r.limit_cpus) } else { "-".into() },
             // Its own limit's periods: throttled / all (cpu.stat nr_throttled / nr_periods).
             r.cpu_max.as_ref().map_or("-".into(), |m| format!("{}/{}", m.nr_throttled, m.nr_periods)),
+            // cpu.stat throttled_usec, and nr_bursts / burst_usec.
+            r.cpu_max.as_ref().map_or("-".into(), |m| measured(m.throttled_usec * 1000)),
+            r.cpu_max.as_ref().map_or("-".into(), |m| format!("{}/{}", m.nr_bursts, measured(m.burst_usec * 1000))),
+        );
+    }
+    // A CPU limit is a hard ceiling: say where one caps a guarantee.
+    for r in reports.iter().filter(|r| r.guaranteed_shares > 0 && r.limit_cpus > 0.0 && r.guarantee_cpus > r.limit_cpus + 1e-6) {
+        out += &format!(
+            "{}: guarantee {:.2} CPU capped at {:.2} CPU by cpu.max (a CPU limit is a hard ceiling)\n",
+            r.path, r.guarantee_cpus, r.limit_cpus
         );
     }
     out
@@ -179,8 +189,8 @@ mod tests {
         let limited = CgroupReport { path: "/sys/fs/cgroup/pod".into(), present: true, limit_cpus: 0.2, cpu_max: Some(cpu_max), ..Default::default() };
         let child = CgroupReport { path: "/sys/fs/cgroup/pod/c".into(), present: true, limit_cpus: 0.2, ..Default::default() };
         let t = table(&[limited, child], None);
-        assert!(t.lines().nth(1).unwrap().ends_with(" 0.20         12/50"), "{t}");
-        assert!(t.lines().nth(2).unwrap().ends_with(" 0.20             -"), "{t}");
+        assert!(t.lines().nth(1).unwrap().ends_with(" 0.20         12/50          -            0/-"), "{t}");
+        assert!(t.lines().nth(2).unwrap().ends_with(" 0.20             -          -              -"), "{t}");
     }
 
     #[test]

@@ -78,6 +78,8 @@ pub struct CgroupMetrics {
     pub deadline_wakeup_ns: u64,
     #[stat(desc = "Its guaranteed_shares (1024: one CPU; 0: none)")]
     pub guaranteed_shares: u64,
+    #[stat(desc = "Its guarantee in CPUs, as asked (nested guarantees resolved)")]
+    pub guarantee_cpus: f64,
     #[stat(desc = "The guarantee as granted now, in CPUs")]
     pub guarantee_granted_cpus: f64,
     #[stat(desc = "Its cpu.weight")]
@@ -102,6 +104,16 @@ pub struct CgroupMetrics {
     pub nr_periods: u64,
     #[stat(desc = "Its own cpu.max: periods in which it was throttled (cumulative)")]
     pub nr_throttled: u64,
+    #[stat(desc = "Its own cpu.max: time throttled, summed over the CPUs its held tasks would run on, as the kernel sums its per-CPU run queues (us, cumulative)")]
+    pub throttled_usec: u64,
+    #[stat(desc = "Its own cpu.max: periods that used more than the quota, from quota carried over (cumulative)")]
+    pub nr_bursts: u64,
+    #[stat(desc = "Its own cpu.max: CPU time used beyond the quota in those periods (us, cumulative)")]
+    pub burst_usec: u64,
+    #[stat(desc = "Its own cpu.max: quota per period (us; 0: no limit of its own)")]
+    pub quota_us: u64,
+    #[stat(desc = "Its own cpu.max: period (us)")]
+    pub period_us: u64,
     #[stat(desc = "Run-queue latency counts per log2 bucket: bucket i holds waits in [2^(i-1), 2^i) us (cumulative)")]
     pub runq_latency: Vec<u64>,
 }
@@ -176,6 +188,7 @@ impl CgroupMetrics {
             deadline_rr_ns: r.deadline_rr_ns,
             deadline_wakeup_ns: r.deadline_wakeup_ns,
             guaranteed_shares: r.guaranteed_shares as u64,
+            guarantee_cpus: r.guarantee_cpus,
             guarantee_granted_cpus: r.guarantee_granted_cpus,
             cpu_weight: r.cpu_weight as u64,
             effective_weight: r.effective_weight as u64,
@@ -188,6 +201,11 @@ impl CgroupMetrics {
             limit_cpus: r.limit_cpus,
             nr_periods: own.nr_periods,
             nr_throttled: own.nr_throttled,
+            throttled_usec: own.throttled_usec,
+            nr_bursts: own.nr_bursts,
+            burst_usec: own.burst_usec,
+            quota_us: own.quota_us,
+            period_us: own.period_us,
             runq_latency: r.runq_latency.clone(),
         }
     }
@@ -199,6 +217,7 @@ impl CgroupMetrics {
             deadline_rr_ns: self.deadline_rr_ns,
             deadline_wakeup_ns: self.deadline_wakeup_ns,
             guaranteed_shares: self.guaranteed_shares as u32,
+            guarantee_cpus: self.guarantee_cpus,
             guarantee_granted_cpus: self.guarantee_granted_cpus,
             cpu_weight: self.cpu_weight as u32,
             effective_weight: self.effective_weight as u32,
@@ -209,9 +228,14 @@ impl CgroupMetrics {
             max_lateness_ns: self.max_lateness_ns,
             attainment: self.attainment,
             limit_cpus: self.limit_cpus,
-            cpu_max: (self.nr_periods > 0 || self.nr_throttled > 0).then(|| CpuMaxReport {
+            cpu_max: (self.quota_us > 0 || self.nr_periods > 0 || self.nr_throttled > 0).then(|| CpuMaxReport {
+                quota_us: self.quota_us,
+                period_us: self.period_us,
                 nr_periods: self.nr_periods,
                 nr_throttled: self.nr_throttled,
+                throttled_usec: self.throttled_usec,
+                nr_bursts: self.nr_bursts,
+                burst_usec: self.burst_usec,
                 ..Default::default()
             }),
             runq_latency: self.runq_latency.clone(),
@@ -281,6 +305,7 @@ mod tests {
             present: true,
             deadline_rr_ns: 4_000_000,
             guaranteed_shares: 300,
+            guarantee_cpus: 0.29,
             cpu_weight: 100,
             effective_weight: 157,
             usage_ns: 5_000_000_000,
@@ -290,7 +315,16 @@ mod tests {
             max_lateness_ns: 1_500_000,
             attainment: 0.5,
             limit_cpus: 0.2,
-            cpu_max: Some(CpuMaxReport { nr_periods: 50, nr_throttled: 12, ..Default::default() }),
+            cpu_max: Some(CpuMaxReport {
+                quota_us: 20_000,
+                period_us: 100_000,
+                nr_periods: 50,
+                nr_throttled: 12,
+                throttled_usec: 900_000,
+                nr_bursts: 3,
+                burst_usec: 7_000,
+                ..Default::default()
+            }),
             runq_latency: lat,
             ..Default::default()
         };
@@ -307,6 +341,13 @@ mod tests {
         assert_eq!((s2.dispatched["idle"], s2.dispatched["fair"], s2.preempt_kicks), (5, 9, 4));
         let r2 = &reports[0];
         assert_eq!(crate::monitor::table(&[r.clone()], None), crate::monitor::table(&[r2.clone()], None));
+        // The five cpu.stat counters of its own limit reach --monitor, with the kernel's names.
+        let m = r2.cpu_max.as_ref().unwrap();
+        assert_eq!((m.nr_periods, m.nr_throttled, m.throttled_usec, m.nr_bursts, m.burst_usec), (50, 12, 900_000, 3, 7_000));
+        let table = crate::monitor::table(&[r2.clone()], None);
+        assert!(table.contains("12/50") && table.contains("900.00ms") && table.contains("3/7.00ms"), "{table}");
+        // A limit below the guarantee is said to cap it.
+        assert!(table.contains("/sys/fs/cgroup/fdl: guarantee 0.29 CPU capped at 0.20 CPU by cpu.max"), "{table}");
     }
 
     /// --help-stats describes every field: the meta data verifies, and names the cgroups' fields.

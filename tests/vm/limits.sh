@@ -9,12 +9,17 @@
 #      `web-*` gets its deadline, a new container scope its burst buffer), and a path with a systemd
 #      escape and a long name is configured exactly;
 #   5. a limit on a cgroup deeper than scx_fdl tracks is reported as not enforced;
-#   and nothing stalls, scx_fdl stays attached and exits cleanly.
+#   6. a deadline container granted a whole CPU under cpu.max 30000 100000 gets 0.3: the limit is a
+#      hard ceiling, and `scx_fdl list` says so;
+#   and nothing stalls (a task alone under a limit is never off its CPU longer than a period and a
+#   tick), scx_fdl stays attached and exits cleanly.
 . ./lib.sh
 
 mkcg limited 100
 mkcg other 100
+mkcg alone 100
 echo "20000 100000" > "$CG/limited/cpu.max"
+echo "20000 100000" > "$CG/alone/cpu.max"
 K=kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f901.slice
 for c in kubepods.slice kubepods.slice/kubepods-burstable.slice "$K" "$K/cri-containerd-aaa.scope" \
     "$K/cri-containerd-bbb.scope"; do
@@ -40,16 +45,27 @@ grep -q "cpu.max: enforced" "$SCX_LOG" && pass "scx_fdl says it enforces cpu.max
     fail "scx_fdl says it enforces cpu.max"
 sleep 2
 
-# 1. The limit present at start-up.
+# 1. The limit present at start-up. Beside it, a task alone under the same limit reports how long it
+# was kept off its CPU at a time (fdl-probe --gaps): throttled until the refill, and no longer.
 hogs limited 2
 hogs other 2
+sh -c "echo \$\$ > $CG/alone/cgroup.procs; exec fdl-probe --gaps -w 1 -r 4 --json" > /tmp/gaps.json &
+gaps_pid=$!
 sleep 1
-measure 4 limited other
+measure 4 limited other alone
 lim=$(cpus "$(used limited)" 4)
 oth=$(cpus "$(used other)" 4)
+alone=$(cpus "$(used alone)" 4)
 check "a limit set before start: 2 hogs under cpu.max 20000 100000 use $lim CPU of 0.2 (+-15 %)" \
     "$lim >= 0.17 && $lim <= 0.23"
-check "the fair cgroup beside it gets the rest: $oth CPU (>= 1.4)" "$oth >= 1.4"
+check "the fair cgroup beside it gets the rest: $oth CPU (>= 1.3)" "$oth >= 1.3"
+wait $gaps_pid
+cat /tmp/gaps.json
+gap=$(json_field /tmp/gaps.json max_gap_us)
+check "a task alone under cpu.max 20000 100000 uses $alone CPU of 0.2 (+-15 %)" "$alone >= 0.17 && $alone <= 0.23"
+# 80 ms throttled per period; a period (100 ms) and a tick (4 ms) at most, +10 ms for the emulator.
+check "throttled no longer than a period and a tick: its longest stretch off the CPU ${gap:-?} us (60-114 ms)" \
+    "${gap:-0} >= 60000 && ${gap:-0} <= 114000"
 scx_fdl get limited --json > /tmp/limited.json
 sed 's/^/    /' /tmp/limited.json | grep -A10 '"cpu_max"'
 periods=$(json_field /tmp/limited.json nr_periods)
@@ -59,7 +75,15 @@ check "nr_periods counts the periods it ran in ($periods, >= 40 in about 5 s)" "
 # (The period in progress may count as throttled before it counts as a period.)
 check "nr_throttled: throttled in (nearly) every one ($throttled of $periods)" \
     "${throttled:-0} >= 0.8 * ${periods:-1} && ${throttled:-0} <= ${periods:-0} + 1"
-check "throttled_usec: most of the time ($tusec us, >= 2.5 s of about 5)" "${tusec:-0} >= 2500000"
+# The kernel sums throttled time over the cgroup's per-CPU run queues: two hogs held on two CPUs
+# count about 2 x 90 ms of each throttled 100 ms period.
+check "throttled_usec counts both hogs' run queues, as the kernel's: $tusec us over $throttled throttled periods (1.4-2.05 x 100 ms each)" \
+    "${tusec:-0} >= 1.4 * ${throttled:-1} * 100000 && ${tusec:-0} <= 2.05 * (${throttled:-0} + 1) * 100000"
+scx_fdl get alone --json > /tmp/alone.json
+at=$(json_field /tmp/alone.json throttled_usec)
+an=$(json_field /tmp/alone.json nr_throttled)
+check "throttled_usec of a task alone: one run queue, $at us over $an throttled periods (0.6-1.0 x 100 ms each)" \
+    "${at:-0} >= 0.6 * ${an:-1} * 100000 && ${at:-0} <= 1.0 * (${an:-0} + 1) * 100000"
 
 # 2. Changed at run time, then lifted.
 echo "50000 100000" > "$CG/limited/cpu.max"
@@ -121,6 +145,26 @@ sleep 3	# the limits are walked every 2 s
 grep -q "cpu.max NOT enforced for /sys/fs/cgroup/$d (cpu.max 10000 100000" "$SCX_LOG" &&
     pass "a limit 18 levels down, which scx_fdl does not track, is reported as not enforced" ||
     fail "a limit 18 levels down, which scx_fdl does not track, is reported as not enforced"
+
+# 6. A deadline container with a guarantee above its limit: the limit wins, and list says so.
+mkcg dlq 100
+echo "30000 100000" > "$CG/dlq/cpu.max"
+scx_fdl set dlq deadline_rr=5ms guaranteed_shares=1024 > /dev/null ||
+    fail "scx_fdl set dlq deadline_rr=5ms guaranteed_shares=1024"
+hogs dlq 2
+hogs other 2
+sleep 1.5
+measure 4 dlq
+q=$(cpus "$(used dlq)" 4)
+check "a deadline container granted 1 CPU under cpu.max 30000 100000 gets $q CPU of 0.3 (+-15 %)" \
+    "$q >= 0.255 && $q <= 0.345"
+scx_fdl list > /tmp/list.txt
+grep "dlq" /tmp/list.txt | sed 's/^/    /'
+grep -q "/sys/fs/cgroup/dlq: guarantee 1.00 CPU capped at 0.30 CPU by cpu.max" /tmp/list.txt &&
+    pass "scx_fdl list says the limit caps the guarantee" ||
+    fail "scx_fdl list says the limit caps the guarantee"
+granted=$(scx_json_field dlq guarantee_granted_cpus)
+check "its granted guarantee is the limit: $granted CPU" "${granted:-0} > 0.29 && ${granted:-0} < 0.31"
 
 finish_scx
 exit $FAILED

@@ -40,6 +40,34 @@ struct Opts {
     /// Print the summary as one line of JSON instead of the table.
     #[arg(long)]
     json: bool,
+    /// Instead of the wake-up model: one thread spins for the run time, reading the clock, and
+    /// reports the stretches it was off its CPU (a gap of more than 100 us between two reads):
+    /// how long throttling or preemption kept it waiting, as the spinning task sees it.
+    #[arg(long)]
+    gaps: bool,
+}
+
+/// --gaps: spin for the run time; print the longest gap, the number of gaps and their total.
+fn gaps(opts: &Opts) {
+    let start = Instant::now();
+    let (warm_ns, end_ns) = (opts.warmup_secs * 1_000_000_000, (opts.warmup_secs + opts.runtime_secs) * 1_000_000_000);
+    let (mut last, mut max, mut n, mut total) = (now_ns(start), 0u64, 0u64, 0u64);
+    while last < end_ns {
+        let t = now_ns(start);
+        let gap = t - last;
+        if t >= warm_ns && gap > 100_000 {
+            max = max.max(gap);
+            n += 1;
+            total += gap;
+        }
+        last = t;
+    }
+    let (max_us, total_us) = (max / 1000, total / 1000);
+    if opts.json {
+        println!("{{\"runtime_s\": {}, \"gaps\": {n}, \"max_gap_us\": {max_us}, \"off_cpu_us\": {total_us}}}", opts.runtime_secs);
+    } else {
+        println!("{n} gaps over 100 us in {} s: longest {max_us} us, {total_us} us off the CPU in all", opts.runtime_secs);
+    }
 }
 
 /// One worker as its message thread sees it.
@@ -89,6 +117,10 @@ fn worker_loop(woken_at: &AtomicU64, start: Instant, spin_ns: u64, warm_ns: u64,
 
 fn main() {
     let opts = Arc::new(Opts::parse());
+    if opts.gaps {
+        gaps(&opts);
+        return;
+    }
     let start = Instant::now();
     let warm_ns = opts.warmup_secs * 1_000_000_000;
     let end_ns = warm_ns + opts.runtime_secs * 1_000_000_000;
