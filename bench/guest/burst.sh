@@ -7,7 +7,8 @@
 # none, cpu.max.burst = the quota, and (scx_fdl only: the kernel refuses a burst above the quota)
 # the seed's buffer of 10 x the quota (burst_buffer = "200ms", set with `scx_fdl set` at run time).
 # Each case prints one FDL-BURST line: the counters' change over the measured SECS, and the probe's
-# lateness (end of spin - wake - spin) p50/p99.
+# lateness (end of spin - wake - spin) p50/p99. Last, two busy loops under the same limit show
+# throttled_usec summed over run queues (the kernel's meaning) under both.
 . ./lib.sh
 
 # Arguments: SECS SHAPE... (SHAPE = SPIN_US:SLEEP_US).
@@ -16,15 +17,18 @@ SECS=${1:-12}
 SHAPES=${*:-"35000:200000 60000:400000"}
 mkcg job 100
 echo "20000 100000" > "$CG/job/cpu.max"
+mkcg hogs2 100
+echo "20000 100000" > "$CG/hogs2/cpu.max"
 
-# counters SCHED: "nr_periods nr_throttled throttled_usec nr_bursts burst_usec" of cgroup job.
+# counters SCHED [CGROUP]: "nr_periods nr_throttled throttled_usec nr_bursts burst_usec" of
+# CGROUP (default job).
 counters() {
     if [ "$1" = eevdf ]; then
         awk '$1 ~ /^(nr_periods|nr_throttled|throttled_usec|nr_bursts|burst_usec)$/ { v[$1] = $2 }
              END { print v["nr_periods"], v["nr_throttled"], v["throttled_usec"], v["nr_bursts"], v["burst_usec"] }' \
-            "$CG/job/cpu.stat"
+            "$CG/${2:-job}/cpu.stat"
     else
-        scx_fdl get job --json > /tmp/job.json
+        scx_fdl get "${2:-job}" --json > /tmp/job.json
         echo "$(json_field /tmp/job.json nr_periods) $(json_field /tmp/job.json nr_throttled)" \
             "$(json_field /tmp/job.json throttled_usec) $(json_field /tmp/job.json nr_bursts)" \
             "$(json_field /tmp/job.json burst_usec)"
@@ -50,6 +54,22 @@ run() {
     [ -s /tmp/probe.err ] && sed 's/^/    probe: /' /tmp/probe.err
 }
 
+# two_hogs SCHED: two busy loops under cpu.max 20000 100000 in cgroup hogs2 (no burst). The kernel
+# sums throttled_usec over the cgroup's per-CPU run queues (two here): the line shows whether
+# scx_fdl's throttled_usec means the same.
+two_hogs() {
+    hogs hogs2 2
+    sleep 2
+    set -- "$1" $(counters "$1" hogs2)
+    sleep "$SECS"
+    set -- "$@" $(counters "$1" hogs2)
+    kill_all
+    awk -v s="$1" -v secs="$SECS" -v p0="$2" -v t0="$3" -v u0="$4" -v p1="$7" -v t1="$8" -v u1="$9" \
+        'BEGIN { p = p1 - p0; t = t1 - t0
+                 printf "FDL-BURST sched=%s burst=none job=2-hogs secs=%d nr_periods=%d nr_throttled=%d ratio=%.3f throttled_usec=%d per_throttled_period_us=%d\n",
+                        s, secs, p, t, (p > 0 ? t / p : 0), u1 - u0, (t > 0 ? (u1 - u0) / t : 0) }'
+}
+
 # cases SCHED: every shape with every burst setting the scheduler can have.
 cases() {
     for shape in $SHAPES; do
@@ -67,6 +87,7 @@ cases() {
             scx_fdl set job burst_buffer=none > /dev/null
         fi
     done
+    two_hogs "$1"
 }
 
 say "EEVDF (the kernel enforces cpu.max)"
