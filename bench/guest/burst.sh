@@ -92,7 +92,7 @@ cases() {
 
 say "EEVDF (the kernel enforces cpu.max)"
 cases eevdf
-start_scx || exit 1
+start_sched fdl || exit 1
 say "scx_fdl"
 cases fdl
 check_attached

@@ -1597,6 +1597,39 @@ static void test_burst_carries_unused_quota(void)
 }
 
 /*
+ * A job whose work per run is a whole number of quotas (63 ms every 400 ms under 21 ms per 100 ms,
+ * so that the quota runs out between ticks) beside its own messenger (1 ms per run), on the VM's
+ * 4 ms tick. The kernel stops a task that ran
+ * out of quota at its next tick and takes the overrun from the next period: the job often finishes
+ * within three periods. Stopped exactly at the quota by a deadline timer, it never did (its
+ * messenger's millisecond always pushed it into a fourth): nr_throttled / nr_periods 0.74 in the
+ * VM against the kernel's 0.58 (bench/burst.sh).
+ */
+static void test_quota_runs_out_at_a_tick(void)
+{
+	struct fdl_bw *bw = &env.cg[10].bw;
+	u64 p0, t0;
+	double ratio;
+
+	reset(2);
+	tick_ms = 4;
+	add_cgroup(10, 100, 0, 0);
+	limit(10, 100000, 21000, 0);
+	periodic(0, 10, 63 * MS, 400 * MS);
+	periodic(1, 10, 1 * MS, 400 * MS);
+	run_for(1000 * MS);
+	p0 = bw->nr_periods;
+	t0 = bw->nr_throttled;
+	run_for(4000 * MS);
+	ratio = (double)(bw->nr_throttled - t0) / (double)(bw->nr_periods - p0);
+	printf("63 ms of work every 400 ms under 21 ms per 100 ms, 4 ms tick: throttled %llu of %llu "
+	       "periods (%.2f), %u timer preemptions\n", bw->nr_throttled - t0, bw->nr_periods - p0,
+	       ratio, env.timer_fires[0] + env.timer_fires[1]);
+	CHECK("a quota runs out at a tick, as the kernel's: throttled in fewer than 3 of 4 periods",
+	      ratio < 0.7, "%.2f", ratio);
+}
+
+/*
  * Guarantees that overcommit the machine (two deadline containers granted 0.95 CPU each, what the
  * control plane grants for 1.5 each on 2 CPUs less a 5 % floor) beside a fair cgroup, all at
  * cpu.weight 100, two hogs each. Fair work keeps its weighted share of the machine (1/3 of 2
@@ -2142,6 +2175,7 @@ int main(void)
 	test_deadline_container_under_a_quota();
 	test_parent_limit_binds_children();
 	test_burst_carries_unused_quota();
+	test_quota_runs_out_at_a_tick();
 	test_lifted_limit_releases_at_once();
 	test_throttled_queues_are_passed();
 	test_nested_deadline_container();

@@ -11,8 +11,8 @@
  *   root has a positive pool. The first one that does not is the task's blocker.
  * - A blocked task is held (the FDL_DSQ_HOLD queue, never dispatched) until its blocker's pool is
  *   positive again at a period boundary, when a timer moves it back to its own queue in its vtime
- *   order. A running task's slice ends where the pool runs out; at the latest the next tick
- *   throttles it.
+ *   order. A running task's slice is clipped to what the pool has left, and the tick that
+ *   follows throttles it, as the kernel's accounting does: its overrun is debt.
  *
  * Boundaries are applied lazily, by the first CPU that looks at the pool after one (a
  * compare-and-swap on period_start chooses it), so an idle limited cgroup costs nothing.
