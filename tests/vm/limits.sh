@@ -2,6 +2,8 @@
 # scx_fdl enforces the limits it gets through ops.cgroup_init and ops.cgroup_set_bandwidth:
 #   1. a limit present at start-up: two hogs limited to 0.2 CPU beside two fair hogs use 0.2 CPU
 #      (+-15 %, over 4 s), and the cgroup's cpu.stat-style counters count (scx_fdl get);
+#   1b. cpu.max.burst: a bursty job's bursts (nr_bursts, burst_usec) are counted and it is rarely
+#      throttled;
 #   2. cpu.max changed while it runs: 0.5 CPU at once; lifted ("max"): the hogs get their share;
 #   3. a Kubernetes-shaped tree, pods three levels down: a pod limited to 0.4 CPU, one of its two
 #      containers to 0.1 (written while scx_fdl runs): the container gets 0.1, the pod 0.4;
@@ -84,6 +86,23 @@ at=$(json_field /tmp/alone.json throttled_usec)
 an=$(json_field /tmp/alone.json nr_throttled)
 check "throttled_usec of a task alone: one run queue, $at us over $an throttled periods (0.6-1.0 x 100 ms each)" \
     "${at:-0} >= 0.6 * ${an:-1} * 100000 && ${at:-0} <= 1.0 * (${an:-0} + 1) * 100000"
+
+# 1b. Burst: a job that spins 35 ms every 200 ms (above one period's 20 ms quota) under cpu.max.burst
+# = the quota carries its unused quota over: its bursts are counted, and it is rarely throttled.
+mkcg bursty 100
+echo "20000 100000" > "$CG/bursty/cpu.max"
+echo 20000 > "$CG/bursty/cpu.max.burst"
+sh -c "echo \$\$ > $CG/bursty/cgroup.procs; exec fdl-probe -m 1 -t 1 --spin-us 35000 --sleep-us 200000 -w 1 -r 4 --json" \
+    > /tmp/bursty.json
+scx_fdl get bursty --json > /tmp/bursty-get.json
+bp=$(json_field /tmp/bursty-get.json nr_periods)
+bt=$(json_field /tmp/bursty-get.json nr_throttled)
+bb=$(json_field /tmp/bursty-get.json nr_bursts)
+bu=$(json_field /tmp/bursty-get.json burst_usec)
+# About 25 bursts of 15 ms in 5 s; the first runs have no quota saved yet and may be throttled.
+check "cpu.max.burst: a bursty job's bursts are counted ($bb bursts, $bu us beyond the quota, >= 10 and >= 100 ms)" \
+    "${bb:-0} >= 10 && ${bu:-0} >= 100000"
+check "cpu.max.burst: it is rarely throttled ($bt of $bp periods, at most 15 %)" "${bt:-99} <= 0.15 * ${bp:-0}"
 
 # 2. Changed at run time, then lifted.
 echo "50000 100000" > "$CG/limited/cpu.max"
