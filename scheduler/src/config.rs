@@ -198,6 +198,21 @@ pub fn resolve_path(cgroup_root: &Path, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// A cgroup that exists must have the cpu controller (its parent's cgroup.subtree_control has
+/// `cpu`, so it has a cpu.weight): without it the kernel schedules its tasks as part of its
+/// nearest ancestor that has one, and parameters given to it would silently do nothing.
+pub fn check_controller(path: &Path) -> Result<()> {
+    if is_pattern(path) || !path.join("cgroup.procs").exists() || path.join("cpu.weight").exists() {
+        return Ok(());
+    }
+    let parent = path.parent().unwrap_or(path);
+    bail!(
+        "the cpu controller is not enabled for it, so scx_fdl never sees it as a cgroup of its own \
+         and its parameters would do nothing: enable it with `echo +cpu > {}/cgroup.subtree_control`",
+        parent.display()
+    )
+}
+
 /// The entries in force for the cgroups that exist now: the rules that name a cgroup, and for each
 /// existing cgroup that a pattern matches and no rule names, the most specific matching pattern's
 /// parameters (see the module's documentation). Rules that name a cgroup not created yet stay in,
@@ -334,6 +349,7 @@ pub fn parse(file_name: &str, text: &str, cgroup_root: &Path) -> Result<Vec<Entr
         let line = line_of(text, name.span().start);
         let shown = cgroup_root.join(name.get_ref().trim_matches('/'));
         let path = resolve_path(cgroup_root, name.get_ref())
+            .and_then(|path| check_controller(&path).map(|_| path))
             .map_err(|e| anyhow::anyhow!("{file_name}:{line}: cgroup {}: {e}", shown.display()))?;
         let params = validate_rule(raw.get_ref(), &path)
             .map_err(|e| anyhow::anyhow!("{file_name}:{line}: cgroup {}: {e}", path.display()))?;
@@ -426,7 +442,9 @@ fn read_settled(path: &Path, settle: Duration, give_up: Duration) -> Result<Stri
 /// validated as a whole exactly like a file. `key=none` removes a parameter; a cgroup left with
 /// none becomes fair again.
 pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignments: &[String]) -> Result<Vec<Entry>> {
-    let path = resolve_path(cgroup_root, cgroup).map_err(|e| anyhow::anyhow!("cgroup {cgroup}: {e}"))?;
+    let path = resolve_path(cgroup_root, cgroup)
+        .and_then(|path| check_controller(&path).map(|_| path))
+        .map_err(|e| anyhow::anyhow!("cgroup {cgroup}: {e}"))?;
     if assignments.is_empty() {
         bail!(
             "cgroup {}: nothing to set: give key=value (deadline_rr, deadline_wakeup, guaranteed_shares, burst_buffer)",
@@ -483,6 +501,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("web")).unwrap();
         std::fs::write(dir.path().join("web/cgroup.procs"), "").unwrap();
+        std::fs::write(dir.path().join("web/cpu.weight"), "100\n").unwrap();
+        // A cgroup whose parent does not give it the cpu controller: no cpu.weight.
+        std::fs::create_dir(dir.path().join("no-cpu")).unwrap();
+        std::fs::write(dir.path().join("no-cpu/cgroup.procs"), "").unwrap();
         std::fs::create_dir(dir.path().join("plain-dir")).unwrap();
         std::fs::write(dir.path().join("a-file"), "").unwrap();
         dir
@@ -587,8 +609,10 @@ mod tests {
         for d in [format!("{pod}/cri-containerd-a.scope"), format!("{pod}/cri-containerd-b.scope"), "web-1".into(), "web-2/x".into()] {
             std::fs::create_dir_all(r.path().join(&d)).unwrap();
             std::fs::write(r.path().join(&d).join("cgroup.procs"), "").unwrap();
+            std::fs::write(r.path().join(&d).join("cpu.weight"), "100\n").unwrap();
         }
         std::fs::write(r.path().join("web-2/cgroup.procs"), "").unwrap();
+        std::fs::write(r.path().join("web-2/cpu.weight"), "100\n").unwrap();
         std::fs::create_dir(r.path().join("web-3")).unwrap(); // not a cgroup: no cgroup.procs
         let text = "[cgroup.\"kubepods.slice/*/kubepods-*-pod*.slice/cri-containerd-*.scope\"]\nburst_buffer = \"100ms\"\n\n\
                     [cgroup.\"kubepods.slice/*/*/cri-containerd-b.scope\"]\nburst_buffer = \"300ms\"\n\n\
@@ -611,6 +635,19 @@ mod tests {
         std::fs::create_dir(r.path().join("web-4")).unwrap();
         std::fs::write(r.path().join("web-4/cgroup.procs"), "").unwrap();
         assert!(expand(&rules).iter().any(|e| e.path.ends_with("web-4")));
+    }
+
+    #[test]
+    fn a_cgroup_without_the_cpu_controller_is_refused() {
+        let e = err("[cgroup.no-cpu]\ndeadline_rr = \"1ms\"\n");
+        assert!(e.starts_with("fdl.toml:1: cgroup "), "{e}");
+        assert!(e.contains("no-cpu: the cpu controller is not enabled for it"), "{e}");
+        assert!(e.contains("echo +cpu > ") && e.contains("/cgroup.subtree_control"), "{e}");
+        let r = root();
+        let set = apply_set(&[], r.path(), "no-cpu", &["deadline_rr=1ms".into()]).unwrap_err().to_string();
+        assert!(set.contains("the cpu controller is not enabled for it"), "{set}");
+        // With the controller, and not present yet: fine.
+        parse("fdl.toml", "[cgroup.web]\ndeadline_rr = \"1ms\"\n[cgroup.later]\ndeadline_rr = \"1ms\"\n", r.path()).unwrap();
     }
 
     #[test]

@@ -102,6 +102,10 @@ pub struct CgroupReport {
     /// ceiling: a guarantee above it is granted only up to it.
     #[serde(default)]
     pub limit_cpus: f64,
+    /// Its parameters were changed by `scx_fdl set` and differ from the configuration file's:
+    /// they hold until scx_fdl restarts or reloads the file (SIGHUP).
+    #[serde(default)]
+    pub runtime_only: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -72,6 +72,10 @@ struct Scheduler<'obj> {
     /// exist (config::expand), brought up to date every second by the walker.
     config: Vec<config::Entry>,
     expanded: Vec<config::Entry>,
+    /// The configuration as the file (--config) gives it, at start or the last SIGHUP: where the
+    /// configuration in force differs, `scx_fdl set` changed it, and only until a restart or a
+    /// reload (CgroupReport::runtime_only). Carried over restarts.
+    file_config: Vec<config::Entry>,
     /// The cgroupfs walk of the pattern rules, on a thread of its own, and the
     /// generation of the rules it walks for (one more at each configuration change).
     walker: walker::Walker,
@@ -100,6 +104,7 @@ impl<'obj> Scheduler<'obj> {
     fn init(
         opts: &Opts,
         config: Vec<config::Entry>,
+        file_config: Vec<config::Entry>,
         exits: BTreeMap<String, u64>,
         open_object: &'obj mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
@@ -163,6 +168,7 @@ impl<'obj> Scheduler<'obj> {
             cgroup_root: PathBuf::from(CGROUP_ROOT),
             config: Vec::new(),
             expanded: Vec::new(),
+            file_config,
             walker: walker::Walker::spawn(Duration::from_secs(1)).context("starting the cgroup walker thread")?,
             rules_generation: 0,
             guarantees: HashMap::new(),
@@ -188,6 +194,7 @@ impl<'obj> Scheduler<'obj> {
         match config::load(file, &self.cgroup_root) {
             Ok(new) => {
                 info!("SIGHUP: reloaded {} ({} cgroups)", file.display(), new.len());
+                self.file_config = new.clone();
                 self.apply_config(new);
             }
             Err(e) => error!("SIGHUP: {e:#}; the configuration in force is unchanged"),
@@ -264,6 +271,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         unsafe { libc::geteuid() },
         &preflight::kernel_release(),
     )?;
+    preflight::check_group_sched(&preflight::kernel_release())?;
     // cpu.max is enforced through ops.cgroup_set_bandwidth (kernel >= 6.17). Without it, limits
     // would be silently removed: refuse while a cgroup has one, unless explicitly accepted.
     let enforced = limits::kernel_enforces();
@@ -316,6 +324,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     }
 
     let mut exits = BTreeMap::new();
+    let mut file_config = config.clone();
     let mut loads = 0;
     let mut hotplug_retries = 0;
     loop {
@@ -324,7 +333,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         // hotplug sequence number changed): loading takes seconds, so a CPU brought back online
         // just after the restart it caused can land inside it. Then try again, a few times.
         let seq = hotplug_seq();
-        let mut sched = match Scheduler::init(opts, config.clone(), exits.clone(), &mut open_object) {
+        let mut sched = match Scheduler::init(opts, config.clone(), file_config.clone(), exits.clone(), &mut open_object) {
             Ok(sched) => sched,
             Err(e) if hotplug_retries < HOTPLUG_RETRIES && hotplug_seq() != seq => {
                 hotplug_retries += 1;
@@ -338,6 +347,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         sched.loads = loads;
         let uei = sched.run(opts, &shutdown, &requests, &stats_server, &mut limit_watch);
         config = std::mem::take(&mut sched.config);
+        file_config = std::mem::take(&mut sched.file_config);
         exits = std::mem::take(&mut sched.exits);
         drop(sched);
 

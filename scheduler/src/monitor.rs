@@ -63,7 +63,12 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
                 (format!("{:.2}s", r.usage_ns as f64 / 1e9), format!("{:.2}s", r.wait_ns as f64 / 1e9), p99(&r.runq_latency))
             }
         };
-        let name = if r.present { r.path.clone() } else { format!("{} (absent)", r.path) };
+        let name = match (r.present, r.runtime_only) {
+            (true, false) => r.path.clone(),
+            (true, true) => format!("{} (set)", r.path),
+            (false, false) => format!("{} (absent)", r.path),
+            (false, true) => format!("{} (absent, set)", r.path),
+        };
         out += &format!(
             "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13} {:>10} {:>14}\n",
             name,
@@ -85,6 +90,9 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
             r.cpu_max.as_ref().map_or("-".into(), |m| measured(m.throttled_usec * 1000)),
             r.cpu_max.as_ref().map_or("-".into(), |m| format!("{}/{}", m.nr_bursts, measured(m.burst_usec * 1000))),
         );
+    }
+    if reports.iter().any(|r| r.runtime_only) {
+        out += "(set): parameters changed by `scx_fdl set`, runtime only: a restart or a SIGHUP reload returns to the configuration file\n";
     }
     // A CPU limit is a hard ceiling: say where one caps a guarantee.
     for r in reports.iter().filter(|r| r.guaranteed_shares > 0 && r.limit_cpus > 0.0 && r.guarantee_cpus > r.limit_cpus + 1e-6) {
@@ -191,6 +199,17 @@ mod tests {
         let t = table(&[limited, child], None);
         assert!(t.lines().nth(1).unwrap().ends_with(" 0.20         12/50          -            0/-"), "{t}");
         assert!(t.lines().nth(2).unwrap().ends_with(" 0.20             -          -              -"), "{t}");
+    }
+
+    #[test]
+    fn runtime_only_parameters_are_marked() {
+        let set = CgroupReport { path: "/sys/fs/cgroup/g".into(), present: true, runtime_only: true, ..Default::default() };
+        let file = CgroupReport { path: "/sys/fs/cgroup/lat".into(), present: true, ..Default::default() };
+        let t = table(&[set, file.clone()], None);
+        assert!(t.lines().nth(1).unwrap().starts_with("/sys/fs/cgroup/g (set) "), "{t}");
+        assert!(t.lines().nth(2).unwrap().starts_with("/sys/fs/cgroup/lat "), "{t}");
+        assert!(t.contains("(set): parameters changed by `scx_fdl set`, runtime only"), "{t}");
+        assert!(!table(&[file], None).contains("runtime only"));
     }
 
     #[test]

@@ -32,6 +32,29 @@ pub fn check(sysfs: &Path, euid: u32, kernel_release: &str) -> Result<()> {
     Ok(())
 }
 
+/// Fails when the kernel's sched_ext cannot schedule cgroups (built without
+/// CONFIG_EXT_GROUP_SCHED): cgroup weights, deadlines, guarantees and CPU limits would all be
+/// silently ignored, and scheduling cgroups is what scx_fdl is for. Read from the kernel's BTF:
+/// with it, struct task_group carries sched_ext's group state (`scx`, or `scx_weight` before 6.14).
+pub fn check_group_sched(kernel_release: &str) -> Result<()> {
+    let has = |field| scx_utils::compat::struct_has_field("task_group", field);
+    let found = has("scx").and_then(|a| Ok(a || has("scx_weight")?));
+    match found {
+        Ok(true) => Ok(()),
+        Ok(false) => bail!(group_sched_refusal(kernel_release)),
+        Err(e) => bail!("cannot read this kernel's BTF to check for CONFIG_EXT_GROUP_SCHED: {e:#}"),
+    }
+}
+
+fn group_sched_refusal(kernel_release: &str) -> String {
+    format!(
+        "this kernel ({kernel_release}) has sched_ext without CONFIG_EXT_GROUP_SCHED: it never tells a \
+         BPF scheduler about cgroups, so cpu.weight, deadlines, guarantees and cpu.max would all be \
+         ignored. scx_fdl schedules cgroups; run it on a kernel built with CONFIG_EXT_GROUP_SCHED=y \
+         (Debian's trixie-backports 7.x has it)"
+    )
+}
+
 fn read_trimmed(path: &Path) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
@@ -81,6 +104,13 @@ mod tests {
         let dir = sysfs(Some("enabled"), Some("bpfland_1.0.5_x86_64"));
         let err = check(dir.path(), 0, "7.3").unwrap_err().to_string();
         assert!(err.contains("already loaded (bpfland_1.0.5_x86_64)"), "{err}");
+    }
+
+    #[test]
+    fn no_group_sched_says_what_would_be_ignored() {
+        let msg = group_sched_refusal("6.12.0-1-amd64");
+        assert!(msg.contains("6.12.0-1-amd64") && msg.contains("CONFIG_EXT_GROUP_SCHED=y"), "{msg}");
+        assert!(msg.contains("cpu.weight, deadlines, guarantees and cpu.max"), "{msg}");
     }
 
     #[test]

@@ -31,6 +31,7 @@ impl Scheduler<'_> {
             deadline_wakeup_ns: params.deadline_wakeup_ns,
             guaranteed_shares: params.guaranteed_shares,
             guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
+            runtime_only: self.runtime_only(path),
             ..Default::default()
         };
         if let Some(node) = node {
@@ -60,6 +61,13 @@ impl Scheduler<'_> {
         r
     }
 
+    /// Were the cgroup's parameters changed by `scx_fdl set` since the file was read: does the
+    /// configuration in force name it otherwise than the file does?
+    fn runtime_only(&self, path: &Path) -> bool {
+        let named = |c: &[config::Entry]| c.iter().find(|e| e.path == path).map(|e| e.params);
+        named(&self.config) != named(&self.file_config)
+    }
+
     /// Configured cgroups, first-level cgroups and cgroups with a CPU limit, in path order.
     pub(crate) fn listed_paths(&self, tree: &CgroupTree) -> BTreeSet<PathBuf> {
         let mut paths: BTreeSet<PathBuf> = self.expanded.iter().map(|e| e.path.clone()).collect();
@@ -81,7 +89,11 @@ impl Scheduler<'_> {
                 let new = config::apply_set(&self.config, &self.cgroup_root, &cgroup, &assign)?;
                 let path = config::resolve_path(&self.cgroup_root, &cgroup)?;
                 self.apply_config(new);
-                let message = format!("{}: set {}", path.display(), assign.join(" "));
+                let message = format!(
+                    "{}: set {} (runtime only: a restart or a SIGHUP reload returns to the configuration file)",
+                    path.display(),
+                    assign.join(" ")
+                );
                 info!("control: {message}");
                 (vec![path], Some(message))
             }

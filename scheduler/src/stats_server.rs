@@ -72,6 +72,8 @@ pub struct Metrics {
 pub struct CgroupMetrics {
     #[stat(desc = "1 if the cgroup exists, 0 if only configured")]
     pub present: u64,
+    #[stat(desc = "1 if `scx_fdl set` changed its parameters from the configuration file's (until a restart or SIGHUP reload)")]
+    pub runtime_only: u64,
     #[stat(desc = "Its deadline_rr (ns; 0: none)")]
     pub deadline_rr_ns: u64,
     #[stat(desc = "Its deadline_wakeup (ns; 0: none)")]
@@ -185,6 +187,7 @@ impl CgroupMetrics {
         let own = r.cpu_max.clone().unwrap_or_default();
         CgroupMetrics {
             present: r.present as u64,
+            runtime_only: r.runtime_only as u64,
             deadline_rr_ns: r.deadline_rr_ns,
             deadline_wakeup_ns: r.deadline_wakeup_ns,
             guaranteed_shares: r.guaranteed_shares as u64,
@@ -214,6 +217,7 @@ impl CgroupMetrics {
         CgroupReport {
             path: path.to_string(),
             present: self.present != 0,
+            runtime_only: self.runtime_only != 0,
             deadline_rr_ns: self.deadline_rr_ns,
             deadline_wakeup_ns: self.deadline_wakeup_ns,
             guaranteed_shares: self.guaranteed_shares as u32,

@@ -22,6 +22,12 @@ check "without a guarantee g gets its fair share: $fair_g CPUs (below 0.6)" "$fa
 say "2. scx_fdl set g guaranteed_shares=1024"
 scx_fdl set g guaranteed_shares=1024 && pass "set accepted" || fail "set accepted (exit $?)"
 check "get shows guaranteed_shares 1024" "$(scx_json_field g guaranteed_shares) == 1024"
+# A set is runtime only (the file is not rewritten), and list says so.
+scx_fdl list > /tmp/list.txt
+grep -q '^/sys/fs/cgroup/g (set) ' /tmp/list.txt && grep -q '^(set): .*runtime only' /tmp/list.txt &&
+    ! grep -q '^/sys/fs/cgroup/lat (set)' /tmp/list.txt &&
+    pass "list marks g's set as runtime only, not lat's file parameters" ||
+    { fail "list marks g's set as runtime only, not lat's file parameters"; cat /tmp/list.txt; }
 # 10 s windows: the control loop's correction factor moves with single 10 ms periods' use, about
 # 16 % a second under the emulator, and a 6 s window once caught it low (0.872 CPUs, weight 532).
 sleep 3
@@ -50,6 +56,15 @@ try "guaranteed_shares is 0" scx_fdl set lat guaranteed_shares=0
 try "out of range" scx_fdl set lat guaranteed_shares=-5
 try "not a cgroup path" scx_fdl set ../etc deadline_rr=1ms
 try "no such cgroup" scx_fdl get nosuch
+# A cgroup whose parent does not enable the cpu controller is scheduled as its parent: parameters
+# for it would do nothing, so they are refused, by set and at start-up (issue 14).
+mkcg nocpu 100
+mkdir -p "$CG/nocpu/child"
+try "the cpu controller is not enabled for it" scx_fdl set nocpu/child deadline_rr=5ms
+printf '[cgroup."nocpu/child"]\ndeadline_rr = "5ms"\n' > /tmp/nocpu.toml
+try "/tmp/nocpu.toml:1: cgroup /sys/fs/cgroup/nocpu/child: the cpu controller is not enabled for it" \
+    scx_fdl --config /tmp/nocpu.toml
+try "the cpu controller is not enabled for it" scx_fdl check /tmp/nocpu.toml
 mkdir -p /etc
 echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >> /etc/passwd
 try "only root may control scx_fdl" su -s /bin/sh -c 'scx_fdl list' nobody
@@ -89,6 +104,8 @@ sleep 1
 check "lat now has deadline_rr 2ms" "$(scx_json_field lat deadline_rr_ns) == 2000000"
 check "g's runtime guarantee is gone with the file's reload" "$(scx_json_field g guaranteed_shares) == 0"
 check "g is back at its cpu.weight" "$(scx_json_field g effective_weight) == 100"
+scx_fdl list | grep -q '(set)' && fail "after the reload nothing is marked runtime only" ||
+    pass "after the reload nothing is marked runtime only"
 
 say "7. a removed cgroup's CPU time stays in its parent's counters (issue 14, defect 1)"
 # q has no tasks of its own (cgroup v2: its child gets the cpu controller), so its subtree's usage
