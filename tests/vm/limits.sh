@@ -1,7 +1,7 @@
 # Scenario: CPU limits (cpu.max) hold under scx_fdl. The kernel does not throttle sched_ext tasks;
 # scx_fdl enforces the limits it gets through ops.cgroup_init and ops.cgroup_set_bandwidth:
 #   1. a limit present at start-up: two hogs limited to 0.2 CPU beside two fair hogs use 0.2 CPU
-#      (+-15 %, over 4 s), and the cgroup's cpu.stat-style counters count (scx_fdl get);
+#      (+-15 %, over 5 s), and the cgroup's cpu.stat-style counters count (scx_fdl get);
 #   1b. cpu.max.burst: a bursty job's bursts (nr_bursts, burst_usec) are counted and it is rarely
 #      throttled;
 #   2. cpu.max changed while it runs: 0.5 CPU at once; lifted ("max"): the hogs get their share;
@@ -51,13 +51,13 @@ sleep 2
 # was kept off its CPU at a time (fdl-probe --gaps): throttled until the refill, and no longer.
 hogs limited 2
 hogs other 2
-sh -c "echo \$\$ > $CG/alone/cgroup.procs; exec fdl-probe --gaps -w 1 -r 4 --json" > /tmp/gaps.json &
+sh -c "echo \$\$ > $CG/alone/cgroup.procs; exec fdl-probe --gaps -w 1 -r 5 --json" > /tmp/gaps.json &
 gaps_pid=$!
 sleep 1
-measure 4 limited other alone
-lim=$(cpus "$(used limited)" 4)
-oth=$(cpus "$(used other)" 4)
-alone=$(cpus "$(used alone)" 4)
+measure 5 limited other alone
+lim=$(cpus "$(used limited)" 5)
+oth=$(cpus "$(used other)" 5)
+alone=$(cpus "$(used alone)" 5)
 check "a limit set before start: 2 hogs under cpu.max 20000 100000 use $lim CPU of 0.2 (+-15 %)" \
     "$lim >= 0.17 && $lim <= 0.23"
 check "the fair cgroup beside it gets the rest: $oth CPU (>= 1.3)" "$oth >= 1.3"
