@@ -22,6 +22,16 @@ ops=$(scx_ops)
 case $ops in scx_fdl*) pass "root/ops names scx_fdl ($ops), state $state" ;;
     *) fail "root/ops names scx_fdl (got '$ops', state $state)" ;; esac
 
+# The verifier's work per program, as veristat reports it (the kernel's prog info: verified_insns),
+# printed by scx_fdl at load. The kernel refuses a program above 1M instructions; the largest must
+# keep a fifth of that as headroom, so that a change that multiplies the verifier's states shows
+# here before it fails to load.
+insns=$(sed -n 's/.*instructions verified: //p' "$SCX_LOG" | head -1)
+echo "$insns" | tr ',' '\n' | sed 's/^ */    verified: /'
+largest=$(echo "$insns" | tr ',' '\n' | awk '{ if ($2 + 0 > m) { m = $2 + 0; n = $1 } } END { print n, m + 0 }')
+check "every program verified within 800k instructions (the kernel's limit is 1M): largest ${largest:-none}" \
+    "${largest##* } > 0 && ${largest##* } < 800000"
+
 ncpu=$(nproc)
 if [ -z "${1:-}" ] && [ "$ncpu" -ge 2 ]; then
     # Queued wake-ups (SCX_OPS_ALLOW_QUEUED_WAKEUP): a wake-up onto the other, idle CPU is handed

@@ -1,6 +1,8 @@
 # Scenario (FDL test d): runtime control. `scx_fdl set` changes a cgroup's behaviour while the
 # scheduler runs; bad input and non-root callers change nothing; SIGHUP reloads the file all or
-# nothing; --monitor shows the figures. The load is the bandwidth scenario's (see lib.sh).
+# nothing, and a file still being written is read whole; --monitor shows the figures; twenty
+# clients at once are answered; killed with SIGKILL, scx_fdl leaves the kernel on its default
+# scheduler and a restart attaches again. The load is the bandwidth scenario's (see lib.sh).
 . ./lib.sh
 
 secs=10
@@ -107,6 +109,19 @@ check "g is back at its cpu.weight" "$(scx_json_field g effective_weight) == 100
 scx_fdl list | grep -q '(set)' && fail "after the reload nothing is marked runtime only" ||
     pass "after the reload nothing is marked runtime only"
 
+say "6b. SIGHUP while the file is being written: it is read whole, not its valid first half"
+printf '[cgroup.lat]\ndeadline_rr = "3ms"\n' > /tmp/fdl.toml
+( sleep 0.1; printf '[cgroup.g]\nguaranteed_shares = 1024\n' >> /tmp/fdl.toml ) &
+writer=$!
+kill -HUP "$SCX_PID"
+wait $writer
+sleep 1.5
+check "lat has the new deadline_rr 3ms" "$(scx_json_field lat deadline_rr_ns) == 3000000"
+check "g has the guarantee from the file's second half (a torn read gives 0)" \
+    "$(scx_json_field g guaranteed_shares) == 1024"
+grep -q 'SIGHUP: reloaded /tmp/fdl.toml (2 cgroups)' "$SCX_LOG" && pass "the reload read both cgroups" ||
+    { fail "the reload read both cgroups"; grep SIGHUP "$SCX_LOG"; }
+
 say "7. a removed cgroup's CPU time stays in its parent's counters (issue 14, defect 1)"
 # q has no tasks of its own (cgroup v2: its child gets the cpu controller), so its subtree's usage
 # is q/child's alone and stands still once the child's loop ends.
@@ -129,8 +144,36 @@ check "the child used CPU ($child ns)" "$child > 50000000"
 check "q's usage stayed when its child went ($before -> $after ns)" "$after >= $before && $after >= $child"
 rmdir "$CG/q"
 
-check_attached
+say "8. twenty clients at once are all answered"
+i=1
+cpids=""
+while [ $i -le 20 ]; do
+    scx_fdl list > /tmp/client$i.txt 2>&1 &
+    cpids="$cpids $!"
+    i=$((i + 1))
+done
+ok=0
+for c in $cpids; do wait $c && ok=$((ok + 1)); done
+answered=$(grep -l '^/sys/fs/cgroup/g ' /tmp/client*.txt | wc -l)
+check "20 concurrent list requests: $ok exited 0, $answered answered with the table" "$ok == 20 && $answered == 20"
+
+say "9. killed (SIGKILL), the kernel's scheduler takes over; a restart attaches again"
+kill -KILL "$SCX_PID"
+wait "$SCX_PID" 2>/dev/null
+i=0
+while [ "$(scx_state)" != disabled ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "after SIGKILL the kernel's default scheduler runs again (state $(scx_state))" "\"$(scx_state)\" == \"disabled\""
+measure 2 g h1
+check "the load progresses under the kernel's scheduler (g $(used g) us, h1 $(used h1) us in 2 s)" \
+    "$(used g) > 100000 && $(used h1) > 100000"
+# Without the load: verifying the program with seven busy loops beside it takes a minute here.
 kill_all
+start_sched fdl --config /tmp/fdl.toml || exit 1
+check "restarted, scx_fdl attaches again with its configuration (g guaranteed_shares $(scx_json_field g guaranteed_shares))" \
+    "$(scx_json_field g guaranteed_shares) == 1024"
+
+check_attached
+check_dmesg_clean
 stop_scx
 [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
 [ -e /run/scx_fdl.sock ] && fail "the control socket is removed at exit" || pass "the control socket is removed at exit"
