@@ -31,6 +31,7 @@ cases=(
     "prometheus|prometheus|pass"
     "limits|limits|pass"
     "limits-soak|limits-soak|pass"
+    "churn|churn|pass"
     "nested|nested|pass"
     "hotplug|hotplug|pass|600"
     "topology|--cpus 8 --numa 2 topology|pass"

@@ -8,7 +8,8 @@
 //! waiting for CPU (wait > 100/1024 of its use), a first-level cgroup gets at once the weight that
 //! gives it its guarantee against the others' weight ([`weight_for`]), corrected by a feedback
 //! factor while it still falls short (nested cgroups climb step by step, up to ten times the weight
-//! their guarantee stands for); otherwise the boost decays back to its cpu.weight. The BPF side uses
+//! their guarantee stands for); otherwise the boost decays back to its cpu.weight, within half a
+//! second once the cgroup uses no CPU at all (its demand went away). The BPF side uses
 //! the effective weight for the cgroup's share and its deadline bandwidth.
 
 use std::collections::HashMap;
@@ -33,8 +34,14 @@ const EMA_WEIGHT: f64 = 10.0 / 1024.0;
 const WAIT_RATIO: f64 = 100.0 / 1024.0;
 /// A boost rises by this fraction per step while the cgroup is short...
 const RISE: f64 = 1.0 / 16.0;
-/// ...and decays by this fraction of its excess over cpu.weight per step otherwise.
+/// ...and decays by this fraction of its excess over cpu.weight per step otherwise...
 const DECAY: f64 = 1.0 / 32.0;
+/// ...or by this one once it used no CPU in a period: its demand went away, and its boost is
+/// released within half a second (weight 945 is back at cpu.weight 100 after 50 steps; at DECAY it
+/// still stood 4 % of the way up after a second), while a pause of one 50 ms period keeps half.
+const DECAY_IDLE: f64 = 1.0 / 8.0;
+/// Use in a period below this (CPUs) is no use: the cgroup's demand stopped.
+const IDLE_CPUS: f64 = 0.001;
 /// Ceiling of a boost, as a multiple of the weight the guarantee stands for.
 const MAX_BOOST: f64 = 10.0;
 /// cpu.weight's upper bound: boosts stay within the range the kernel allows cgroups.
@@ -171,7 +178,8 @@ impl Controller {
             (current * (1.0 + RISE).powf(n)).max(current + n).min(ceiling)
         } else {
             // At least one per step, or rounding would stall it just above cpu.weight.
-            (current - ((current - base) * (1.0 - (1.0 - DECAY).powf(n))).max(n)).max(base)
+            let decay = if usage < IDLE_CPUS { DECAY_IDLE } else { DECAY };
+            (current - ((current - base) * (1.0 - (1.0 - decay).powf(n))).max(n)).max(base)
         };
         // Within one of cpu.weight the boost is over.
         let boost = if next < base + 1.0 { 0 } else { next.round() as u32 };
@@ -260,6 +268,23 @@ mod tests {
             t += per_period(0.1); // never waiting
         }
         assert_eq!(c.boost, 0);
+    }
+
+    /// Issue 11: a boost is released within a second of the demand stopping (here half a second),
+    /// and a pause of one period does not throw it away.
+    #[test]
+    fn a_boost_is_released_within_a_second_of_the_demand_stopping() {
+        let mut c = Controller { boost: 945, ..Default::default() };
+        c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None); // the first sample
+        c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None); // one period without use
+        assert!(c.boost > 400, "a 50 ms pause kept {}", c.boost);
+        let mut periods = 1;
+        while c.boost > 0 {
+            c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None);
+            periods += 1;
+            assert!(periods <= 20, "still boosted ({}) after {periods} periods of no use", c.boost);
+        }
+        assert!(periods as f64 * PERIOD.as_secs_f64() <= 0.6, "released after {periods} periods");
     }
 
     #[test]
