@@ -270,6 +270,19 @@ mod tests {
         assert_eq!(c.boost, 0);
     }
 
+    /// A pod's guarantee three levels down whose parent has none is the machine's (0.5 CPU), and its
+    /// children's are parts of it (config::guarantees_cpus gives these for 512 shares, 3:1 below).
+    #[test]
+    fn a_nested_guarantee_without_a_guaranteed_parent_is_the_machines() {
+        let root = Path::new("/sys/fs/cgroup");
+        let pod = root.join("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice");
+        let asked: HashMap<PathBuf, f64> = [(pod.clone(), 0.5), (pod.join("a"), 0.375), (pod.join("b"), 0.125)].into();
+        let (granted, factor) = grant(&asked, root, 2.0, 0.05);
+        assert_eq!((granted[&pod], factor), (0.5, 1.0));
+        let (_, factor) = grant(&asked, root, 0.25, 0.0);
+        assert_eq!(factor, 0.5, "a nested guarantee without a guaranteed parent counts as the machine's");
+    }
+
     /// Issue 11: a boost is released within a second of the demand stopping (here half a second),
     /// and a pause of one period does not throw it away.
     #[test]

@@ -3,25 +3,27 @@
 //! effective weight written back.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use log::warn;
 
-use crate::{bpf_intf, guarantee, limits, Scheduler};
+use crate::maps::Bpf;
+use crate::params::InForce;
+use crate::{bpf_intf, guarantee};
 
-impl Scheduler<'_> {
+impl InForce {
     /// Each guaranteed cgroup's record, read once per period, with the CPU time used and waited
     /// by its subtree since it was summed: its own sums (fdl_sum_charge counts all use below it as
     /// it happens) plus those of the guaranteed cgroups below it, which the BPF side keeps apart.
     /// One map read per guaranteed cgroup, however large the subtrees; each cgroup's sums are
     /// added to its guaranteed ancestors found by its path.
-    fn guaranteed_use(&self) -> HashMap<PathBuf, (bpf_intf::fdl_cgroup, u64, u64)> {
+    fn guaranteed_use(&self, bpf: &Bpf) -> HashMap<PathBuf, (bpf_intf::fdl_cgroup, u64, u64)> {
         let mut uses: HashMap<PathBuf, (bpf_intf::fdl_cgroup, u64, u64)> = self
             .controllers
             .keys()
             .filter_map(|p| {
-                let c = self.read_cgroup(self.applied.get(p)?.cgid)?;
+                let c = bpf.read_cgroup(self.applied.get(p)?.cgid)?;
                 Some((p.clone(), (c, c.sub_usage_ns, c.sub_wait_ns)))
             })
             .collect();
@@ -38,30 +40,13 @@ impl Scheduler<'_> {
         uses
     }
 
-    /// The tightest CPU limit (cpu.max) on path, its own or an ancestor's, in CPUs; 0: none.
-    pub(crate) fn limit_cpus(&self, path: &Path) -> f64 {
-        use std::os::unix::fs::MetadataExt;
-        let own: Vec<bpf_intf::fdl_cgroup> = path
-            .ancestors()
-            .take_while(|p| p.starts_with(&self.cgroup_root))
-            .filter_map(|p| self.read_cgroup(std::fs::metadata(p).ok()?.ino()))
-            .collect();
-        limits::tightest_cpus(own.iter().map(|c| &c.bw))
-    }
-
-    /// A cgroup's guarantee as it stands now: granted, scaled as the BPF side scales the
-    /// guarantees (guarantee_scale), and at most the tightest CPU limit on it (limit_cpus, 0: none).
-    pub(crate) fn guarantee_now(&self, granted: f64, limit_cpus: f64) -> f64 {
-        let g = granted * self.guarantee_scale();
-        if limit_cpus > 0.0 { g.min(limit_cpus) } else { g }
-    }
-
     /// One period of the guaranteed_shares control loop.
-    pub(crate) fn control_guarantees(&mut self, elapsed: Duration) {
+    pub fn control_guarantees(&mut self, bpf: &Bpf, elapsed: Duration) {
         let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
         // Read once per period, not once per cgroup: every lookup is a syscall.
-        let root_wsum = self.read_cgroup(1).map(|root| root.wsum);
-        let uses = self.guaranteed_use();
+        let root_wsum = bpf.read_cgroup(1).map(|root| root.wsum);
+        let scale = bpf.guarantee_scale();
+        let uses = self.guaranteed_use(bpf);
         for path in paths {
             let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;
@@ -69,7 +54,7 @@ impl Scheduler<'_> {
             // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it; nor
             // what the BPF side scales the guarantees down to, to leave fair work its share.
             let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
-            let guarantee = self.guarantee_now(guarantee, limit);
+            let guarantee = guarantee_now(guarantee, scale, limit);
             let own = uses.get(&path).map(|(c, _, _)| *c);
             let (usage, wait) = uses.get(&path).map_or((0, 0), |(_, u, w)| (*u, *w));
             let cpu_weight = own.map_or(100, |c| c.cpu_weight);
@@ -83,10 +68,17 @@ impl Scheduler<'_> {
             if let Some(weight) =
                 ctl.step(usage, wait, elapsed, guarantee, applied.params.guaranteed_shares, cpu_weight, target)
             {
-                if let Err(e) = self.set_boost(applied.cgid, weight) {
+                if let Err(e) = bpf.set_boost(applied.cgid, weight) {
                     warn!("{}: {e:#}", path.display());
                 }
             }
         }
     }
+}
+
+/// A cgroup's guarantee as it stands now: granted, scaled as the BPF side scales the guarantees
+/// (Bpf::guarantee_scale), and at most the tightest CPU limit on it (limit_cpus, 0: none).
+pub fn guarantee_now(granted: f64, scale: f64, limit_cpus: f64) -> f64 {
+    let g = granted * scale;
+    if limit_cpus > 0.0 { g.min(limit_cpus) } else { g }
 }

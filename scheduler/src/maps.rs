@@ -1,11 +1,17 @@
 //! The BPF side's maps and programs, typed: every read of a cgroup's record and every write the
-//! control plane makes (effective weight, deadlines, subtree sums, burst buffer) goes through here,
-//! so that the byte conversions of intf.h's structs live in one place.
+//! control plane makes (effective weight, deadlines, subtree sums, burst buffer) goes through
+//! [`Bpf`], so that the byte conversions of intf.h's structs live in one place. The daemon owns the
+//! loaded program; the configuration (params.rs), the guarantee loop and the reports borrow it.
+
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags, ProgramInput};
+use scx_utils::uei_exited;
 
-use crate::{bpf_intf, stats, Scheduler};
+use crate::bpf_skel::BpfSkel;
+use crate::stats::{self, CgroupTree, SchedulerStats};
+use crate::{bpf_intf, limits};
 
 /// Runs one of the BPF side's syscall programs (BPF_PROG_RUN) on `args`, which it reads and writes.
 /// `T` must be one of the bindgen structs of intf.h: plain old data, shared with the BPF side.
@@ -16,9 +22,14 @@ fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> 
     Ok(())
 }
 
-impl Scheduler<'_> {
+/// The loaded BPF program: its maps and syscall programs, typed.
+pub struct Bpf<'obj> {
+    pub skel: BpfSkel<'obj>,
+}
+
+impl Bpf<'_> {
     /// Sets a cgroup's effective weight (0: back to its cpu.weight) through the BPF side.
-    pub(crate) fn set_boost(&self, cgid: u64, weight: u32) -> Result<()> {
+    pub fn set_boost(&self, cgid: u64, weight: u32) -> Result<()> {
         let mut args = bpf_intf::fdl_boost_args { cgid, weight, ret: 0 };
         run_syscall(&self.skel.progs.fdl_set_boost, &mut args).context("running fdl_set_boost")?;
         if args.ret != 0 {
@@ -29,7 +40,7 @@ impl Scheduler<'_> {
 
     /// Writes a cgroup's deadlines through the BPF side (both 0: fair again). The container starts
     /// a new bucket; a nested cgroup becomes a container (with a queue of its own).
-    pub(crate) fn set_deadlines(&self, cgid: u64, rr_ns: u64, wakeup_ns: u64, budget_rate: u64) -> Result<()> {
+    pub fn set_deadlines(&self, cgid: u64, rr_ns: u64, wakeup_ns: u64, budget_rate: u64) -> Result<()> {
         let mut args = bpf_intf::fdl_params_args {
             cgid,
             deadline_rr_ns: rr_ns,
@@ -58,7 +69,7 @@ impl Scheduler<'_> {
 
     /// Has the BPF side sum a guaranteed cgroup's subtree use in its record (fdl_set_summed), or
     /// no longer: the guarantee loop then reads one record per guaranteed cgroup.
-    pub(crate) fn set_summed(&self, cgid: u64, on: bool) -> Result<()> {
+    pub fn set_summed(&self, cgid: u64, on: bool) -> Result<()> {
         let mut args = bpf_intf::fdl_summed_args { cgid, on: on as u32, ret: 0 };
         run_syscall(&self.skel.progs.fdl_set_summed, &mut args).context("running fdl_set_summed")?;
         if args.ret != 0 {
@@ -68,7 +79,7 @@ impl Scheduler<'_> {
     }
 
     /// Writes a cgroup's burst buffer (configuration: burst_buffer; 0: none).
-    pub(crate) fn set_buffer(&self, cgid: u64, buffer_ns: u64) -> Result<()> {
+    pub fn set_buffer(&self, cgid: u64, buffer_ns: u64) -> Result<()> {
         let mut args = bpf_intf::fdl_buffer_args { cgid, buffer_ns, ret: 0, __pad: 0 };
         run_syscall(&self.skel.progs.fdl_set_buffer, &mut args).context("running fdl_set_buffer")?;
         match args.ret {
@@ -78,14 +89,89 @@ impl Scheduler<'_> {
         }
     }
 
-    pub(crate) fn read_cgroup(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
+    /// A cgroup's record (None: not tracked by the BPF side).
+    pub fn read_cgroup(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
         let value = self.skel.maps.cgroups.lookup(&cgid.to_ne_bytes(), MapFlags::ANY).ok()??;
         // SAFETY: the map's value type is fdl_cgroup.
         Some(unsafe { std::ptr::read_unaligned(value.as_ptr() as *const bpf_intf::fdl_cgroup) })
     }
 
+    /// The ids of every cgroup the BPF side tracks.
+    pub fn cgroup_ids(&self) -> Vec<u64> {
+        self.skel.maps.cgroups.keys().filter_map(|k| Some(u64::from_ne_bytes(k.as_slice().try_into().ok()?))).collect()
+    }
+
+    /// Every cgroup below `root` with its figures, read now.
+    pub fn cgroup_tree(&self, root: &Path) -> CgroupTree {
+        CgroupTree::walk(root, |cgid| self.read_cgroup(cgid))
+    }
+
+    /// The scheduler-wide counters (the caller fills in what the process keeps: exits, loads).
+    pub fn scheduler_counts(&self) -> SchedulerStats {
+        read_scheduler(&self.skel)
+    }
+
     /// The BPF side's scale of the guarantees now (stats::guarantee_scale).
-    pub(crate) fn guarantee_scale(&self) -> f64 {
+    pub fn guarantee_scale(&self) -> f64 {
         stats::guarantee_scale(self.skel.maps.bss_data.as_ref().map_or(0, |b| b.fdl.budget_scale))
+    }
+
+    /// The tightest CPU limit (cpu.max) on path, its own or an ancestor's up to `root`, in CPUs;
+    /// 0: none.
+    pub fn limit_cpus(&self, root: &Path, path: &Path) -> f64 {
+        use std::os::unix::fs::MetadataExt;
+        let own: Vec<bpf_intf::fdl_cgroup> = path
+            .ancestors()
+            .take_while(|p| p.starts_with(root))
+            .filter_map(|p| self.read_cgroup(std::fs::metadata(p).ok()?.ino()))
+            .collect();
+        limits::tightest_cpus(own.iter().map(|c| &c.bw))
+    }
+
+    /// Has the BPF side exited (ejected by the kernel, or unregistered)?
+    pub fn exited(&self) -> bool {
+        uei_exited!(&self.skel, uei)
+    }
+}
+
+/// Reads the scheduler-wide counters (the cgroup counts and exits are the caller's to fill).
+fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
+    let mut sum = [0u64; std::mem::size_of::<bpf_intf::fdl_cpu_stats>() / 8];
+    let per_cpu = skel.maps.cpu_stats.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY).ok().flatten();
+    for value in per_cpu.unwrap_or_default() {
+        // SAFETY: the map's value type is fdl_cpu_stats, all u64.
+        let cpu: bpf_intf::fdl_cpu_stats = unsafe { std::ptr::read_unaligned(value.as_ptr() as *const _) };
+        let words: [u64; std::mem::size_of::<bpf_intf::fdl_cpu_stats>() / 8] = unsafe { std::mem::transmute(cpu) };
+        for (s, w) in sum.iter_mut().zip(words) {
+            *s += w;
+        }
+    }
+    // SAFETY: the array has the size and alignment of fdl_cpu_stats, all u64.
+    let s: bpf_intf::fdl_cpu_stats = unsafe { std::mem::transmute(sum) };
+    let fdl = &skel.maps.bss_data.as_ref().unwrap().fdl;
+    let c = &fdl.counters;
+    SchedulerStats {
+        dispatched: stats::DISPATCH_PATHS.iter().zip(s.nr_dispatched).map(|(p, n)| (p.to_string(), n)).collect(),
+        deadline_enqueued: s.nr_deadline_enqueued,
+        fair_enqueued: s.nr_fair_enqueued,
+        runnable_tasks: s.nr_became_runnable.wrapping_sub(s.nr_stopped_runnable) as i64,
+        idle_kicks: s.nr_idle_kicks,
+        preempt_kicks: s.nr_preempt_kicks,
+        starvation_clamps: s.nr_starvation_clamps,
+        migrations: s.nr_migrations,
+        fair_misses: fdl.fair.nr_misses,
+        fair_max_lateness_ns: fdl.fair.max_lateness_ns,
+        fair_picks: fdl.fair.nr_picks,
+        lag_steps: c.nr_lag_steps,
+        timer_kicks: s.nr_timer_kicks,
+        slice_timers: s.nr_slice_timers,
+        crossing_timers: s.nr_crossing_timers,
+        tick_preempts: s.nr_tick_preempts,
+        dispatch_empty: s.nr_dispatch_empty,
+        dispatch_empty_queued: s.nr_dispatch_empty_queued,
+        cgroups_untracked: c.nr_cgroups_untracked,
+        guarantee_scale: stats::guarantee_scale(fdl.budget_scale),
+        kernel_events: stats::kernel_events(),
+        ..Default::default()
     }
 }

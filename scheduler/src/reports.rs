@@ -1,28 +1,83 @@
 //! What scx_fdl reports: the control socket's answers (list, get, set, dump), the scx_stats
 //! figures, and the counters it logs.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use anyhow::{bail, Result};
-use libbpf_rs::MapCore;
 use log::info;
-use scx_utils::uei_exited;
 
 use crate::control::{CgroupReport, Request, Response};
+use crate::guarantee_loop::guarantee_now;
+use crate::maps::Bpf;
+use crate::params::InForce;
 use crate::stats::{self, CgroupTree, SchedulerStats};
-use crate::{config, limits, stats_server, Scheduler};
+use crate::{config, limits, stats_server};
 
-impl Scheduler<'_> {
+/// What the reports read: the BPF side, the configuration in force, and what the process keeps
+/// itself (exits of the BPF scheduler, loads).
+pub struct Reporter<'a, 'obj> {
+    pub bpf: &'a Bpf<'obj>,
+    pub cfg: &'a InForce,
+    pub exits: &'a BTreeMap<String, u64>,
+    pub loads: u64,
+}
+
+/// Answers a control request. `set` changes the configuration in force (validated like the file).
+pub fn handle(bpf: &Bpf, cfg: &mut InForce, exits: &BTreeMap<String, u64>, loads: u64, req: Request) -> Result<Response> {
+    let list = matches!(req, Request::List);
+    let (paths, message) = match req {
+        Request::Set { cgroup, assign } => {
+            // The BPF side has exited: its maps are about to go, so a write would be lost.
+            if bpf.exited() {
+                bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
+            }
+            let new = config::apply_set(&cfg.config, &cfg.cgroup_root, &cgroup, &assign)?;
+            let path = config::resolve_path(&cfg.cgroup_root, &cgroup)?;
+            cfg.apply_config(bpf, new);
+            let message = format!(
+                "{}: set {} (runtime only: a restart or a SIGHUP reload returns to the configuration file)",
+                path.display(),
+                assign.join(" ")
+            );
+            info!("control: {message}");
+            (vec![path], Some(message))
+        }
+        Request::Get { cgroup } => {
+            let path = config::resolve_path(&cfg.cgroup_root, &cgroup)?;
+            if !path.exists() && !cfg.expanded.iter().any(|e| e.path == path) {
+                bail!("cgroup {}: no such cgroup", path.display());
+            }
+            (vec![path], None)
+        }
+        Request::List => {
+            let r = Reporter { bpf, cfg, exits, loads };
+            (r.listed_paths(&r.cgroup_tree()).into_iter().collect(), None)
+        }
+        Request::Dump => {
+            let (scheduler, cgroups) = Reporter { bpf, cfg, exits, loads }.snapshot();
+            let cgroups = cgroups.into_iter().map(|(_, r)| r).collect();
+            return Ok(Response { ok: true, cgroups, scheduler: Some(scheduler), ..Default::default() });
+        }
+    };
+    let r = Reporter { bpf, cfg, exits, loads };
+    let tree = r.cgroup_tree();
+    let cgroups = paths.iter().map(|p| r.report(p, &tree)).collect();
+    let scheduler = list.then(|| r.scheduler_stats());
+    Ok(Response { ok: true, message, cgroups, scheduler, ..Default::default() })
+}
+
+impl Reporter<'_, '_> {
     /// Every cgroup with its figures, read now.
-    pub(crate) fn cgroup_tree(&self) -> CgroupTree {
-        CgroupTree::walk(&self.cgroup_root, |cgid| self.read_cgroup(cgid))
+    pub fn cgroup_tree(&self) -> CgroupTree {
+        self.bpf.cgroup_tree(&self.cfg.cgroup_root)
     }
 
     /// A cgroup's parameters and figures, from a tree read by cgroup_tree().
-    pub(crate) fn report(&self, path: &Path, tree: &CgroupTree) -> CgroupReport {
-        let params = self.expanded.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
+    pub fn report(&self, path: &Path, tree: &CgroupTree) -> CgroupReport {
+        let cfg = self.cfg;
+        let params = cfg.expanded.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
         let node = tree.get(path);
         let mut r = CgroupReport {
             path: path.display().to_string(),
@@ -30,8 +85,8 @@ impl Scheduler<'_> {
             deadline_rr_ns: params.deadline_rr_ns,
             deadline_wakeup_ns: params.deadline_wakeup_ns,
             guaranteed_shares: params.guaranteed_shares,
-            guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
-            runtime_only: self.runtime_only(path),
+            guarantee_cpus: cfg.guarantees.get(path).copied().unwrap_or(0.0),
+            runtime_only: cfg.runtime_only(path),
             ..Default::default()
         };
         if let Some(node) = node {
@@ -53,104 +108,59 @@ impl Scheduler<'_> {
             (r.usage_ns, r.wait_ns) = (node.usage_ns, node.wait_ns);
             r.runq_latency = node.runq_lat.to_vec();
         }
-        r.guarantee_granted_cpus = self.guarantee_now(self.granted.get(path).copied().unwrap_or(0.0), r.limit_cpus);
-        if let Some(ctl) = self.controllers.get(path) {
+        r.guarantee_granted_cpus =
+            guarantee_now(cfg.granted.get(path).copied().unwrap_or(0.0), self.bpf.guarantee_scale(), r.limit_cpus);
+        if let Some(ctl) = cfg.controllers.get(path) {
             r.usage_cpus_avg = ctl.usage_cpus;
             r.attainment = ctl.attainment(r.guarantee_granted_cpus);
         }
         r
     }
 
-    /// Were the cgroup's parameters changed by `scx_fdl set` since the file was read: does the
-    /// configuration in force name it otherwise than the file does?
-    fn runtime_only(&self, path: &Path) -> bool {
-        let named = |c: &[config::Entry]| c.iter().find(|e| e.path == path).map(|e| e.params);
-        named(&self.config) != named(&self.file_config)
-    }
-
     /// Configured cgroups, first-level cgroups and cgroups with a CPU limit, in path order.
-    pub(crate) fn listed_paths(&self, tree: &CgroupTree) -> BTreeSet<PathBuf> {
-        let mut paths: BTreeSet<PathBuf> = self.expanded.iter().map(|e| e.path.clone()).collect();
+    pub fn listed_paths(&self, tree: &CgroupTree) -> BTreeSet<PathBuf> {
+        let mut paths: BTreeSet<PathBuf> = self.cfg.expanded.iter().map(|e| e.path.clone()).collect();
         paths.extend(tree.limited().map(Path::to_path_buf));
-        if let Ok(dir) = std::fs::read_dir(&self.cgroup_root) {
+        if let Ok(dir) = std::fs::read_dir(&self.cfg.cgroup_root) {
             paths.extend(dir.flatten().map(|d| d.path()).filter(|p| p.join("cgroup.procs").exists()));
         }
         paths
     }
 
-    pub(crate) fn handle(&mut self, req: Request) -> Result<Response> {
-        let list = matches!(req, Request::List);
-        let (paths, message) = match req {
-            Request::Set { cgroup, assign } => {
-                // The BPF side has exited: its maps are about to go, so a write would be lost.
-                if uei_exited!(&self.skel, uei) {
-                    bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
-                }
-                let new = config::apply_set(&self.config, &self.cgroup_root, &cgroup, &assign)?;
-                let path = config::resolve_path(&self.cgroup_root, &cgroup)?;
-                self.apply_config(new);
-                let message = format!(
-                    "{}: set {} (runtime only: a restart or a SIGHUP reload returns to the configuration file)",
-                    path.display(),
-                    assign.join(" ")
-                );
-                info!("control: {message}");
-                (vec![path], Some(message))
-            }
-            Request::Get { cgroup } => {
-                let path = config::resolve_path(&self.cgroup_root, &cgroup)?;
-                if !path.exists() && !self.expanded.iter().any(|e| e.path == path) {
-                    bail!("cgroup {}: no such cgroup", path.display());
-                }
-                (vec![path], None)
-            }
-            Request::List => (self.listed_paths(&self.cgroup_tree()).into_iter().collect(), None),
-            Request::Dump => {
-                let (scheduler, cgroups) = self.snapshot();
-                let cgroups = cgroups.into_iter().map(|(_, r)| r).collect();
-                return Ok(Response { ok: true, cgroups, scheduler: Some(scheduler), ..Default::default() });
-            }
-        };
-        let tree = self.cgroup_tree();
-        let cgroups = paths.iter().map(|p| self.report(p, &tree)).collect();
-        let scheduler = list.then(|| self.scheduler_stats());
-        Ok(Response { ok: true, message, cgroups, scheduler, ..Default::default() })
-    }
-
     /// Scheduler-wide figures, with the exits so far.
-    pub(crate) fn scheduler_stats(&self) -> SchedulerStats {
+    pub fn scheduler_stats(&self) -> SchedulerStats {
         SchedulerStats {
             exits: self.exits.clone(),
             loads: self.loads,
             cgroups_unenforced_cpu_max: stats::UNENFORCED_CPU_MAX.load(Ordering::Relaxed),
-            ..stats::read_scheduler(&self.skel)
+            ..self.bpf.scheduler_counts()
         }
     }
 
     /// Everything at once, for `dump` and the metrics: scheduler-wide figures, and the reports of
     /// the cgroups exported (configured first, then by depth; at most MAX_EXPORTED_CGROUPS), each
     /// with its label.
-    pub(crate) fn snapshot(&self) -> (SchedulerStats, Vec<(String, CgroupReport)>) {
+    pub fn snapshot(&self) -> (SchedulerStats, Vec<(String, CgroupReport)>) {
         let tree = self.cgroup_tree();
-        let configured: HashSet<&Path> = self.expanded.iter().map(|e| e.path.as_path()).collect();
+        let configured: HashSet<&Path> = self.cfg.expanded.iter().map(|e| e.path.as_path()).collect();
         let (nodes, dropped) = tree.exported(&configured, stats::MAX_EXPORTED_CGROUPS);
         let cgroups: Vec<(String, CgroupReport)> = nodes
             .iter()
-            .map(|n| (stats::cgroup_label(&self.cgroup_root, &n.path), self.report(&n.path, &tree)))
+            .map(|n| (stats::cgroup_label(&self.cfg.cgroup_root, &n.path), self.report(&n.path, &tree)))
             .collect();
         let scheduler = SchedulerStats { cgroups_exported: cgroups.len(), cgroups_dropped: dropped, ..self.scheduler_stats() };
         (scheduler, cgroups)
     }
 
     /// The scx_stats figures: scheduler-wide, and the cgroups `list` shows.
-    pub(crate) fn metrics(&self) -> stats_server::Metrics {
+    pub fn metrics(&self) -> stats_server::Metrics {
         let tree = self.cgroup_tree();
         let reports: Vec<CgroupReport> = self.listed_paths(&tree).iter().map(|p| self.report(p, &tree)).collect();
         stats_server::Metrics::of(&self.scheduler_stats(), &reports)
     }
 
-    pub(crate) fn log_counters(&self) {
-        let s = stats::read_scheduler(&self.skel);
+    pub fn log_counters(&self) {
+        let s = self.bpf.scheduler_counts();
         let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
         info!(
             "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} preempt-kicks {} migrations {}",
@@ -176,7 +186,7 @@ impl Scheduler<'_> {
             s.tick_preempts
         );
         let tree = self.cgroup_tree();
-        for path in self.applied.keys() {
+        for path in self.cfg.applied.keys() {
             let r = self.report(path, &tree);
             info!(
                 "{}: used {} ms, waited {} ms, deadline misses {} of {} starts, worst lateness {} us, weight {} (cpu.weight {}){}",
@@ -198,9 +208,8 @@ impl Scheduler<'_> {
                 }
             );
         }
-        for key in self.skel.maps.cgroups.keys() {
-            let cgid = u64::from_ne_bytes(key.as_slice().try_into().unwrap());
-            let Some(cg) = self.read_cgroup(cgid) else { continue };
+        for cgid in self.bpf.cgroup_ids() {
+            let Some(cg) = self.bpf.read_cgroup(cgid) else { continue };
             log::debug!(
                 "cgroup {cgid}: parent {} weight {} wsum {} active {} contrib {} usage {} ms",
                 cg.parent_cgid, cg.weight, cg.wsum, cg.nr_active, cg.contrib, cg.usage_ns / 1_000_000

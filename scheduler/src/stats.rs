@@ -2,7 +2,7 @@
 //!
 //! The BPF side counts cheaply: frequent scheduler-wide events per CPU (`cpu_stats`), rare ones
 //! in bss, and per cgroup a record with CPU time, waiting and a log2 histogram of run-queue
-//! latency. This module reads them ([`read_scheduler`], [`CgroupTree`]); the control socket turns
+//! latency. maps.rs reads them (Bpf::scheduler_counts, and [`CgroupTree`] from its records); the control socket turns
 //! them into reports for `list`, `get`, `dump` and `--monitor`, and `prometheus.rs` renders a
 //! dump at each scrape. No output touches the collection.
 
@@ -11,11 +11,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 
-use libbpf_rs::{MapCore, MapFlags};
 use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf;
-use crate::bpf_skel::BpfSkel;
 
 /// Buckets of the run-queue latency histogram (intf.h: FDL_LAT_BUCKETS).
 pub const LAT_BUCKETS: usize = bpf_intf::fdl_consts_FDL_LAT_BUCKETS as usize;
@@ -128,46 +126,9 @@ pub fn guarantee_scale(raw: u64) -> f64 {
     }
 }
 
-/// Reads the scheduler-wide counters (the cgroup counts and exits are the caller's to fill).
-pub fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
-    let mut sum = [0u64; std::mem::size_of::<bpf_intf::fdl_cpu_stats>() / 8];
-    let per_cpu = skel.maps.cpu_stats.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY).ok().flatten();
-    for value in per_cpu.unwrap_or_default() {
-        // SAFETY: the map's value type is fdl_cpu_stats, all u64.
-        let cpu: bpf_intf::fdl_cpu_stats = unsafe { std::ptr::read_unaligned(value.as_ptr() as *const _) };
-        let words: [u64; std::mem::size_of::<bpf_intf::fdl_cpu_stats>() / 8] = unsafe { std::mem::transmute(cpu) };
-        for (s, w) in sum.iter_mut().zip(words) {
-            *s += w;
-        }
-    }
-    // SAFETY: the array has the size and alignment of fdl_cpu_stats, all u64.
-    let s: bpf_intf::fdl_cpu_stats = unsafe { std::mem::transmute(sum) };
-    let fdl = &skel.maps.bss_data.as_ref().unwrap().fdl;
-    let c = &fdl.counters;
-    SchedulerStats {
-        dispatched: DISPATCH_PATHS.iter().zip(s.nr_dispatched).map(|(p, n)| (p.to_string(), n)).collect(),
-        deadline_enqueued: s.nr_deadline_enqueued,
-        fair_enqueued: s.nr_fair_enqueued,
-        runnable_tasks: s.nr_became_runnable.wrapping_sub(s.nr_stopped_runnable) as i64,
-        idle_kicks: s.nr_idle_kicks,
-        preempt_kicks: s.nr_preempt_kicks,
-        starvation_clamps: s.nr_starvation_clamps,
-        migrations: s.nr_migrations,
-        fair_misses: fdl.fair.nr_misses,
-        fair_max_lateness_ns: fdl.fair.max_lateness_ns,
-        fair_picks: fdl.fair.nr_picks,
-        lag_steps: c.nr_lag_steps,
-        timer_kicks: s.nr_timer_kicks,
-        slice_timers: s.nr_slice_timers,
-        crossing_timers: s.nr_crossing_timers,
-        tick_preempts: s.nr_tick_preempts,
-        dispatch_empty: s.nr_dispatch_empty,
-        dispatch_empty_queued: s.nr_dispatch_empty_queued,
-        cgroups_untracked: c.nr_cgroups_untracked,
-        guarantee_scale: guarantee_scale(fdl.budget_scale),
-        kernel_events: read_kernel_events(Path::new(KERNEL_EVENTS)),
-        ..Default::default()
-    }
+/// The kernel's sched_ext event counters: /sys/kernel/sched_ext/root/events.
+pub fn kernel_events() -> BTreeMap<String, u64> {
+    read_kernel_events(Path::new(KERNEL_EVENTS))
 }
 
 /// Parses the kernel's `NAME VALUE` lines (empty if the file is missing: kernels before 6.15).
