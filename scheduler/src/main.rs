@@ -239,9 +239,7 @@ fn main() -> ExitCode {
 
     let result = match (&opts.command, opts.monitor_interval()) {
         (Some(cmd), _) => client(cmd, &opts.socket).map(|()| ExitCode::SUCCESS),
-        _ if opts.help_stats => stats_server::server_data()
-            .describe_meta(&mut std::io::stdout(), None)
-            .map(|()| ExitCode::SUCCESS),
+        _ if opts.help_stats => stats_server::describe(&mut std::io::stdout()).map(|()| ExitCode::SUCCESS),
         (None, Some(every)) => stats_server::monitor(every, || false).map(|()| ExitCode::SUCCESS),
         (None, None) => run(&opts),
     };

@@ -6,8 +6,10 @@
 //! most stats::MAX_EXPORTED_CGROUPS, so the label set stays bounded). Nothing is collected
 //! between scrapes, and a cgroup that is gone is gone from the next scrape.
 //!
-//! Every metric is defined once, in METRICS: name, kind, unit and help. Rendering a value under a
-//! name that is not there is a bug the tests catch.
+//! Every metric is defined once: the exporter's name, kind and unit in METRICS, and its meaning
+//! where its figure is defined (a scheduler-wide one's in stats::SchedulerStats, whose description
+//! scx_stats prints as well: Help::Field). Rendering a value under a name that is not there is a
+//! bug the tests catch.
 //!
 //! Counters stay monotonic across what would make a raw value fall: the BPF side's counts restart
 //! when the scheduler is loaded again (SchedulerStats::loads) or a cgroup is created again under
@@ -80,55 +82,81 @@ struct Def {
     name: &'static str,
     kind: Kind,
     scale: Scale,
-    help: &'static str,
+    help: Help,
 }
 
+/// A family's help text: its own, or the description of the stats::SchedulerStats field whose
+/// figure it exports (defined there once).
+#[derive(Debug)]
+enum Help {
+    Text(&'static str),
+    Field(&'static str),
+}
+
+impl Help {
+    fn text(&self) -> String {
+        match self {
+            Help::Text(t) => t.to_string(),
+            Help::Field(f) => stats::scheduler_desc(f).unwrap_or_else(|| panic!("SchedulerStats has no described field {f}")),
+        }
+    }
+}
+
+use Help::{Field, Text};
 use Kind::{Counter, Gauge, Histogram};
 use Scale::{Count, Microseconds, Nanoseconds};
 
 #[rustfmt::skip]
 const METRICS: &[Def] = &[
-    Def { name: "scx_fdl_dispatched_tasks", kind: Counter, scale: Count, help: "Tasks dispatched, by path (type): idle CPU, previous task kept, deadline queue, fair queue" },
-    Def { name: "scx_fdl_enqueued_tasks", kind: Counter, scale: Count, help: "Tasks queued, by queue: deadline or fair" },
-    Def { name: "scx_fdl_idle_kicks", kind: Counter, scale: Count, help: "Idle CPUs woken to pick up queued work" },
-    Def { name: "scx_fdl_preempt_kicks", kind: Counter, scale: Count, help: "CPUs preempted so that an earlier deadline runs" },
-    Def { name: "scx_fdl_migrations", kind: Counter, scale: Count, help: "Tasks that started running on another CPU than last time" },
-    Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: "Enqueues whose virtual time the starvation bound pulled in" },
-    Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: "Times the fair container ran past its deadline" },
-    Def { name: "scx_fdl_cgroups_untracked", kind: Counter, scale: Count, help: "Cgroups that did not fit in the BPF cgroup map" },
-    Def { name: "scx_fdl_kernel_events", kind: Counter, scale: Count, help: "The kernel's sched_ext event counters (/sys/kernel/sched_ext/root/events)" },
-    Def { name: "scx_fdl_scheduler_exits", kind: Counter, scale: Count, help: "Exits of the BPF scheduler while this process ran, by reason" },
-    Def { name: "scx_fdl_scheduler_loads", kind: Counter, scale: Count, help: "Times this process loaded and attached the BPF scheduler" },
-    Def { name: "scx_fdl_runnable_tasks", kind: Gauge, scale: Count, help: "Tasks runnable now (running or waiting)" },
-    Def { name: "scx_fdl_fair_max_lateness", kind: Gauge, scale: Nanoseconds, help: "Worst lateness of the fair container" },
-    Def { name: "scx_fdl_cgroups_exported", kind: Gauge, scale: Count, help: "Cgroups exported" },
-    Def { name: "scx_fdl_cgroups_dropped", kind: Gauge, scale: Count, help: "Cgroups not exported: beyond the cap of 1024" },
-    Def { name: "scx_fdl_guarantee_scale", kind: Gauge, scale: Count, help: "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves" },
-    Def { name: "scx_fdl_cgroups_unenforced_cpu_max", kind: Gauge, scale: Count, help: "Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce: too deep or beyond its cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max" },
-    Def { name: "scx_fdl_cgroup_cpu_usage", kind: Counter, scale: Nanoseconds, help: "CPU time used under scx_fdl by the cgroup's subtree" },
-    Def { name: "scx_fdl_cgroup_wait", kind: Counter, scale: Nanoseconds, help: "Time the cgroup subtree's tasks spent runnable but waiting" },
-    Def { name: "scx_fdl_cgroup_runq_latency", kind: Histogram, scale: Nanoseconds, help: "Run-queue latency (queued to running) of the cgroup subtree's tasks" },
-    Def { name: "scx_fdl_cgroup_cpu_weight", kind: Gauge, scale: Count, help: "cpu.weight" },
-    Def { name: "scx_fdl_cgroup_effective_weight", kind: Gauge, scale: Count, help: "Weight in use: cpu.weight or the guarantee loop's boost" },
-    Def { name: "scx_fdl_cgroup_deadline_misses", kind: Counter, scale: Count, help: "Deadline containers: tasks that started past their deadline" },
-    Def { name: "scx_fdl_cgroup_deadline_starts", kind: Counter, scale: Count, help: "Deadline containers: starts of their work after a wait, late or not (the misses' denominator)" },
-    Def { name: "scx_fdl_cgroup_lateness", kind: Histogram, scale: Nanoseconds, help: "Deadline containers: how late the misses started" },
-    Def { name: "scx_fdl_cgroup_max_lateness", kind: Gauge, scale: Nanoseconds, help: "Deadline containers: worst lateness" },
-    Def { name: "scx_fdl_cgroup_deadline_rr", kind: Gauge, scale: Nanoseconds, help: "Configured deadline_rr" },
-    Def { name: "scx_fdl_cgroup_deadline_wakeup", kind: Gauge, scale: Nanoseconds, help: "Configured deadline_wakeup (deadline_rr where not set)" },
-    Def { name: "scx_fdl_cgroup_guaranteed_shares", kind: Gauge, scale: Count, help: "Configured guaranteed_shares (1024 = one CPU where the parent has no guarantee)" },
-    Def { name: "scx_fdl_cgroup_guarantee_cpus", kind: Gauge, scale: Count, help: "The guarantee in CPUs" },
-    Def { name: "scx_fdl_cgroup_guarantee_granted_cpus", kind: Gauge, scale: Count, help: "The guarantee as granted, in CPUs: scaled down when the guarantees ask more than the machine" },
-    Def { name: "scx_fdl_cgroup_guarantee_usage_cpus", kind: Gauge, scale: Count, help: "Guaranteed cgroups: CPU use averaged by the control loop (about 1 s)" },
-    Def { name: "scx_fdl_cgroup_guarantee_attainment_ratio", kind: Gauge, scale: Count, help: "Guaranteed cgroups: averaged use over the guarantee" },
-    Def { name: "scx_fdl_cgroup_guarantee_budget", kind: Gauge, scale: Nanoseconds, help: "Deadline containers with a guarantee: CPU time left within it (negative: beyond it, served as fair work)" },
-    Def { name: "scx_fdl_cgroup_nr_periods", kind: Counter, scale: Count, help: "Cgroups with cpu.max: periods in which the cgroup ran or was throttled (cpu.stat nr_periods)" },
-    Def { name: "scx_fdl_cgroup_nr_throttled", kind: Counter, scale: Count, help: "Cgroups with cpu.max: periods in which it was throttled (cpu.stat nr_throttled)" },
-    Def { name: "scx_fdl_cgroup_throttled", kind: Counter, scale: Microseconds, help: "Cgroups with cpu.max: time throttled, summed over the run queues its held tasks wait on, at most one per CPU, as the kernel sums it (cpu.stat throttled_usec)" },
-    Def { name: "scx_fdl_cgroup_nr_bursts", kind: Counter, scale: Count, help: "Cgroups with cpu.max: periods that used quota carried over (cpu.stat nr_bursts)" },
-    Def { name: "scx_fdl_cgroup_burst", kind: Counter, scale: Microseconds, help: "Cgroups with cpu.max: CPU time used beyond the quota from carried-over quota (cpu.stat burst_usec)" },
-    Def { name: "scx_fdl_cgroup_cpu_max_cpus", kind: Gauge, scale: Count, help: "Cgroups with cpu.max: the limit in CPUs (quota / period)" },
-    Def { name: "scx_fdl_cgroup_is_throttled", kind: Gauge, scale: Count, help: "Cgroups with cpu.max: 1 while throttled" },
+    Def { name: "scx_fdl_dispatched_tasks", kind: Counter, scale: Count, help: Field("dispatched") },
+    Def { name: "scx_fdl_enqueued_tasks", kind: Counter, scale: Count, help: Text("Tasks queued, by queue: deadline or fair") },
+    Def { name: "scx_fdl_idle_kicks", kind: Counter, scale: Count, help: Field("idle_kicks") },
+    Def { name: "scx_fdl_preempt_kicks", kind: Counter, scale: Count, help: Field("preempt_kicks") },
+    Def { name: "scx_fdl_migrations", kind: Counter, scale: Count, help: Field("migrations") },
+    Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: Field("starvation_clamps") },
+    Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: Field("fair_misses") },
+    Def { name: "scx_fdl_cgroups_untracked", kind: Counter, scale: Count, help: Field("cgroups_untracked") },
+    Def { name: "scx_fdl_kernel_events", kind: Counter, scale: Count, help: Field("kernel_events") },
+    Def { name: "scx_fdl_scheduler_exits", kind: Counter, scale: Count, help: Field("exits") },
+    Def { name: "scx_fdl_scheduler_loads", kind: Counter, scale: Count, help: Field("loads") },
+    Def { name: "scx_fdl_runnable_tasks", kind: Gauge, scale: Count, help: Field("runnable_tasks") },
+    Def { name: "scx_fdl_fair_max_lateness", kind: Gauge, scale: Nanoseconds, help: Field("fair_max_lateness_ns") },
+    Def { name: "scx_fdl_cgroups_exported", kind: Gauge, scale: Count, help: Field("cgroups_exported") },
+    Def { name: "scx_fdl_cgroups_dropped", kind: Gauge, scale: Count, help: Field("cgroups_dropped") },
+    Def { name: "scx_fdl_guarantee_scale", kind: Gauge, scale: Count, help: Field("guarantee_scale") },
+    Def { name: "scx_fdl_cgroups_unenforced_cpu_max", kind: Gauge, scale: Count, help: Field("cgroups_unenforced_cpu_max") },
+    Def { name: "scx_fdl_fair_deadline_starts", kind: Counter, scale: Count, help: Field("fair_picks") },
+    Def { name: "scx_fdl_lag_steps", kind: Counter, scale: Count, help: Field("lag_steps") },
+    Def { name: "scx_fdl_timer_kicks", kind: Counter, scale: Count, help: Field("timer_kicks") },
+    Def { name: "scx_fdl_slice_timers", kind: Counter, scale: Count, help: Field("slice_timers") },
+    Def { name: "scx_fdl_crossing_timers", kind: Counter, scale: Count, help: Field("crossing_timers") },
+    Def { name: "scx_fdl_tick_preempts", kind: Counter, scale: Count, help: Field("tick_preempts") },
+    Def { name: "scx_fdl_empty_dispatches", kind: Counter, scale: Count, help: Field("dispatch_empty") },
+    Def { name: "scx_fdl_empty_dispatches_with_work_queued", kind: Counter, scale: Count, help: Field("dispatch_empty_queued") },
+    Def { name: "scx_fdl_cgroup_cpu_usage", kind: Counter, scale: Nanoseconds, help: Text("CPU time used under scx_fdl by the cgroup's subtree") },
+    Def { name: "scx_fdl_cgroup_wait", kind: Counter, scale: Nanoseconds, help: Text("Time the cgroup subtree's tasks spent runnable but waiting") },
+    Def { name: "scx_fdl_cgroup_runq_latency", kind: Histogram, scale: Nanoseconds, help: Text("Run-queue latency (queued to running) of the cgroup subtree's tasks") },
+    Def { name: "scx_fdl_cgroup_cpu_weight", kind: Gauge, scale: Count, help: Text("cpu.weight") },
+    Def { name: "scx_fdl_cgroup_effective_weight", kind: Gauge, scale: Count, help: Text("Weight in use: cpu.weight or the guarantee loop's boost") },
+    Def { name: "scx_fdl_cgroup_deadline_misses", kind: Counter, scale: Count, help: Text("Deadline containers: tasks that started past their deadline") },
+    Def { name: "scx_fdl_cgroup_deadline_starts", kind: Counter, scale: Count, help: Text("Deadline containers: starts of their work after a wait, late or not (the misses' denominator)") },
+    Def { name: "scx_fdl_cgroup_lateness", kind: Histogram, scale: Nanoseconds, help: Text("Deadline containers: how late the misses started") },
+    Def { name: "scx_fdl_cgroup_max_lateness", kind: Gauge, scale: Nanoseconds, help: Text("Deadline containers: worst lateness") },
+    Def { name: "scx_fdl_cgroup_deadline_rr", kind: Gauge, scale: Nanoseconds, help: Text("Configured deadline_rr") },
+    Def { name: "scx_fdl_cgroup_deadline_wakeup", kind: Gauge, scale: Nanoseconds, help: Text("Configured deadline_wakeup (deadline_rr where not set)") },
+    Def { name: "scx_fdl_cgroup_guaranteed_shares", kind: Gauge, scale: Count, help: Text("Configured guaranteed_shares (1024 = one CPU where the parent has no guarantee)") },
+    Def { name: "scx_fdl_cgroup_guarantee_cpus", kind: Gauge, scale: Count, help: Text("The guarantee in CPUs") },
+    Def { name: "scx_fdl_cgroup_guarantee_granted_cpus", kind: Gauge, scale: Count, help: Text("The guarantee as granted, in CPUs: scaled down when the guarantees ask more than the machine") },
+    Def { name: "scx_fdl_cgroup_guarantee_usage_cpus", kind: Gauge, scale: Count, help: Text("Guaranteed cgroups: CPU use averaged by the control loop (about 1 s)") },
+    Def { name: "scx_fdl_cgroup_guarantee_attainment_ratio", kind: Gauge, scale: Count, help: Text("Guaranteed cgroups: averaged use over the guarantee") },
+    Def { name: "scx_fdl_cgroup_guarantee_budget", kind: Gauge, scale: Nanoseconds, help: Text("Deadline containers with a guarantee: CPU time left within it (negative: beyond it, served as fair work)") },
+    Def { name: "scx_fdl_cgroup_nr_periods", kind: Counter, scale: Count, help: Text("Cgroups with cpu.max: periods in which the cgroup ran or was throttled (cpu.stat nr_periods)") },
+    Def { name: "scx_fdl_cgroup_nr_throttled", kind: Counter, scale: Count, help: Text("Cgroups with cpu.max: periods in which it was throttled (cpu.stat nr_throttled)") },
+    Def { name: "scx_fdl_cgroup_throttled", kind: Counter, scale: Microseconds, help: Text("Cgroups with cpu.max: time throttled, summed over the run queues its held tasks wait on, at most one per CPU, as the kernel sums it (cpu.stat throttled_usec)") },
+    Def { name: "scx_fdl_cgroup_nr_bursts", kind: Counter, scale: Count, help: Text("Cgroups with cpu.max: periods that used quota carried over (cpu.stat nr_bursts)") },
+    Def { name: "scx_fdl_cgroup_burst", kind: Counter, scale: Microseconds, help: Text("Cgroups with cpu.max: CPU time used beyond the quota from carried-over quota (cpu.stat burst_usec)") },
+    Def { name: "scx_fdl_cgroup_cpu_max_cpus", kind: Gauge, scale: Count, help: Text("Cgroups with cpu.max: the limit in CPUs (quota / period)") },
+    Def { name: "scx_fdl_cgroup_is_throttled", kind: Gauge, scale: Count, help: Text("Cgroups with cpu.max: 1 while throttled") },
 ];
 
 fn def(name: &str) -> &'static Def {
@@ -279,6 +307,14 @@ impl Build<'_> {
         self.counter("scx_fdl_starvation_clamps", vec![], ep, s.starvation_clamps);
         self.counter("scx_fdl_fair_deadline_misses", vec![], ep, s.fair_misses);
         self.counter("scx_fdl_cgroups_untracked", vec![], ep, s.cgroups_untracked);
+        self.counter("scx_fdl_fair_deadline_starts", vec![], ep, s.fair_picks);
+        self.counter("scx_fdl_lag_steps", vec![], ep, s.lag_steps);
+        self.counter("scx_fdl_timer_kicks", vec![], ep, s.timer_kicks);
+        self.counter("scx_fdl_slice_timers", vec![], ep, s.slice_timers);
+        self.counter("scx_fdl_crossing_timers", vec![], ep, s.crossing_timers);
+        self.counter("scx_fdl_tick_preempts", vec![], ep, s.tick_preempts);
+        self.counter("scx_fdl_empty_dispatches", vec![], ep, s.dispatch_empty);
+        self.counter("scx_fdl_empty_dispatches_with_work_queued", vec![], ep, s.dispatch_empty_queued);
         for (event, n) in &s.kernel_events {
             self.counter("scx_fdl_kernel_events", vec![("event", event.clone())], ep, *n);
         }
@@ -345,7 +381,7 @@ impl Collector for Exposition {
                 Gauge => MetricType::Gauge,
                 Histogram => MetricType::Histogram,
             };
-            let mut family = encoder.encode_descriptor(d.name, d.help, unit.as_ref(), kind)?;
+            let mut family = encoder.encode_descriptor(d.name, &d.help.text(), unit.as_ref(), kind)?;
             for (labels, value) in samples {
                 let mut m = family.encode_family(labels)?;
                 match value {
@@ -524,6 +560,15 @@ mod tests {
             let name = l.split(['{', ' ']).next().unwrap();
             assert!(names.iter().any(|n| n == name), "{name} is not an exposed name");
         }
+    }
+
+    /// Every family has its help, a scheduler-wide one from the field that defines its figure.
+    #[test]
+    fn every_family_is_described_once() {
+        for d in METRICS {
+            assert!(!d.help.text().is_empty(), "{} has no help", d.name);
+        }
+        assert_eq!(def("scx_fdl_idle_kicks").help.text(), stats::scheduler_desc("idle_kicks").unwrap());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 
+use scx_stats_derive::{stat_doc, Stats};
 use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf;
@@ -54,59 +55,78 @@ pub fn quantile_bound_us(buckets: &[u64], q: f64) -> Option<u64> {
     None
 }
 
-/// Scheduler-wide figures: per-CPU counters summed, rare counters, the kernel's events.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// Scheduler-wide figures: per-CPU counters summed, rare counters, the kernel's events. The one
+/// definition of each scheduler-wide metric: its name and its meaning (`desc`, which scx_stats'
+/// --help-stats prints and Prometheus takes as its help, prometheus.rs); counts are cumulative
+/// since the BPF program was loaded.
+#[stat_doc]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Stats)]
 pub struct SchedulerStats {
-    /// Tasks dispatched, by path (DISPATCH_PATHS).
+    #[stat(desc = "Tasks dispatched, by path: idle (straight onto an idle CPU found at wake-up), prev (the running task kept its CPU), deadline (from a deadline container's queue by its deadline), fair (by the fair order)")]
     pub dispatched: BTreeMap<String, u64>,
+    #[stat(desc = "Tasks queued under a deadline container")]
     pub deadline_enqueued: u64,
+    #[stat(desc = "Tasks queued as fair work")]
     pub fair_enqueued: u64,
-    /// Tasks runnable now (running or waiting).
+    #[stat(desc = "Tasks runnable now (running or waiting)")]
     pub runnable_tasks: i64,
+    #[stat(desc = "Idle CPUs woken to pick up queued work")]
     pub idle_kicks: u64,
+    #[stat(desc = "CPUs preempted so that an earlier deadline runs")]
     pub preempt_kicks: u64,
+    #[stat(desc = "Enqueues whose virtual time the starvation bound pulled in")]
     pub starvation_clamps: u64,
+    #[stat(desc = "Tasks that started running on another CPU than last time")]
     pub migrations: u64,
-    /// The fair container's deadline misses, worst lateness, and picks from its queue.
+    #[stat(desc = "Times the fair container ran past its deadline")]
     pub fair_misses: u64,
+    #[stat(desc = "Worst lateness of the fair container (ns)")]
     pub fair_max_lateness_ns: u64,
+    #[stat(desc = "Starts of fair work after a wait (the fair container's misses' denominator)")]
     pub fair_picks: u64,
-    /// Misses that moved virtual deadline time back (each also halved the deadline spread).
+    #[stat(desc = "Deadline misses that moved virtual deadline time back (each also halved the deadline spread)")]
     pub lag_steps: u64,
-    /// CPUs preempted by a deadline timer inside a tick, and slices ended at a tick.
+    #[stat(desc = "CPUs preempted by a deadline timer inside a tick")]
     pub timer_kicks: u64,
-    /// Deadline timers set to end a slice cut short for a competing deadline or a CPU limit.
+    #[stat(desc = "Deadline timers set to end a slice cut short for a competing deadline")]
     #[serde(default)]
     pub slice_timers: u64,
-    /// Deadline timers set where a CPU's work, earlier than a waiting deadline now, comes after it
-    /// within a slice.
+    #[stat(desc = "Deadline timers set where a CPU's earlier work passes a waiting deadline within a slice")]
     #[serde(default)]
     pub crossing_timers: u64,
+    #[stat(desc = "Slices ended at a tick because an earlier deadline was waiting")]
     pub tick_preempts: u64,
-    /// Dispatches that found nothing to run, and of those the ones that left work queued.
+    #[stat(desc = "Dispatches that found nothing to run")]
     #[serde(default)]
     pub dispatch_empty: u64,
+    #[stat(desc = "Dispatches that found nothing to run while work was queued")]
     #[serde(default)]
     pub dispatch_empty_queued: u64,
-    /// Cgroups that did not fit in the BPF side's map.
+    #[stat(desc = "Cgroups not tracked by the BPF side (deeper than 16 levels, or beyond its map): scheduled as their nearest tracked ancestor")]
     pub cgroups_untracked: u64,
-    /// The guarantees' scale now: below 1 while the active guarantees ask more than fair work's
-    /// protected bandwidth leaves (BPF: fdl_budget_scale).
+    #[stat(desc = "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves")]
     #[serde(default = "one")]
     pub guarantee_scale: f64,
-    /// Cgroups reported, and those left out by MAX_EXPORTED_CGROUPS.
+    #[stat(desc = "Cgroups exported (at most 1024: configured first, then the shallowest, then by path)")]
     pub cgroups_exported: usize,
+    #[stat(desc = "Cgroups not exported: beyond the cap of 1024")]
     pub cgroups_dropped: usize,
-    /// /sys/kernel/sched_ext/root/events, names without the SCX_EV_ prefix, lower case.
+    #[stat(desc = "The kernel's sched_ext event counters (/sys/kernel/sched_ext/root/events, lower case without SCX_EV_)")]
     pub kernel_events: BTreeMap<String, u64>,
-    /// Times the BPF scheduler exited while this process ran, by reason.
+    #[stat(desc = "Exits of the BPF scheduler this process survived, by reason (restart: the kernel asked, on CPU hotplug)")]
     pub exits: BTreeMap<String, u64>,
-    /// Times this process loaded and attached the BPF scheduler (its counts restart at each).
+    #[stat(desc = "Times this process loaded and attached the BPF scheduler (the BPF side's counts restart at each)")]
     #[serde(default)]
     pub loads: u64,
-    /// Cgroups with a CPU limit that scx_fdl does not enforce (UNENFORCED_CPU_MAX).
+    #[stat(desc = "Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce: too deep or beyond its cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max")]
     #[serde(default)]
     pub cgroups_unenforced_cpu_max: u64,
+}
+
+/// A scheduler-wide metric's meaning, as SchedulerStats defines it (None: no such field).
+pub fn scheduler_desc(field: &str) -> Option<String> {
+    use scx_stats::prelude::Meta;
+    SchedulerStats::meta().fields.get(field)?.attrs.desc.clone()
 }
 
 /// Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce now: too deep or beyond its

@@ -25,44 +25,8 @@ use crate::stats::SchedulerStats;
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
 #[stat(top)]
 pub struct Metrics {
-    #[stat(desc = "Tasks dispatched to an idle CPU found at wake-up (select_cpu), cumulative")]
-    pub dispatched_idle: u64,
-    #[stat(desc = "Tasks that kept their CPU at the end of their slice, cumulative")]
-    pub dispatched_prev: u64,
-    #[stat(desc = "Tasks dispatched from a deadline container's queue by its deadline, cumulative")]
-    pub dispatched_deadline: u64,
-    #[stat(desc = "Tasks dispatched by the fair order, cumulative")]
-    pub dispatched_fair: u64,
-    #[stat(desc = "Tasks queued under a deadline container, cumulative")]
-    pub deadline_enqueued: u64,
-    #[stat(desc = "Tasks queued as fair work, cumulative")]
-    pub fair_enqueued: u64,
-    #[stat(desc = "Tasks runnable now (running or waiting)")]
-    pub runnable_tasks: i64,
-    #[stat(desc = "Idle CPUs kicked for a waking task, cumulative")]
-    pub idle_kicks: u64,
-    #[stat(desc = "CPUs preempted so that an earlier deadline runs, cumulative")]
-    pub preempt_kicks: u64,
-    #[stat(desc = "Tasks that started on another CPU than the last, cumulative")]
-    pub migrations: u64,
-    #[stat(desc = "Fair work's deadline misses, cumulative")]
-    pub fair_misses: u64,
-    #[stat(desc = "Fair work's starts after a wait, cumulative")]
-    pub fair_picks: u64,
-    #[stat(desc = "CPUs preempted by a deadline timer inside a tick, cumulative")]
-    pub timer_kicks: u64,
-    #[stat(desc = "Preemptions at a tick for an earlier waiting deadline, cumulative")]
-    pub tick_preempts: u64,
-    #[stat(desc = "Tasks held back by the starvation window, cumulative")]
-    pub starvation_clamps: u64,
-    #[stat(desc = "The guarantees' scale now (1: as granted; below 1 while they ask more than fair work's floor leaves)")]
-    pub guarantee_scale: f64,
-    #[stat(desc = "Cgroups that did not fit in the BPF side's map (scheduled as their nearest tracked ancestor)")]
-    pub cgroups_untracked: u64,
-    #[stat(desc = "Cgroups with a cpu.max that scx_fdl does not enforce")]
-    pub cgroups_unenforced_cpu_max: u64,
-    #[stat(desc = "Times this process loaded and attached the BPF scheduler (counters restart at each)")]
-    pub loads: u64,
+    #[stat(desc = "Scheduler-wide figures (SchedulerStats, below), cumulative since the BPF program was loaded")]
+    pub scheduler: SchedulerStats,
     #[stat(desc = "The cgroups `scx_fdl list` shows (configured, first-level, or with a CPU limit), by path")]
     pub cgroups: BTreeMap<String, CgroupMetrics>,
 }
@@ -123,62 +87,15 @@ pub struct CgroupMetrics {
 impl Metrics {
     /// The figures of the moment: scheduler-wide, and each listed cgroup's report.
     pub fn of(s: &SchedulerStats, reports: &[CgroupReport]) -> Self {
-        let path = |p: &str| s.dispatched.get(p).copied().unwrap_or(0);
         Metrics {
-            dispatched_idle: path("idle"),
-            dispatched_prev: path("prev"),
-            dispatched_deadline: path("deadline"),
-            dispatched_fair: path("fair"),
-            deadline_enqueued: s.deadline_enqueued,
-            fair_enqueued: s.fair_enqueued,
-            runnable_tasks: s.runnable_tasks,
-            idle_kicks: s.idle_kicks,
-            preempt_kicks: s.preempt_kicks,
-            migrations: s.migrations,
-            fair_misses: s.fair_misses,
-            fair_picks: s.fair_picks,
-            timer_kicks: s.timer_kicks,
-            tick_preempts: s.tick_preempts,
-            starvation_clamps: s.starvation_clamps,
-            guarantee_scale: s.guarantee_scale,
-            cgroups_untracked: s.cgroups_untracked,
-            cgroups_unenforced_cpu_max: s.cgroups_unenforced_cpu_max,
-            loads: s.loads,
+            scheduler: s.clone(),
             cgroups: reports.iter().map(|r| (r.path.clone(), CgroupMetrics::of(r))).collect(),
         }
     }
 
     /// Back to the shapes `--monitor`'s table prints (crate::monitor).
     pub fn reports(&self) -> (SchedulerStats, Vec<CgroupReport>) {
-        let dispatched = [
-            ("idle", self.dispatched_idle),
-            ("prev", self.dispatched_prev),
-            ("deadline", self.dispatched_deadline),
-            ("fair", self.dispatched_fair),
-        ]
-        .into_iter()
-        .map(|(p, n)| (p.to_string(), n))
-        .collect();
-        let s = SchedulerStats {
-            dispatched,
-            deadline_enqueued: self.deadline_enqueued,
-            fair_enqueued: self.fair_enqueued,
-            runnable_tasks: self.runnable_tasks,
-            idle_kicks: self.idle_kicks,
-            preempt_kicks: self.preempt_kicks,
-            migrations: self.migrations,
-            fair_misses: self.fair_misses,
-            fair_picks: self.fair_picks,
-            timer_kicks: self.timer_kicks,
-            tick_preempts: self.tick_preempts,
-            starvation_clamps: self.starvation_clamps,
-            guarantee_scale: self.guarantee_scale,
-            cgroups_untracked: self.cgroups_untracked,
-            cgroups_unenforced_cpu_max: self.cgroups_unenforced_cpu_max,
-            loads: self.loads,
-            ..Default::default()
-        };
-        (s, self.cgroups.iter().map(|(path, c)| c.report(path)).collect())
+        (self.scheduler.clone(), self.cgroups.iter().map(|(path, c)| c.report(path)).collect())
     }
 }
 
@@ -259,9 +176,16 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         Ok(read)
     });
     StatsServerData::new()
+        .add_meta(SchedulerStats::meta())
         .add_meta(CgroupMetrics::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
+}
+
+/// `--help-stats`: every statistic described, the scheduler-wide ones (SchedulerStats, a field of
+/// Metrics: scx_stats' description walks only maps and arrays of structs) included.
+pub fn describe(w: &mut impl std::io::Write) -> Result<()> {
+    server_data().describe_meta(w, Some(&["Metrics", "SchedulerStats"]))
 }
 
 /// The running server, as the scheduler's loop holds it.
@@ -342,7 +266,7 @@ mod tests {
         let json = Metrics::of(&s, std::slice::from_ref(&r)).to_json().unwrap();
         let back: Metrics = serde_json::from_value(json).unwrap();
         let (s2, reports) = back.reports();
-        assert_eq!((s2.dispatched["idle"], s2.dispatched["fair"], s2.preempt_kicks), (5, 9, 4));
+        assert_eq!(s2, s, "the scheduler-wide figures survive whole");
         let r2 = &reports[0];
         assert_eq!(crate::monitor::table(&[r.clone()], None), crate::monitor::table(&[r2.clone()], None));
         // The five cpu.stat counters of its own limit reach --monitor, with the kernel's names.
@@ -358,9 +282,9 @@ mod tests {
     #[test]
     fn every_statistic_is_described() {
         let mut out = Vec::new();
-        server_data().describe_meta(&mut out, None).unwrap();
+        describe(&mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        for field in ["dispatched_idle", "preempt_kicks", "cgroups", "runq_latency", "nr_throttled"] {
+        for field in ["dispatched", "preempt_kicks", "cgroups", "runq_latency", "nr_throttled", "lag_steps"] {
             assert!(text.contains(field), "{field} not described:\n{text}");
         }
     }
