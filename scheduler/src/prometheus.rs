@@ -7,8 +7,8 @@
 //! between scrapes, and a cgroup that is gone is gone from the next scrape.
 //!
 //! Every metric is defined once: the exporter's name, kind and unit in METRICS, and its meaning
-//! where its figure is defined (a scheduler-wide one's in stats::SchedulerStats, whose description
-//! scx_stats prints as well: Help::Field). Rendering a value under a name that is not there is a
+//! where its figure is defined (stats::SchedulerStats, stats_server::CgroupMetrics: the
+//! descriptions scx_stats prints as well; Help). Rendering a value under a name that is not there is a
 //! bug the tests catch.
 //!
 //! Counters stay monotonic across what would make a raw value fall: the BPF side's counts restart
@@ -33,6 +33,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 use crate::control::{self, CgroupReport, Pending, Request};
 use crate::stats::{self, lat_bucket_bound_us, SchedulerStats};
+use crate::stats_server;
 
 /// How long a scrape waits for the scheduler's loop (it answers within its 50 ms guarantee period,
 /// or at once when idle; longer only while the BPF program is being loaded again).
@@ -85,78 +86,81 @@ struct Def {
     help: Help,
 }
 
-/// A family's help text: its own, or the description of the stats::SchedulerStats field whose
-/// figure it exports (defined there once).
+/// A family's help text: the description of the field whose figure it exports, defined there once
+/// (a scheduler-wide one in stats::SchedulerStats, a cgroup's in stats_server::CgroupMetrics), or
+/// its own where it exports no field as it is (a sum over labels, a ratio of two fields).
 #[derive(Debug)]
 enum Help {
     Text(&'static str),
-    Field(&'static str),
+    Scheduler(&'static str),
+    Cgroup(&'static str),
 }
 
 impl Help {
     fn text(&self) -> String {
         match self {
             Help::Text(t) => t.to_string(),
-            Help::Field(f) => stats::scheduler_desc(f).unwrap_or_else(|| panic!("SchedulerStats has no described field {f}")),
+            Help::Scheduler(f) => stats::scheduler_desc(f).unwrap_or_else(|| panic!("SchedulerStats has no described field {f}")),
+            Help::Cgroup(f) => stats_server::cgroup_desc(f).unwrap_or_else(|| panic!("CgroupMetrics has no described field {f}")),
         }
     }
 }
 
-use Help::{Field, Text};
+use Help::{Cgroup, Scheduler, Text};
 use Kind::{Counter, Gauge, Histogram};
 use Scale::{Count, Microseconds, Nanoseconds};
 
 #[rustfmt::skip]
 const METRICS: &[Def] = &[
-    Def { name: "scx_fdl_dispatched_tasks", kind: Counter, scale: Count, help: Field("dispatched") },
+    Def { name: "scx_fdl_dispatched_tasks", kind: Counter, scale: Count, help: Scheduler("dispatched") },
     Def { name: "scx_fdl_enqueued_tasks", kind: Counter, scale: Count, help: Text("Tasks queued, by queue: deadline or fair") },
-    Def { name: "scx_fdl_idle_kicks", kind: Counter, scale: Count, help: Field("idle_kicks") },
-    Def { name: "scx_fdl_preempt_kicks", kind: Counter, scale: Count, help: Field("preempt_kicks") },
-    Def { name: "scx_fdl_migrations", kind: Counter, scale: Count, help: Field("migrations") },
-    Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: Field("starvation_clamps") },
-    Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: Field("fair_misses") },
-    Def { name: "scx_fdl_cgroups_untracked", kind: Counter, scale: Count, help: Field("cgroups_untracked") },
-    Def { name: "scx_fdl_kernel_events", kind: Counter, scale: Count, help: Field("kernel_events") },
-    Def { name: "scx_fdl_scheduler_exits", kind: Counter, scale: Count, help: Field("exits") },
-    Def { name: "scx_fdl_scheduler_loads", kind: Counter, scale: Count, help: Field("loads") },
-    Def { name: "scx_fdl_runnable_tasks", kind: Gauge, scale: Count, help: Field("runnable_tasks") },
-    Def { name: "scx_fdl_fair_max_lateness", kind: Gauge, scale: Nanoseconds, help: Field("fair_max_lateness_ns") },
-    Def { name: "scx_fdl_cgroups_exported", kind: Gauge, scale: Count, help: Field("cgroups_exported") },
-    Def { name: "scx_fdl_cgroups_dropped", kind: Gauge, scale: Count, help: Field("cgroups_dropped") },
-    Def { name: "scx_fdl_guarantee_scale", kind: Gauge, scale: Count, help: Field("guarantee_scale") },
-    Def { name: "scx_fdl_cgroups_unenforced_cpu_max", kind: Gauge, scale: Count, help: Field("cgroups_unenforced_cpu_max") },
-    Def { name: "scx_fdl_fair_deadline_starts", kind: Counter, scale: Count, help: Field("fair_picks") },
-    Def { name: "scx_fdl_lag_steps", kind: Counter, scale: Count, help: Field("lag_steps") },
-    Def { name: "scx_fdl_timer_kicks", kind: Counter, scale: Count, help: Field("timer_kicks") },
-    Def { name: "scx_fdl_slice_timers", kind: Counter, scale: Count, help: Field("slice_timers") },
-    Def { name: "scx_fdl_crossing_timers", kind: Counter, scale: Count, help: Field("crossing_timers") },
-    Def { name: "scx_fdl_tick_preempts", kind: Counter, scale: Count, help: Field("tick_preempts") },
-    Def { name: "scx_fdl_empty_dispatches", kind: Counter, scale: Count, help: Field("dispatch_empty") },
-    Def { name: "scx_fdl_empty_dispatches_with_work_queued", kind: Counter, scale: Count, help: Field("dispatch_empty_queued") },
-    Def { name: "scx_fdl_cgroup_cpu_usage", kind: Counter, scale: Nanoseconds, help: Text("CPU time used under scx_fdl by the cgroup's subtree") },
-    Def { name: "scx_fdl_cgroup_wait", kind: Counter, scale: Nanoseconds, help: Text("Time the cgroup subtree's tasks spent runnable but waiting") },
-    Def { name: "scx_fdl_cgroup_runq_latency", kind: Histogram, scale: Nanoseconds, help: Text("Run-queue latency (queued to running) of the cgroup subtree's tasks") },
-    Def { name: "scx_fdl_cgroup_cpu_weight", kind: Gauge, scale: Count, help: Text("cpu.weight") },
-    Def { name: "scx_fdl_cgroup_effective_weight", kind: Gauge, scale: Count, help: Text("Weight in use: cpu.weight or the guarantee loop's boost") },
-    Def { name: "scx_fdl_cgroup_deadline_misses", kind: Counter, scale: Count, help: Text("Deadline containers: tasks that started past their deadline") },
-    Def { name: "scx_fdl_cgroup_deadline_starts", kind: Counter, scale: Count, help: Text("Deadline containers: starts of their work after a wait, late or not (the misses' denominator)") },
-    Def { name: "scx_fdl_cgroup_lateness", kind: Histogram, scale: Nanoseconds, help: Text("Deadline containers: how late the misses started") },
-    Def { name: "scx_fdl_cgroup_max_lateness", kind: Gauge, scale: Nanoseconds, help: Text("Deadline containers: worst lateness") },
-    Def { name: "scx_fdl_cgroup_deadline_rr", kind: Gauge, scale: Nanoseconds, help: Text("Configured deadline_rr") },
-    Def { name: "scx_fdl_cgroup_deadline_wakeup", kind: Gauge, scale: Nanoseconds, help: Text("Configured deadline_wakeup (deadline_rr where not set)") },
-    Def { name: "scx_fdl_cgroup_guaranteed_shares", kind: Gauge, scale: Count, help: Text("Configured guaranteed_shares (1024 = one CPU where the parent has no guarantee)") },
-    Def { name: "scx_fdl_cgroup_guarantee_cpus", kind: Gauge, scale: Count, help: Text("The guarantee in CPUs") },
-    Def { name: "scx_fdl_cgroup_guarantee_granted_cpus", kind: Gauge, scale: Count, help: Text("The guarantee as granted, in CPUs: scaled down when the guarantees ask more than the machine") },
-    Def { name: "scx_fdl_cgroup_guarantee_usage_cpus", kind: Gauge, scale: Count, help: Text("Guaranteed cgroups: CPU use averaged by the control loop (about 1 s)") },
-    Def { name: "scx_fdl_cgroup_guarantee_attainment_ratio", kind: Gauge, scale: Count, help: Text("Guaranteed cgroups: averaged use over the guarantee") },
-    Def { name: "scx_fdl_cgroup_guarantee_budget", kind: Gauge, scale: Nanoseconds, help: Text("Deadline containers with a guarantee: CPU time left within it (negative: beyond it, served as fair work)") },
-    Def { name: "scx_fdl_cgroup_nr_periods", kind: Counter, scale: Count, help: Text("Cgroups with cpu.max: periods in which the cgroup ran or was throttled (cpu.stat nr_periods)") },
-    Def { name: "scx_fdl_cgroup_nr_throttled", kind: Counter, scale: Count, help: Text("Cgroups with cpu.max: periods in which it was throttled (cpu.stat nr_throttled)") },
-    Def { name: "scx_fdl_cgroup_throttled", kind: Counter, scale: Microseconds, help: Text("Cgroups with cpu.max: time throttled, summed over the run queues its held tasks wait on, at most one per CPU, as the kernel sums it (cpu.stat throttled_usec)") },
-    Def { name: "scx_fdl_cgroup_nr_bursts", kind: Counter, scale: Count, help: Text("Cgroups with cpu.max: periods that used quota carried over (cpu.stat nr_bursts)") },
-    Def { name: "scx_fdl_cgroup_burst", kind: Counter, scale: Microseconds, help: Text("Cgroups with cpu.max: CPU time used beyond the quota from carried-over quota (cpu.stat burst_usec)") },
+    Def { name: "scx_fdl_idle_kicks", kind: Counter, scale: Count, help: Scheduler("idle_kicks") },
+    Def { name: "scx_fdl_preempt_kicks", kind: Counter, scale: Count, help: Scheduler("preempt_kicks") },
+    Def { name: "scx_fdl_migrations", kind: Counter, scale: Count, help: Scheduler("migrations") },
+    Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: Scheduler("starvation_clamps") },
+    Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: Scheduler("fair_misses") },
+    Def { name: "scx_fdl_cgroups_untracked", kind: Counter, scale: Count, help: Scheduler("cgroups_untracked") },
+    Def { name: "scx_fdl_kernel_events", kind: Counter, scale: Count, help: Scheduler("kernel_events") },
+    Def { name: "scx_fdl_scheduler_exits", kind: Counter, scale: Count, help: Scheduler("exits") },
+    Def { name: "scx_fdl_scheduler_loads", kind: Counter, scale: Count, help: Scheduler("loads") },
+    Def { name: "scx_fdl_runnable_tasks", kind: Gauge, scale: Count, help: Scheduler("runnable_tasks") },
+    Def { name: "scx_fdl_fair_max_lateness", kind: Gauge, scale: Nanoseconds, help: Scheduler("fair_max_lateness_ns") },
+    Def { name: "scx_fdl_cgroups_exported", kind: Gauge, scale: Count, help: Scheduler("cgroups_exported") },
+    Def { name: "scx_fdl_cgroups_dropped", kind: Gauge, scale: Count, help: Scheduler("cgroups_dropped") },
+    Def { name: "scx_fdl_guarantee_scale", kind: Gauge, scale: Count, help: Scheduler("guarantee_scale") },
+    Def { name: "scx_fdl_cgroups_unenforced_cpu_max", kind: Gauge, scale: Count, help: Scheduler("cgroups_unenforced_cpu_max") },
+    Def { name: "scx_fdl_fair_deadline_starts", kind: Counter, scale: Count, help: Scheduler("fair_picks") },
+    Def { name: "scx_fdl_lag_steps", kind: Counter, scale: Count, help: Scheduler("lag_steps") },
+    Def { name: "scx_fdl_timer_kicks", kind: Counter, scale: Count, help: Scheduler("timer_kicks") },
+    Def { name: "scx_fdl_slice_timers", kind: Counter, scale: Count, help: Scheduler("slice_timers") },
+    Def { name: "scx_fdl_crossing_timers", kind: Counter, scale: Count, help: Scheduler("crossing_timers") },
+    Def { name: "scx_fdl_tick_preempts", kind: Counter, scale: Count, help: Scheduler("tick_preempts") },
+    Def { name: "scx_fdl_empty_dispatches", kind: Counter, scale: Count, help: Scheduler("dispatch_empty") },
+    Def { name: "scx_fdl_empty_dispatches_with_work_queued", kind: Counter, scale: Count, help: Scheduler("dispatch_empty_queued") },
+    Def { name: "scx_fdl_cgroup_cpu_usage", kind: Counter, scale: Nanoseconds, help: Cgroup("usage_ns") },
+    Def { name: "scx_fdl_cgroup_wait", kind: Counter, scale: Nanoseconds, help: Cgroup("wait_ns") },
+    Def { name: "scx_fdl_cgroup_runq_latency", kind: Histogram, scale: Nanoseconds, help: Cgroup("runq_latency") },
+    Def { name: "scx_fdl_cgroup_cpu_weight", kind: Gauge, scale: Count, help: Cgroup("cpu_weight") },
+    Def { name: "scx_fdl_cgroup_effective_weight", kind: Gauge, scale: Count, help: Cgroup("effective_weight") },
+    Def { name: "scx_fdl_cgroup_deadline_misses", kind: Counter, scale: Count, help: Cgroup("nr_misses") },
+    Def { name: "scx_fdl_cgroup_deadline_starts", kind: Counter, scale: Count, help: Cgroup("nr_picks") },
+    Def { name: "scx_fdl_cgroup_lateness", kind: Histogram, scale: Nanoseconds, help: Cgroup("lateness") },
+    Def { name: "scx_fdl_cgroup_max_lateness", kind: Gauge, scale: Nanoseconds, help: Cgroup("max_lateness_ns") },
+    Def { name: "scx_fdl_cgroup_deadline_rr", kind: Gauge, scale: Nanoseconds, help: Cgroup("deadline_rr_ns") },
+    Def { name: "scx_fdl_cgroup_deadline_wakeup", kind: Gauge, scale: Nanoseconds, help: Cgroup("deadline_wakeup_ns") },
+    Def { name: "scx_fdl_cgroup_guaranteed_shares", kind: Gauge, scale: Count, help: Cgroup("guaranteed_shares") },
+    Def { name: "scx_fdl_cgroup_guarantee_cpus", kind: Gauge, scale: Count, help: Cgroup("guarantee_cpus") },
+    Def { name: "scx_fdl_cgroup_guarantee_granted_cpus", kind: Gauge, scale: Count, help: Cgroup("guarantee_granted_cpus") },
+    Def { name: "scx_fdl_cgroup_guarantee_usage_cpus", kind: Gauge, scale: Count, help: Cgroup("guarantee_usage_cpus") },
+    Def { name: "scx_fdl_cgroup_guarantee_attainment_ratio", kind: Gauge, scale: Count, help: Cgroup("attainment") },
+    Def { name: "scx_fdl_cgroup_guarantee_budget", kind: Gauge, scale: Nanoseconds, help: Cgroup("guarantee_budget_ns") },
+    Def { name: "scx_fdl_cgroup_nr_periods", kind: Counter, scale: Count, help: Cgroup("nr_periods") },
+    Def { name: "scx_fdl_cgroup_nr_throttled", kind: Counter, scale: Count, help: Cgroup("nr_throttled") },
+    Def { name: "scx_fdl_cgroup_throttled", kind: Counter, scale: Microseconds, help: Cgroup("throttled_usec") },
+    Def { name: "scx_fdl_cgroup_nr_bursts", kind: Counter, scale: Count, help: Cgroup("nr_bursts") },
+    Def { name: "scx_fdl_cgroup_burst", kind: Counter, scale: Microseconds, help: Cgroup("burst_usec") },
     Def { name: "scx_fdl_cgroup_cpu_max_cpus", kind: Gauge, scale: Count, help: Text("Cgroups with cpu.max: the limit in CPUs (quota / period)") },
-    Def { name: "scx_fdl_cgroup_is_throttled", kind: Gauge, scale: Count, help: Text("Cgroups with cpu.max: 1 while throttled") },
+    Def { name: "scx_fdl_cgroup_is_throttled", kind: Gauge, scale: Count, help: Cgroup("throttled") },
 ];
 
 fn def(name: &str) -> &'static Def {
@@ -569,6 +573,7 @@ mod tests {
             assert!(!d.help.text().is_empty(), "{} has no help", d.name);
         }
         assert_eq!(def("scx_fdl_idle_kicks").help.text(), stats::scheduler_desc("idle_kicks").unwrap());
+        assert_eq!(def("scx_fdl_cgroup_throttled").help.text(), stats_server::cgroup_desc("throttled_usec").unwrap());
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub struct Metrics {
     pub cgroups: BTreeMap<String, CgroupMetrics>,
 }
 
+/// One listed cgroup's figures. The one definition of each per-cgroup metric's meaning: `desc`,
+/// which --help-stats prints and Prometheus takes as its help (prometheus.rs, Help::Cgroup). A
+/// description names no unit: the field's name carries it (`_ns`, `_usec`, `_us`, `_cpus`), and
+/// Prometheus exports the same figure in seconds.
 #[stat_doc]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
 pub struct CgroupMetrics {
@@ -38,50 +42,70 @@ pub struct CgroupMetrics {
     pub present: u64,
     #[stat(desc = "1 if `scx_fdl set` changed its parameters from the configuration file's (until a restart or SIGHUP reload)")]
     pub runtime_only: u64,
-    #[stat(desc = "Its deadline_rr (ns; 0: none)")]
+    #[stat(desc = "Its deadline_rr (0: none)")]
     pub deadline_rr_ns: u64,
-    #[stat(desc = "Its deadline_wakeup (ns; 0: none)")]
+    #[stat(desc = "Its deadline_wakeup (deadline_rr where not set; 0: no deadline)")]
     pub deadline_wakeup_ns: u64,
-    #[stat(desc = "Its guaranteed_shares (1024: one CPU; 0: none)")]
+    #[stat(desc = "Its guaranteed_shares (1024: one CPU where the parent has no guarantee; 0: none)")]
     pub guaranteed_shares: u64,
     #[stat(desc = "Its guarantee in CPUs, as asked (nested guarantees resolved)")]
     pub guarantee_cpus: f64,
-    #[stat(desc = "The guarantee as granted now, in CPUs")]
+    #[stat(desc = "The guarantee as granted now, in CPUs: scaled down when the guarantees ask more than the machine, at most its CPU limit")]
     pub guarantee_granted_cpus: f64,
+    #[stat(desc = "Guaranteed cgroups: CPU use averaged by the guarantee loop (about 1 s), in CPUs")]
+    #[serde(default)]
+    pub guarantee_usage_cpus: f64,
+    #[stat(desc = "Guaranteed cgroups: averaged use over the granted guarantee (1: met)")]
+    pub attainment: f64,
+    #[stat(desc = "Deadline containers with a guarantee: CPU time left within it (negative: beyond it, served as fair work)")]
+    #[serde(default)]
+    pub guarantee_budget_ns: i64,
     #[stat(desc = "Its cpu.weight")]
     pub cpu_weight: u64,
     #[stat(desc = "The weight scheduling uses: cpu.weight, or the guarantee loop's boost")]
     pub effective_weight: u64,
-    #[stat(desc = "CPU time used by its subtree under scx_fdl (ns, cumulative)")]
+    #[stat(desc = "CPU time used by its subtree under scx_fdl (cumulative)")]
     pub usage_ns: u64,
-    #[stat(desc = "Time its subtree's tasks waited runnable (ns, cumulative)")]
+    #[stat(desc = "Time its subtree's tasks waited runnable (cumulative)")]
     pub wait_ns: u64,
-    #[stat(desc = "Deadline misses (cumulative)")]
+    #[stat(desc = "Run-queue latency (queued to running) of its subtree's tasks: counts per log2 bucket, bucket i holds waits in [2^(i-1), 2^i) us (cumulative)")]
+    pub runq_latency: Vec<u64>,
+    #[stat(desc = "Deadline containers: starts of its work after its deadline (cumulative)")]
     pub nr_misses: u64,
-    #[stat(desc = "Starts of its work after a wait (cumulative; the misses' denominator)")]
+    #[stat(desc = "Deadline containers: starts of its work after a wait, late or not (cumulative; the misses' denominator)")]
     pub nr_picks: u64,
-    #[stat(desc = "Worst lateness of a miss (ns)")]
+    #[stat(desc = "Deadline containers: how late the misses started, counts per log2 bucket as runq_latency's (cumulative)")]
+    #[serde(default)]
+    pub lateness: Vec<u64>,
+    #[stat(desc = "Deadline containers: the misses' lateness summed (cumulative)")]
+    #[serde(default)]
+    pub lateness_sum_ns: u64,
+    #[stat(desc = "Deadline containers: worst lateness of a miss")]
     pub max_lateness_ns: u64,
-    #[stat(desc = "Guaranteed cgroups: averaged use over the granted guarantee (1: met)")]
-    pub attainment: f64,
     #[stat(desc = "The tightest cpu.max on it, its own or an ancestor's, in CPUs (0: none)")]
     pub limit_cpus: f64,
-    #[stat(desc = "Its own cpu.max: periods (cumulative)")]
-    pub nr_periods: u64,
-    #[stat(desc = "Its own cpu.max: periods in which it was throttled (cumulative)")]
-    pub nr_throttled: u64,
-    #[stat(desc = "Its own cpu.max: time throttled, summed over the CPUs its held tasks would run on, as the kernel sums its per-CPU run queues (us, cumulative)")]
-    pub throttled_usec: u64,
-    #[stat(desc = "Its own cpu.max: periods that used more than the quota, from quota carried over (cumulative)")]
-    pub nr_bursts: u64,
-    #[stat(desc = "Its own cpu.max: CPU time used beyond the quota in those periods (us, cumulative)")]
-    pub burst_usec: u64,
-    #[stat(desc = "Its own cpu.max: quota per period (us; 0: no limit of its own)")]
+    #[stat(desc = "Its own cpu.max: quota per period (0: no limit of its own)")]
     pub quota_us: u64,
-    #[stat(desc = "Its own cpu.max: period (us)")]
+    #[stat(desc = "Its own cpu.max: period")]
     pub period_us: u64,
-    #[stat(desc = "Run-queue latency counts per log2 bucket: bucket i holds waits in [2^(i-1), 2^i) us (cumulative)")]
-    pub runq_latency: Vec<u64>,
+    #[stat(desc = "Its own cpu.max: periods in which it ran or was throttled (cpu.stat nr_periods, cumulative)")]
+    pub nr_periods: u64,
+    #[stat(desc = "Its own cpu.max: periods in which it was throttled (cpu.stat nr_throttled, cumulative)")]
+    pub nr_throttled: u64,
+    #[stat(desc = "Its own cpu.max: time throttled, summed over the run queues its held tasks wait on, at most one per CPU, as the kernel sums it (cpu.stat throttled_usec, cumulative)")]
+    pub throttled_usec: u64,
+    #[stat(desc = "Its own cpu.max: periods that used quota carried over (cpu.stat nr_bursts, cumulative)")]
+    pub nr_bursts: u64,
+    #[stat(desc = "Its own cpu.max: CPU time used beyond the quota from quota carried over (cpu.stat burst_usec, cumulative)")]
+    pub burst_usec: u64,
+    #[stat(desc = "Its own cpu.max: 1 while it is throttled")]
+    #[serde(default)]
+    pub throttled: u64,
+}
+
+/// A per-cgroup metric's meaning, as CgroupMetrics defines it (None: no such field).
+pub fn cgroup_desc(field: &str) -> Option<String> {
+    CgroupMetrics::meta().fields.get(field)?.attrs.desc.clone()
 }
 
 impl Metrics {
@@ -110,12 +134,16 @@ impl CgroupMetrics {
             guaranteed_shares: r.guaranteed_shares as u64,
             guarantee_cpus: r.guarantee_cpus,
             guarantee_granted_cpus: r.guarantee_granted_cpus,
+            guarantee_usage_cpus: r.usage_cpus_avg,
+            guarantee_budget_ns: r.guarantee_budget_ns,
             cpu_weight: r.cpu_weight as u64,
             effective_weight: r.effective_weight as u64,
             usage_ns: r.usage_ns,
             wait_ns: r.wait_ns,
             nr_misses: r.nr_misses,
             nr_picks: r.nr_picks,
+            lateness: r.lateness.clone(),
+            lateness_sum_ns: r.lateness_sum_ns,
             max_lateness_ns: r.max_lateness_ns,
             attainment: r.attainment,
             limit_cpus: r.limit_cpus,
@@ -126,6 +154,7 @@ impl CgroupMetrics {
             burst_usec: own.burst_usec,
             quota_us: own.quota_us,
             period_us: own.period_us,
+            throttled: own.throttled as u64,
             runq_latency: r.runq_latency.clone(),
         }
     }
@@ -140,12 +169,16 @@ impl CgroupMetrics {
             guaranteed_shares: self.guaranteed_shares as u32,
             guarantee_cpus: self.guarantee_cpus,
             guarantee_granted_cpus: self.guarantee_granted_cpus,
+            usage_cpus_avg: self.guarantee_usage_cpus,
+            guarantee_budget_ns: self.guarantee_budget_ns,
             cpu_weight: self.cpu_weight as u32,
             effective_weight: self.effective_weight as u32,
             usage_ns: self.usage_ns,
             wait_ns: self.wait_ns,
             nr_misses: self.nr_misses,
             nr_picks: self.nr_picks,
+            lateness: self.lateness.clone(),
+            lateness_sum_ns: self.lateness_sum_ns,
             max_lateness_ns: self.max_lateness_ns,
             attainment: self.attainment,
             limit_cpus: self.limit_cpus,
@@ -157,6 +190,7 @@ impl CgroupMetrics {
                 throttled_usec: self.throttled_usec,
                 nr_bursts: self.nr_bursts,
                 burst_usec: self.burst_usec,
+                throttled: self.throttled != 0,
                 ..Default::default()
             }),
             runq_latency: self.runq_latency.clone(),
@@ -240,8 +274,12 @@ mod tests {
             wait_ns: 7,
             nr_misses: 3,
             nr_picks: 900,
+            lateness: lat.iter().map(|n| n / 4).collect(),
+            lateness_sum_ns: 4_000_000,
             max_lateness_ns: 1_500_000,
+            usage_cpus_avg: 0.25,
             attainment: 0.5,
+            guarantee_budget_ns: -3_000_000,
             limit_cpus: 0.2,
             cpu_max: Some(CpuMaxReport {
                 quota_us: 20_000,
@@ -251,9 +289,10 @@ mod tests {
                 throttled_usec: 900_000,
                 nr_bursts: 3,
                 burst_usec: 7_000,
+                throttled: true,
                 ..Default::default()
             }),
-            runq_latency: lat,
+            runq_latency: lat.clone(),
             ..Default::default()
         };
         let s = SchedulerStats {
@@ -268,6 +307,11 @@ mod tests {
         let (s2, reports) = back.reports();
         assert_eq!(s2, s, "the scheduler-wide figures survive whole");
         let r2 = &reports[0];
+        // Every figure a report has reaches the client, but the cgroup id (the path names it) and
+        // the limit's burst settings (in `scx_fdl get`).
+        let mut expected = CgroupReport { cgid: 0, ..r.clone() };
+        expected.cpu_max.as_mut().unwrap().burst_us = 0;
+        assert_eq!(serde_json::to_value(r2).unwrap(), serde_json::to_value(&expected).unwrap());
         assert_eq!(crate::monitor::table(&[r.clone()], None), crate::monitor::table(&[r2.clone()], None));
         // The five cpu.stat counters of its own limit reach --monitor, with the kernel's names.
         let m = r2.cpu_max.as_ref().unwrap();
