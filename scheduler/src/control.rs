@@ -143,12 +143,30 @@ const ABANDONED: u8 = 2;
 impl Pending {
     /// Handles the request and sends the answer, unless its connection already gave up waiting
     /// (then the client was told nothing was applied, so nothing is).
+    #[cfg(test)]
     pub fn answer(self, handle: impl FnOnce(Request) -> Response) {
+        if let Some((request, reply)) = self.take() {
+            reply.send(handle(request));
+        }
+    }
+
+    /// Takes the request to answer later, elsewhere (the reports thread), unless its connection
+    /// already gave up waiting. The client waits for the answer sent to the Reply.
+    pub fn take(self) -> Option<(Request, Reply)> {
         if self.state.compare_exchange(WAITING, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_err() {
             log::warn!("control: a request reached the loop after its client was told it timed out; not applied");
-            return;
+            return None;
         }
-        let _ = self.reply.send(handle(self.request));
+        Some((self.request, Reply(self.reply)))
+    }
+}
+
+/// Where a taken request's answer goes.
+pub struct Reply(Sender<Response>);
+
+impl Reply {
+    pub fn send(self, response: Response) {
+        let _ = self.0.send(response);
     }
 }
 

@@ -19,11 +19,11 @@ use log::{error, info, warn};
 use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_read, UserExitInfo};
 
 use crate::bpf_skel::{BpfSkel, BpfSkelBuilder};
-use crate::control::{Pending, Response};
+use crate::control::Pending;
 use crate::maps::Bpf;
 use crate::options::Opts;
 use crate::params::InForce;
-use crate::reports::{self, Reporter};
+use crate::reports::{self, Job, Records, Reports, View};
 use crate::{config, guarantee, limits, stats, stats_server, topology};
 
 /// Where cgroup v2 is mounted.
@@ -46,6 +46,9 @@ pub struct Scheduler<'obj> {
     pub exits: BTreeMap<String, u64>,
     /// Times this process loaded the BPF scheduler, this load included.
     pub loads: u64,
+    /// The cgroups' records, read by the reports thread, which makes every report.
+    records: Arc<dyn Records>,
+    reports: Reports,
 }
 
 impl<'obj> Scheduler<'obj> {
@@ -118,14 +121,17 @@ impl<'obj> Scheduler<'obj> {
             opts.fair_floor_permille as f64 / 1000.0,
             file_config,
         )?;
-        let mut sched = Self { bpf: Bpf { skel }, struct_ops: Some(struct_ops), cfg, exits, loads: 0 };
+        let bpf = Bpf { skel };
+        let records: Arc<dyn Records> = Arc::new(bpf.records()?);
+        let reports = Reports::spawn()?;
+        let mut sched = Self { bpf, struct_ops: Some(struct_ops), cfg, exits, loads: 0, records, reports };
         sched.cfg.apply_config(&sched.bpf, config);
         Ok(sched)
     }
 
-    /// What the reports read now.
-    fn reporter(&self) -> Reporter<'_, 'obj> {
-        Reporter { bpf: &self.bpf, cfg: &self.cfg, exits: &self.exits, loads: self.loads }
+    /// What the reports need of the loop's state, now (the reports thread walks the cgroups).
+    fn view(&self) -> View {
+        View::of(&self.bpf, &self.records, &self.cfg, &self.exits, self.loads)
     }
 
     /// SIGHUP: the file again, all or nothing. Runtime `set` changes are replaced by the file.
@@ -165,14 +171,15 @@ impl<'obj> Scheduler<'obj> {
                 guarantee::PERIOD.saturating_sub(last_control.elapsed())
             };
             match requests.recv_timeout(wait) {
-                Ok(pending) => pending.answer(|req| {
-                    reports::handle(&self.bpf, &mut self.cfg, &self.exits, self.loads, req)
-                        .unwrap_or_else(|e| Response::error(&e))
-                }),
+                Ok(pending) => {
+                    reports::handle(&self.bpf, &self.records, &mut self.cfg, &self.exits, self.loads, pending, &self.reports)
+                }
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }
             // scx_stats readers (--stats, --monitor) wait for the figures of the moment.
-            stats.answer(|| self.reporter().metrics());
+            for to in stats.waiting() {
+                self.reports.send(Job::Metrics { view: self.view(), to });
+            }
             if RELOAD.swap(false, Ordering::Relaxed) {
                 self.reload(opts.config.as_deref());
             }
@@ -195,11 +202,11 @@ impl<'obj> Scheduler<'obj> {
                 last_sync = Instant::now();
             }
             if opts.stats_interval().is_some_and(|every| last_stats.elapsed() >= every) {
-                self.reporter().log_counters();
+                self.reports.send(Job::Log { view: self.view() });
                 last_stats = Instant::now();
             }
         }
-        self.reporter().log_counters();
+        self.reports.send(Job::Log { view: self.view() });
         self.struct_ops.take(); // detach: the kernel records the exit reason synchronously
         uei_read!(&self.bpf.skel, uei)
     }

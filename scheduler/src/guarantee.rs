@@ -189,13 +189,14 @@ impl Controller {
         })
     }
 
-    /// Averaged use over the guarantee (1.0: exactly met).
-    pub fn attainment(&self, guarantee_cpus: f64) -> f64 {
-        if guarantee_cpus > 0.0 {
-            self.usage_cpus / guarantee_cpus
-        } else {
-            0.0
-        }
+}
+
+/// Averaged use over the guarantee (1.0: exactly met; 0 without a guarantee).
+pub fn attainment(usage_cpus: f64, guarantee_cpus: f64) -> f64 {
+    if guarantee_cpus > 0.0 {
+        usage_cpus / guarantee_cpus
+    } else {
+        0.0
     }
 }
 

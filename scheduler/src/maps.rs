@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use libbpf_rs::{MapCore, MapFlags, ProgramInput};
+use libbpf_rs::{MapCore, MapFlags, MapHandle, ProgramInput};
 use scx_utils::uei_exited;
 
 use crate::bpf_skel::BpfSkel;
-use crate::stats::{self, CgroupTree, SchedulerStats};
+use crate::stats::{self, SchedulerStats};
 use crate::{bpf_intf, limits};
 
 /// Runs one of the BPF side's syscall programs (BPF_PROG_RUN) on `args`, which it reads and writes.
@@ -91,19 +91,13 @@ impl Bpf<'_> {
 
     /// A cgroup's record (None: not tracked by the BPF side).
     pub fn read_cgroup(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
-        let value = self.skel.maps.cgroups.lookup(&cgid.to_ne_bytes(), MapFlags::ANY).ok()??;
-        // SAFETY: the map's value type is fdl_cgroup.
-        Some(unsafe { std::ptr::read_unaligned(value.as_ptr() as *const bpf_intf::fdl_cgroup) })
+        read_record(&self.skel.maps.cgroups, cgid)
     }
 
-    /// The ids of every cgroup the BPF side tracks.
-    pub fn cgroup_ids(&self) -> Vec<u64> {
-        self.skel.maps.cgroups.keys().filter_map(|k| Some(u64::from_ne_bytes(k.as_slice().try_into().ok()?))).collect()
-    }
-
-    /// Every cgroup below `root` with its figures, read now.
-    pub fn cgroup_tree(&self, root: &Path) -> CgroupTree {
-        CgroupTree::walk(root, |cgid| self.read_cgroup(cgid))
+    /// The cgroups' records through a handle of their own (a duplicate of the map's descriptor),
+    /// which the reports thread reads while the loop keeps the program.
+    pub fn records(&self) -> Result<CgroupRecords> {
+        Ok(CgroupRecords(MapHandle::try_from(&self.skel.maps.cgroups).context("duplicating the cgroups map's handle")?))
     }
 
     /// The scheduler-wide counters (the caller fills in what the process keeps: exits, loads).
@@ -131,6 +125,29 @@ impl Bpf<'_> {
     /// Has the BPF side exited (ejected by the kernel, or unregistered)?
     pub fn exited(&self) -> bool {
         uei_exited!(&self.skel, uei)
+    }
+}
+
+/// A cgroup's record in the cgroups map (None: not tracked by the BPF side).
+fn read_record(map: &impl MapCore, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
+    let value = map.lookup(&cgid.to_ne_bytes(), MapFlags::ANY).ok()??;
+    if value.len() < std::mem::size_of::<bpf_intf::fdl_cgroup>() {
+        return None;
+    }
+    // SAFETY: the map's value type is fdl_cgroup, and the value is that long.
+    Some(unsafe { std::ptr::read_unaligned(value.as_ptr() as *const bpf_intf::fdl_cgroup) })
+}
+
+/// The cgroups map, read from any thread: the records the reports walk (stats::Records).
+pub struct CgroupRecords(MapHandle);
+
+impl stats::Records for CgroupRecords {
+    fn read(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
+        read_record(&self.0, cgid)
+    }
+
+    fn ids(&self) -> Vec<u64> {
+        self.0.keys().filter_map(|k| Some(u64::from_ne_bytes(k.as_slice().try_into().ok()?))).collect()
     }
 }
 

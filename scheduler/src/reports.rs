@@ -1,83 +1,207 @@
 //! What scx_fdl reports: the control socket's answers (list, get, set, dump), the scx_stats
 //! figures, and the counters it logs.
+//!
+//! Reports walk the cgroup tree and read every cgroup's BPF record: with 10 000 cgroups that takes
+//! far longer than the guarantee loop's period (issue 14, defect 3). So the loop only copies what a
+//! report needs of its state (a View: the configured cgroups' parameters and guarantees, the
+//! scheduler-wide counters) and hands it, with the request, to the reports thread, which walks and
+//! answers. A `set` is applied on the loop, before its answer is handed on.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use log::info;
 
-use crate::control::{CgroupReport, Request, Response};
+use crate::control::{CgroupReport, Pending, Reply, Request, Response};
 use crate::guarantee_loop::guarantee_now;
 use crate::maps::Bpf;
 use crate::params::InForce;
+pub use crate::stats::Records;
 use crate::stats::{self, CgroupTree, SchedulerStats};
-use crate::{config, limits, stats_server};
+use crate::{config, guarantee, limits, stats_server};
 
-/// What the reports read: the BPF side, the configuration in force, and what the process keeps
-/// itself (exits of the BPF scheduler, loads).
-pub struct Reporter<'a, 'obj> {
-    pub bpf: &'a Bpf<'obj>,
-    pub cfg: &'a InForce,
-    pub exits: &'a BTreeMap<String, u64>,
-    pub loads: u64,
+/// What the reports need of the loop's state, copied out of it: cheap (the configured cgroups
+/// only, and the scheduler-wide counters read now), so that the cgroup walk runs elsewhere.
+#[derive(Clone)]
+pub struct View {
+    pub cgroup_root: PathBuf,
+    /// The configuration's entries for the cgroups that exist (InForce::expanded), in order.
+    pub expanded: Vec<config::Entry>,
+    /// Configured cgroups whose parameters `scx_fdl set` changed (InForce::runtime_only).
+    pub runtime_only: HashSet<PathBuf>,
+    /// Guarantees in CPUs as asked and as granted, and the guarantee loop's averaged use.
+    pub guarantees: HashMap<PathBuf, f64>,
+    pub granted: HashMap<PathBuf, f64>,
+    pub usage_cpus: HashMap<PathBuf, f64>,
+    /// Configured cgroups written to the BPF side (the counters' log names them).
+    pub applied: Vec<PathBuf>,
+    /// The BPF side's scale of the guarantees, and the scheduler-wide figures, read now.
+    pub guarantee_scale: f64,
+    pub scheduler: SchedulerStats,
+    pub records: Arc<dyn Records>,
 }
 
-/// Answers a control request. `set` changes the configuration in force (validated like the file).
-pub fn handle(bpf: &Bpf, cfg: &mut InForce, exits: &BTreeMap<String, u64>, loads: u64, req: Request) -> Result<Response> {
-    let list = matches!(req, Request::List);
-    let (paths, message) = match req {
-        Request::Set { cgroup, assign } => {
-            // The BPF side has exited: its maps are about to go, so a write would be lost.
-            if bpf.exited() {
-                bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
+impl View {
+    /// What the reports need, read now from the loop's state.
+    pub fn of(bpf: &Bpf, records: &Arc<dyn Records>, cfg: &InForce, exits: &BTreeMap<String, u64>, loads: u64) -> View {
+        let mut applied: Vec<PathBuf> = cfg.applied.keys().cloned().collect();
+        applied.sort();
+        View {
+            cgroup_root: cfg.cgroup_root.clone(),
+            expanded: cfg.expanded.clone(),
+            runtime_only: cfg.expanded.iter().map(|e| e.path.clone()).filter(|p| cfg.runtime_only(p)).collect(),
+            guarantees: cfg.guarantees.clone(),
+            granted: cfg.granted.clone(),
+            usage_cpus: cfg.controllers.iter().map(|(p, c)| (p.clone(), c.usage_cpus)).collect(),
+            applied,
+            guarantee_scale: bpf.guarantee_scale(),
+            scheduler: SchedulerStats {
+                exits: exits.clone(),
+                loads,
+                cgroups_unenforced_cpu_max: stats::UNENFORCED_CPU_MAX.load(Ordering::Relaxed),
+                ..bpf.scheduler_counts()
+            },
+            records: records.clone(),
+        }
+    }
+}
+
+/// A report to make on the reports thread.
+pub enum Job {
+    /// The answer to a control request (list, get, dump, or the cgroup a `set` changed).
+    Answer { view: View, request: Request, message: Option<String>, reply: Reply },
+    /// The scx_stats figures (--monitor, --stats), to `to`.
+    Metrics { view: View, to: stats_server::Answer },
+    /// The counters, to the log.
+    Log { view: View },
+}
+
+/// The reports thread: it makes every report the loop hands it, in order. Dropped, it makes the
+/// reports already handed over and ends (so a `set`'s answer is never lost).
+pub struct Reports {
+    tx: Option<Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Reports {
+    pub fn spawn() -> Result<Reports> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("fdl-reports".into())
+            .spawn(move || {
+                for job in rx {
+                    job.run();
+                }
+            })
+            .context("starting the reports thread")?;
+        Ok(Reports { tx: Some(tx), thread: Some(thread) })
+    }
+
+    pub fn send(&self, job: Job) {
+        if let Some(tx) = &self.tx {
+            // The thread ends only when this sender is dropped.
+            let _ = tx.send(job);
+        }
+    }
+}
+
+impl Drop for Reports {
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Job {
+    fn run(self) {
+        match self {
+            Job::Answer { view, request, message, reply } => {
+                reply.send(view.answer(request, message).unwrap_or_else(|e| Response::error(&e)))
             }
-            let new = config::apply_set(&cfg.config, &cfg.cgroup_root, &cgroup, &assign)?;
-            let path = config::resolve_path(&cfg.cgroup_root, &cgroup)?;
-            cfg.apply_config(bpf, new);
-            let message = format!(
-                "{}: set {} (runtime only: a restart or a SIGHUP reload returns to the configuration file)",
-                path.display(),
-                assign.join(" ")
-            );
-            info!("control: {message}");
-            (vec![path], Some(message))
+            Job::Metrics { view, to } => to(view.metrics()),
+            Job::Log { view } => view.log_counters(),
         }
-        Request::Get { cgroup } => {
-            let path = config::resolve_path(&cfg.cgroup_root, &cgroup)?;
-            if !path.exists() && !cfg.expanded.iter().any(|e| e.path == path) {
-                bail!("cgroup {}: no such cgroup", path.display());
-            }
-            (vec![path], None)
-        }
-        Request::List => {
-            let r = Reporter { bpf, cfg, exits, loads };
-            (r.listed_paths(&r.cgroup_tree()).into_iter().collect(), None)
-        }
-        Request::Dump => {
-            let (scheduler, cgroups) = Reporter { bpf, cfg, exits, loads }.snapshot();
-            let cgroups = cgroups.into_iter().map(|(_, r)| r).collect();
-            return Ok(Response { ok: true, cgroups, scheduler: Some(scheduler), ..Default::default() });
-        }
+    }
+}
+
+/// Takes a control request on the loop: a `set` is applied there (it changes the configuration in
+/// force); every answer, a `set`'s included, is made on the reports thread.
+pub fn handle(bpf: &Bpf, records: &Arc<dyn Records>, cfg: &mut InForce, exits: &BTreeMap<String, u64>, loads: u64, pending: Pending, reports: &Reports) {
+    let Some((request, reply)) = pending.take() else { return };
+    let (request, message) = match request {
+        Request::Set { cgroup, assign } => match apply_set(bpf, cfg, &cgroup, &assign) {
+            Ok(message) => (Request::Set { cgroup, assign }, Some(message)),
+            Err(e) => return reply.send(Response::error(&e)),
+        },
+        other => (other, None),
     };
-    let r = Reporter { bpf, cfg, exits, loads };
-    let tree = r.cgroup_tree();
-    let cgroups = paths.iter().map(|p| r.report(p, &tree)).collect();
-    let scheduler = list.then(|| r.scheduler_stats());
-    Ok(Response { ok: true, message, cgroups, scheduler, ..Default::default() })
+    reports.send(Job::Answer { view: View::of(bpf, records, cfg, exits, loads), request, message, reply });
 }
 
-impl Reporter<'_, '_> {
+/// `set`: changes the configuration in force (validated like the file); what was done.
+fn apply_set(bpf: &Bpf, cfg: &mut InForce, cgroup: &str, assign: &[String]) -> Result<String> {
+    // The BPF side has exited: its maps are about to go, so a write would be lost.
+    if bpf.exited() {
+        bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
+    }
+    let new = config::apply_set(&cfg.config, &cfg.cgroup_root, cgroup, assign)?;
+    let path = config::resolve_path(&cfg.cgroup_root, cgroup)?;
+    cfg.apply_config(bpf, new);
+    let message = format!(
+        "{}: set {} (runtime only: a restart or a SIGHUP reload returns to the configuration file)",
+        path.display(),
+        assign.join(" ")
+    );
+    info!("control: {message}");
+    Ok(message)
+}
+
+impl View {
+    /// The answer to a request: what it reads, or for a `set` (applied on the loop already, with
+    /// its message) its cgroup or pattern as it stands now.
+    pub fn answer(&self, request: Request, message: Option<String>) -> Result<Response> {
+        let paths: Vec<PathBuf> = match request {
+            Request::Set { cgroup, .. } => vec![config::resolve_path(&self.cgroup_root, &cgroup)?],
+            Request::Get { cgroup } => {
+                let path = config::resolve_path(&self.cgroup_root, &cgroup)?;
+                if !path.exists() && !self.expanded.iter().any(|e| e.path == path) {
+                    bail!("cgroup {}: no such cgroup", path.display());
+                }
+                vec![path]
+            }
+            Request::List => return Ok(self.list()),
+            Request::Dump => {
+                let (scheduler, cgroups) = self.snapshot();
+                let cgroups = cgroups.into_iter().map(|(_, r)| r).collect();
+                return Ok(Response { ok: true, cgroups, scheduler: Some(scheduler), ..Default::default() });
+            }
+        };
+        let tree = self.cgroup_tree();
+        let cgroups = paths.iter().map(|p| self.report(p, &tree)).collect();
+        Ok(Response { ok: true, message, cgroups, ..Default::default() })
+    }
+
+    fn list(&self) -> Response {
+        let tree = self.cgroup_tree();
+        let cgroups = self.listed_paths(&tree).iter().map(|p| self.report(p, &tree)).collect();
+        Response { ok: true, cgroups, scheduler: Some(self.scheduler.clone()), ..Default::default() }
+    }
+
     /// Every cgroup with its figures, read now.
     pub fn cgroup_tree(&self) -> CgroupTree {
-        self.bpf.cgroup_tree(&self.cfg.cgroup_root)
+        CgroupTree::walk(&self.cgroup_root, |cgid| self.records.read(cgid))
     }
 
     /// A cgroup's parameters and figures, from a tree read by cgroup_tree().
     pub fn report(&self, path: &Path, tree: &CgroupTree) -> CgroupReport {
-        let cfg = self.cfg;
-        let params = cfg.expanded.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
+        let params = self.expanded.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
         let node = tree.get(path);
         let mut r = CgroupReport {
             path: path.display().to_string(),
@@ -85,8 +209,8 @@ impl Reporter<'_, '_> {
             deadline_rr_ns: params.deadline_rr_ns,
             deadline_wakeup_ns: params.deadline_wakeup_ns,
             guaranteed_shares: params.guaranteed_shares,
-            guarantee_cpus: cfg.guarantees.get(path).copied().unwrap_or(0.0),
-            runtime_only: cfg.runtime_only(path),
+            guarantee_cpus: self.guarantees.get(path).copied().unwrap_or(0.0),
+            runtime_only: self.runtime_only.contains(path),
             ..Default::default()
         };
         if let Some(node) = node {
@@ -109,32 +233,22 @@ impl Reporter<'_, '_> {
             r.runq_latency = node.runq_lat.to_vec();
         }
         r.guarantee_granted_cpus =
-            guarantee_now(cfg.granted.get(path).copied().unwrap_or(0.0), self.bpf.guarantee_scale(), r.limit_cpus);
-        if let Some(ctl) = cfg.controllers.get(path) {
-            r.usage_cpus_avg = ctl.usage_cpus;
-            r.attainment = ctl.attainment(r.guarantee_granted_cpus);
+            guarantee_now(self.granted.get(path).copied().unwrap_or(0.0), self.guarantee_scale, r.limit_cpus);
+        if let Some(&usage) = self.usage_cpus.get(path) {
+            r.usage_cpus_avg = usage;
+            r.attainment = guarantee::attainment(usage, r.guarantee_granted_cpus);
         }
         r
     }
 
     /// Configured cgroups, first-level cgroups and cgroups with a CPU limit, in path order.
     pub fn listed_paths(&self, tree: &CgroupTree) -> BTreeSet<PathBuf> {
-        let mut paths: BTreeSet<PathBuf> = self.cfg.expanded.iter().map(|e| e.path.clone()).collect();
+        let mut paths: BTreeSet<PathBuf> = self.expanded.iter().map(|e| e.path.clone()).collect();
         paths.extend(tree.limited().map(Path::to_path_buf));
-        if let Ok(dir) = std::fs::read_dir(&self.cfg.cgroup_root) {
+        if let Ok(dir) = std::fs::read_dir(&self.cgroup_root) {
             paths.extend(dir.flatten().map(|d| d.path()).filter(|p| p.join("cgroup.procs").exists()));
         }
         paths
-    }
-
-    /// Scheduler-wide figures, with the exits so far.
-    pub fn scheduler_stats(&self) -> SchedulerStats {
-        SchedulerStats {
-            exits: self.exits.clone(),
-            loads: self.loads,
-            cgroups_unenforced_cpu_max: stats::UNENFORCED_CPU_MAX.load(Ordering::Relaxed),
-            ..self.bpf.scheduler_counts()
-        }
     }
 
     /// Everything at once, for `dump` and the metrics: scheduler-wide figures, and the reports of
@@ -142,13 +256,13 @@ impl Reporter<'_, '_> {
     /// with its label.
     pub fn snapshot(&self) -> (SchedulerStats, Vec<(String, CgroupReport)>) {
         let tree = self.cgroup_tree();
-        let configured: HashSet<&Path> = self.cfg.expanded.iter().map(|e| e.path.as_path()).collect();
+        let configured: HashSet<&Path> = self.expanded.iter().map(|e| e.path.as_path()).collect();
         let (nodes, dropped) = tree.exported(&configured, stats::MAX_EXPORTED_CGROUPS);
         let cgroups: Vec<(String, CgroupReport)> = nodes
             .iter()
-            .map(|n| (stats::cgroup_label(&self.cfg.cgroup_root, &n.path), self.report(&n.path, &tree)))
+            .map(|n| (stats::cgroup_label(&self.cgroup_root, &n.path), self.report(&n.path, &tree)))
             .collect();
-        let scheduler = SchedulerStats { cgroups_exported: cgroups.len(), cgroups_dropped: dropped, ..self.scheduler_stats() };
+        let scheduler = SchedulerStats { cgroups_exported: cgroups.len(), cgroups_dropped: dropped, ..self.scheduler.clone() };
         (scheduler, cgroups)
     }
 
@@ -156,11 +270,11 @@ impl Reporter<'_, '_> {
     pub fn metrics(&self) -> stats_server::Metrics {
         let tree = self.cgroup_tree();
         let reports: Vec<CgroupReport> = self.listed_paths(&tree).iter().map(|p| self.report(p, &tree)).collect();
-        stats_server::Metrics::of(&self.scheduler_stats(), &reports)
+        stats_server::Metrics::of(&self.scheduler, &reports)
     }
 
     pub fn log_counters(&self) {
-        let s = self.bpf.scheduler_counts();
+        let s = &self.scheduler;
         let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
         info!(
             "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} preempt-kicks {} migrations {}",
@@ -186,7 +300,7 @@ impl Reporter<'_, '_> {
             s.tick_preempts
         );
         let tree = self.cgroup_tree();
-        for path in self.cfg.applied.keys() {
+        for path in &self.applied {
             let r = self.report(path, &tree);
             info!(
                 "{}: used {} ms, waited {} ms, deadline misses {} of {} starts, worst lateness {} us, weight {} (cpu.weight {}){}",
@@ -208,12 +322,144 @@ impl Reporter<'_, '_> {
                 }
             );
         }
-        for cgid in self.bpf.cgroup_ids() {
-            let Some(cg) = self.bpf.read_cgroup(cgid) else { continue };
+        if !log::log_enabled!(log::Level::Debug) {
+            return;
+        }
+        for cgid in self.records.ids() {
+            let Some(cg) = self.records.read(cgid) else { continue };
             log::debug!(
                 "cgroup {cgid}: parent {} weight {} wsum {} active {} contrib {} usage {} ms",
                 cg.parent_cgid, cg.weight, cg.wsum, cg.nr_active, cg.contrib, cg.usage_ns / 1_000_000
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Params;
+    use std::os::unix::fs::MetadataExt;
+    use std::time::{Duration, Instant};
+
+    /// Fake records (the policy seam): a usage per cgroup id.
+    struct Fake(HashMap<u64, u64>);
+
+    impl Records for Fake {
+        fn read(&self, cgid: u64) -> Option<crate::bpf_intf::fdl_cgroup> {
+            let usage_ns = *self.0.get(&cgid)?;
+            // SAFETY: fdl_cgroup is plain old data; all zeroes is a valid value.
+            let mut c: crate::bpf_intf::fdl_cgroup = unsafe { std::mem::zeroed() };
+            c.usage_ns = usage_ns;
+            c.cpu_weight = 100;
+            Some(c)
+        }
+        fn ids(&self) -> Vec<u64> {
+            self.0.keys().copied().collect()
+        }
+    }
+
+    /// `n` cgroup-like directories (with cgroup.procs) under g0..g99, each used 1 ms; and a view
+    /// of it with g0 configured.
+    fn tree(n: usize) -> (tempfile::TempDir, View) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut usage = HashMap::new();
+        for i in 0..n {
+            let d = dir.path().join(format!("g{}/c{i}", i % 100));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("cgroup.procs"), "").unwrap();
+            usage.insert(std::fs::metadata(&d).unwrap().ino(), 1_000_000);
+        }
+        for g in 0..n.min(100) {
+            std::fs::write(dir.path().join(format!("g{g}/cgroup.procs")), "").unwrap();
+        }
+        let g0 = dir.path().join("g0");
+        let view = View {
+            cgroup_root: dir.path().to_path_buf(),
+            expanded: vec![config::Entry { path: g0.clone(), params: Params { guaranteed_shares: 512, ..Default::default() } }],
+            runtime_only: [g0.clone()].into(),
+            guarantees: [(g0.clone(), 0.5)].into(),
+            granted: [(g0.clone(), 0.5)].into(),
+            usage_cpus: [(g0, 0.25)].into(),
+            applied: Vec::new(),
+            guarantee_scale: 1.0,
+            scheduler: SchedulerStats { preempt_kicks: 7, ..Default::default() },
+            records: Arc::new(Fake(usage)),
+        };
+        (dir, view)
+    }
+
+    /// A request as the control server hands it to the loop, and the client's answer when it
+    /// comes.
+    fn ask(request: Request) -> (Pending, std::thread::JoinHandle<Response>) {
+        let (tx, rx) = mpsc::channel();
+        let client = std::thread::spawn(move || crate::control::wait_for_answer(request, &tx, Duration::from_secs(60)));
+        (rx.recv().unwrap(), client)
+    }
+
+    #[test]
+    fn a_get_reports_the_subtree_and_the_configuration() {
+        let (dir, view) = tree(300);
+        let r = view.answer(Request::Get { cgroup: "g0".into() }, None).unwrap();
+        let g0 = &r.cgroups[0];
+        assert_eq!(g0.usage_ns, 3_000_000, "g0's three children, 1 ms each");
+        assert_eq!((g0.guaranteed_shares, g0.runtime_only, g0.attainment), (512, true, 0.5));
+        let list = view.answer(Request::List, None).unwrap();
+        assert_eq!(list.cgroups.len(), 100, "the first-level cgroups");
+        assert_eq!(list.scheduler.unwrap().preempt_kicks, 7);
+        let e = view.answer(Request::Get { cgroup: "nosuch".into() }, None).unwrap_err().to_string();
+        assert!(e.contains("no such cgroup"), "{e}");
+        // A set was applied on the loop: its answer reports its cgroup, or its pattern, as it is.
+        for cgroup in ["g1", "g*/c*", "later"] {
+            let set = Request::Set { cgroup: cgroup.into(), assign: vec!["deadline_rr=4ms".into()] };
+            let r = view.answer(set, Some("done".into())).unwrap();
+            assert_eq!((r.cgroups.len(), r.message.as_deref()), (1, Some("done")), "{cgroup}");
+        }
+        drop(dir);
+    }
+
+    /// Issue 14, defect 3: `list`, `dump` and the scx_stats figures walked every cgroup on the
+    /// loop that runs the guarantee loop every 50 ms. Now the loop hands the request over and goes
+    /// on; the reports thread walks and answers.
+    #[test]
+    fn the_loop_hands_a_list_of_ten_thousand_cgroups_over_without_walking() {
+        let (dir, view) = tree(10_000);
+        let t = Instant::now();
+        let walked = view.answer(Request::Dump, None).unwrap();
+        let walk = t.elapsed();
+        assert_eq!(walked.cgroups.len(), stats::MAX_EXPORTED_CGROUPS);
+
+        let reports = Reports::spawn().unwrap();
+        let mut handed = Duration::ZERO;
+        let mut clients = Vec::new();
+        for request in [Request::List, Request::Dump] {
+            let (pending, client) = ask(request);
+            let t = Instant::now();
+            let (request, reply) = pending.take().unwrap();
+            reports.send(Job::Answer { view: view.clone(), request, message: None, reply });
+            handed += t.elapsed();
+            clients.push(client);
+        }
+        assert!(handed * 10 < walk, "handing two requests over took {handed:?}, one walk {walk:?}");
+        let answers: Vec<Response> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+        assert!(answers.iter().all(|a| a.ok), "{:?}", answers.iter().map(|a| &a.error).collect::<Vec<_>>());
+        assert_eq!(answers[0].cgroups.len(), 100);
+        assert_eq!(answers[1].cgroups.len(), stats::MAX_EXPORTED_CGROUPS);
+        drop(dir);
+    }
+
+    /// Reports handed over before the thread is dropped are still answered: a `set` applied on
+    /// the loop is never told it was not.
+    #[test]
+    fn dropping_the_reports_thread_answers_what_it_was_handed() {
+        let (dir, view) = tree(50);
+        let reports = Reports::spawn().unwrap();
+        let (pending, client) = ask(Request::Get { cgroup: "g0".into() });
+        let (request, reply) = pending.take().unwrap();
+        reports.send(Job::Answer { view, request, message: Some("set".into()), reply });
+        drop(reports);
+        let answer = client.join().unwrap();
+        assert!(answer.ok && answer.message.as_deref() == Some("set"), "{answer:?}");
+        drop(dir);
     }
 }

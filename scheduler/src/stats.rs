@@ -177,6 +177,14 @@ pub struct CgroupNode {
 }
 
 /// Every cgroup under the cgroup root with its figures, read in one walk.
+/// The cgroups' BPF records by id: the loaded program's map (maps::CgroupRecords) or, in the
+/// tests, a fake. The reports walk the tree through it (reports::View).
+pub trait Records: Send + Sync {
+    fn read(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup>;
+    /// The ids of every cgroup the BPF side tracks.
+    fn ids(&self) -> Vec<u64>;
+}
+
 #[derive(Debug, Default)]
 pub struct CgroupTree {
     nodes: Vec<CgroupNode>,

@@ -222,6 +222,9 @@ pub fn describe(w: &mut impl std::io::Write) -> Result<()> {
     server_data().describe_meta(w, Some(&["Metrics", "SchedulerStats"]))
 }
 
+/// Where a waiting reader's figures go.
+pub type Answer = Box<dyn FnOnce(Metrics) + Send>;
+
 /// The running server, as the scheduler's loop holds it.
 pub struct Server(StatsServer<(), Metrics>);
 
@@ -234,11 +237,18 @@ impl Server {
 
     /// Answers every request waiting (a reader waits for the figures of the moment), never
     /// waiting for one.
-    pub fn answer(&self, mut figures: impl FnMut() -> Metrics) {
+    /// The readers waiting for figures now: each is answered by calling its Answer with them
+    /// (from any thread: reports::Job::Metrics).
+    pub fn waiting(&self) -> Vec<Answer> {
         let (answers, asked) = self.0.channels();
+        let mut waiting: Vec<Answer> = Vec::new();
         while asked.try_recv().is_ok() {
-            let _ = answers.send(figures());
+            let answers = answers.clone();
+            waiting.push(Box::new(move |m| {
+                let _ = answers.send(m);
+            }));
         }
+        waiting
     }
 }
 

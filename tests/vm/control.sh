@@ -2,7 +2,8 @@
 # scheduler runs; bad input and non-root callers change nothing; SIGHUP reloads the file all or
 # nothing, and a file still being written is read whole; --monitor shows the figures; twenty
 # clients at once are answered; killed with SIGKILL, scx_fdl leaves the kernel on its default
-# scheduler and a restart attaches again. The load is the bandwidth scenario's (see lib.sh).
+# scheduler and a restart attaches again; ejected by the kernel (sysrq-S), it refuses the requests
+# it can no longer apply and exits 3. The load is the bandwidth scenario's (see lib.sh).
 . ./lib.sh
 
 secs=10
@@ -174,7 +175,39 @@ check "restarted, scx_fdl attaches again with its configuration (g guaranteed_sh
 
 check_attached
 check_dmesg_clean
-stop_scx
-[ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
+
+say "10. ejected by the kernel (sysrq-S) while set requests arrive: each is applied or refused with its reason"
+# Issue 14, defect 6: a set that reaches the loop as the BPF side goes is refused (its maps are
+# about to go), one the loop never takes is answered "stopped before it applied", one after the
+# exit finds no server; none is answered ok without effect, none waits.
+(
+    i=0
+    while [ $i -lt 30 ]; do
+        timeout 20 scx_fdl set lat deadline_rr=$((i % 5 + 2))ms > /tmp/eject$i.txt 2>&1
+        echo "rc=$?" >> /tmp/eject$i.txt
+        i=$((i + 1))
+        sleep 0.05
+    done
+) &
+setter=$!
+sleep 0.5
+echo S > /proc/sysrq-trigger
+wait "$SCX_PID"
+SCX_RC=$?
+wait $setter
+i=0
+while [ "$(scx_state)" != disabled ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "after sysrq-S the kernel's default scheduler runs (state $(scx_state))" "\"$(scx_state)\" == \"disabled\""
+check "scx_fdl exited 3 (ejected by the kernel; got $SCX_RC)" "$SCX_RC == 3"
+grep -q "ejected by the kernel" "$SCX_LOG" && pass "its log says it was ejected, and why: $(grep -m1 'ejected by the kernel' "$SCX_LOG")" ||
+    { fail "its log says it was ejected"; sed 's/^/    /' "$SCX_LOG"; }
+applied=$(grep -l '^rc=0' /tmp/eject*.txt | wc -l)
+refused=$(grep -lE 'being ejected by the kernel|stopped before it applied|scx_fdl is stopping|no scx_fdl is serving' /tmp/eject*.txt | wc -l)
+waited=$(grep -l '^rc=124' /tmp/eject*.txt | wc -l)
+say "set during the ejection: $applied applied, $refused refused with a reason, $waited timed out"
+grep -h -v '^rc=' /tmp/eject*.txt | sort | uniq -c | sed 's/^/    /'
+check "every set was applied before or refused with its reason ($applied + $refused of 30), none waited ($waited)" \
+    "$applied + $refused == 30 && $waited == 0"
+check "some were applied before the ejection ($applied) and some refused after it ($refused)" "$applied > 0 && $refused > 0"
 [ -e /run/scx_fdl.sock ] && fail "the control socket is removed at exit" || pass "the control socket is removed at exit"
 exit $FAILED
