@@ -427,8 +427,18 @@ def main(argv=None):
         f"results -> {out_dir}")
     t0 = time.monotonic()
     failed = []
+    # A run of some cells into the directory of an earlier run (--cells ... --out DIR) adds to
+    # its report: the cells measured before stay in it.
+    earlier = []
+    try:
+        with open(os.path.join(out_dir, "matrix.json")) as f:
+            earlier = json.load(f)["meta"]["cells"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    names = {c.name for c, _ in cells} | set(earlier)
+    reported = [c for c in sp.cells if c.name in names]
     meta = {"spec": os.path.relpath(sp.path, ROOT), "quick": a.quick, "schedulers": a.schedulers,
-            "cells": [c.name for c, _ in cells], "ncells": len(cells),
+            "cells": [c.name for c in reported], "ncells": len(reported),
             "duration": sp.quick_duration if a.quick else sp.duration, "elapsed_s": 0,
             "incomplete_cells": [], "finished": False, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
     # Written now too, so that --report-only can report a run that was cut short.
@@ -451,7 +461,7 @@ def main(argv=None):
             failed.append(cell.name)
             log(f"cell {cell.name}: bench/run.sh exited {rc}; its report says what was measured")
     meta.update(elapsed_s=round(time.monotonic() - t0), incomplete_cells=failed, finished=True)
-    print(write_report(sp, [c for c, _ in cells], a.schedulers, out_dir, meta))
+    print(write_report(sp, reported, a.schedulers, out_dir, meta))
     log(f"matrix report: {out_dir}/matrix.md (and matrix.json; each cell's own report in cells/NAME/)")
     log(f"matrix took {fmt_secs(meta['elapsed_s'])}")
     return 1 if failed else 0
