@@ -123,7 +123,17 @@ impl Job {
     fn run(self) {
         match self {
             Job::Answer { view, request, message, reply } => {
-                reply.send(view.answer(request, message).unwrap_or_else(|e| Response::error(&e)))
+                // A bug in a report must not pass for a request that was not applied (the client
+                // would read "stopped before it applied" of a set that was), nor end the thread.
+                let applied = message.is_some();
+                let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| view.answer(request, message)));
+                reply.send(match answer {
+                    Ok(answer) => answer.unwrap_or_else(|e| Response::error(&e)),
+                    Err(_) => Response::error(&anyhow::anyhow!(
+                        "making the report failed (a bug: scx_fdl's log has it){}",
+                        if applied { "; the set was applied" } else { "" }
+                    )),
+                })
             }
             Job::Metrics { view, to } => to(view.metrics()),
             Job::Log { view } => view.log_counters(),
@@ -445,6 +455,35 @@ mod tests {
         assert!(answers.iter().all(|a| a.ok), "{:?}", answers.iter().map(|a| &a.error).collect::<Vec<_>>());
         assert_eq!(answers[0].cgroups.len(), 100);
         assert_eq!(answers[1].cgroups.len(), stats::MAX_EXPORTED_CGROUPS);
+        drop(dir);
+    }
+
+    /// A report that panics is answered with an error that says whether the set was applied, and
+    /// the thread goes on answering.
+    #[test]
+    fn a_report_that_fails_says_the_set_was_applied() {
+        struct Broken;
+        impl Records for Broken {
+            fn read(&self, _: u64) -> Option<crate::bpf_intf::fdl_cgroup> {
+                panic!("a broken record")
+            }
+            fn ids(&self) -> Vec<u64> {
+                Vec::new()
+            }
+        }
+        let (dir, good) = tree(10);
+        let broken = View { records: Arc::new(Broken), ..good.clone() };
+        let reports = Reports::spawn().unwrap();
+        let (pending, client) = ask(Request::Get { cgroup: "g0".into() });
+        let (request, reply) = pending.take().unwrap();
+        reports.send(Job::Answer { view: broken, request, message: Some("set".into()), reply });
+        let answer = client.join().unwrap();
+        let e = answer.error.unwrap_or_default();
+        assert!(!answer.ok && e.contains("the set was applied"), "{e}");
+        let (pending, client) = ask(Request::List);
+        let (request, reply) = pending.take().unwrap();
+        reports.send(Job::Answer { view: good, request, message: None, reply });
+        assert!(client.join().unwrap().ok, "the thread answers after a failed report");
         drop(dir);
     }
 
