@@ -172,7 +172,9 @@ impl<'obj> Scheduler<'obj> {
             };
             match requests.recv_timeout(wait) {
                 Ok(pending) => {
-                    reports::handle(&self.bpf, &self.records, &mut self.cfg, &self.exits, self.loads, pending, &self.reports)
+                    if let Some((request, message, reply)) = reports::take(&self.bpf, &mut self.cfg, pending) {
+                        self.reports.send(Job::Answer { view: self.view(), request, message, reply });
+                    }
                 }
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }

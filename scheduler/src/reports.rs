@@ -54,7 +54,8 @@ impl View {
         View {
             cgroup_root: cfg.cgroup_root.clone(),
             expanded: cfg.expanded.clone(),
-            runtime_only: cfg.expanded.iter().map(|e| e.path.clone()).filter(|p| cfg.runtime_only(p)).collect(),
+            // Only a path the configuration in force or the file names can differ between them.
+            runtime_only: cfg.config.iter().chain(&cfg.file_config).map(|e| e.path.clone()).filter(|p| cfg.runtime_only(p)).collect(),
             guarantees: cfg.guarantees.clone(),
             granted: cfg.granted.clone(),
             usage_cpus: cfg.controllers.iter().map(|(p, c)| (p.clone(), c.usage_cpus)).collect(),
@@ -142,17 +143,20 @@ impl Job {
 }
 
 /// Takes a control request on the loop: a `set` is applied there (it changes the configuration in
-/// force); every answer, a `set`'s included, is made on the reports thread.
-pub fn handle(bpf: &Bpf, records: &Arc<dyn Records>, cfg: &mut InForce, exits: &BTreeMap<String, u64>, loads: u64, pending: Pending, reports: &Reports) {
-    let Some((request, reply)) = pending.take() else { return };
-    let (request, message) = match request {
+/// force; a refused one is answered at once). What is left to answer, with the set's message, goes
+/// to the reports thread (Job::Answer, with a View taken after the set).
+pub fn take(bpf: &Bpf, cfg: &mut InForce, pending: Pending) -> Option<(Request, Option<String>, Reply)> {
+    let (request, reply) = pending.take()?;
+    match request {
         Request::Set { cgroup, assign } => match apply_set(bpf, cfg, &cgroup, &assign) {
-            Ok(message) => (Request::Set { cgroup, assign }, Some(message)),
-            Err(e) => return reply.send(Response::error(&e)),
+            Ok(message) => Some((Request::Set { cgroup, assign }, Some(message), reply)),
+            Err(e) => {
+                reply.send(Response::error(&e));
+                None
+            }
         },
-        other => (other, None),
-    };
-    reports.send(Job::Answer { view: View::of(bpf, records, cfg, exits, loads), request, message, reply });
+        other => Some((other, None, reply)),
+    }
 }
 
 /// `set`: changes the configuration in force (validated like the file); what was done.
