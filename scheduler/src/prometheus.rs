@@ -100,8 +100,8 @@ impl Help {
     fn text(&self) -> String {
         match self {
             Help::Text(t) => t.to_string(),
-            Help::Scheduler(f) => stats::scheduler_desc(f).unwrap_or_else(|| panic!("SchedulerStats has no described field {f}")),
-            Help::Cgroup(f) => stats_server::cgroup_desc(f).unwrap_or_else(|| panic!("CgroupMetrics has no described field {f}")),
+            Help::Scheduler(f) => stats_server::desc::<SchedulerStats>(f).unwrap_or_else(|| panic!("SchedulerStats has no described field {f}")),
+            Help::Cgroup(f) => stats_server::desc::<stats_server::CgroupMetrics>(f).unwrap_or_else(|| panic!("CgroupMetrics has no described field {f}")),
         }
     }
 }
@@ -572,8 +572,8 @@ mod tests {
         for d in METRICS {
             assert!(!d.help.text().is_empty(), "{} has no help", d.name);
         }
-        assert_eq!(def("scx_fdl_idle_kicks").help.text(), stats::scheduler_desc("idle_kicks").unwrap());
-        assert_eq!(def("scx_fdl_cgroup_throttled").help.text(), stats_server::cgroup_desc("throttled_usec").unwrap());
+        assert_eq!(def("scx_fdl_idle_kicks").help.text(), stats_server::desc::<SchedulerStats>("idle_kicks").unwrap());
+        assert_eq!(def("scx_fdl_cgroup_throttled").help.text(), stats_server::desc::<stats_server::CgroupMetrics>("throttled_usec").unwrap());
     }
 
     #[test]

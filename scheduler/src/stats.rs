@@ -123,11 +123,6 @@ pub struct SchedulerStats {
     pub cgroups_unenforced_cpu_max: u64,
 }
 
-/// A scheduler-wide metric's meaning, as SchedulerStats defines it (None: no such field).
-pub fn scheduler_desc(field: &str) -> Option<String> {
-    use scx_stats::prelude::Meta;
-    SchedulerStats::meta().fields.get(field)?.attrs.desc.clone()
-}
 
 /// Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce now: too deep or beyond its
 /// cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max. Set by the limit checks.

@@ -103,9 +103,10 @@ pub struct CgroupMetrics {
     pub throttled: u64,
 }
 
-/// A per-cgroup metric's meaning, as CgroupMetrics defines it (None: no such field).
-pub fn cgroup_desc(field: &str) -> Option<String> {
-    CgroupMetrics::meta().fields.get(field)?.attrs.desc.clone()
+/// A metric's meaning, as its struct (SchedulerStats, CgroupMetrics) defines it (None: no such
+/// described field).
+pub fn desc<T: Meta>(field: &str) -> Option<String> {
+    T::meta().fields.get(field)?.attrs.desc.clone()
 }
 
 impl Metrics {
