@@ -27,6 +27,7 @@ cases=(
     "guarantee-nested|guarantee-nested|pass"
     "overcommit|overcommit|pass"
     "interactive|interactive|pass"
+    "ui-build|ui-build|pass"
     "control|control|pass"
     "prometheus|prometheus|pass"
     "limits|limits|pass"

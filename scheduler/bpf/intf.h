@@ -237,6 +237,7 @@ struct fdl_cpu_stats {
 	u64 nr_timer_kicks;	/* CPUs preempted by a deadline timer that fired inside a tick */
 	u64 nr_slice_timers;	/* deadline timers set to end a slice shorter than the default */
 	u64 nr_crossing_timers;	/* deadline timers set where a CPU's earlier work comes after a waiting deadline */
+	u64 nr_fair_preempts;	/* CPUs whose fair work a fair task that woke preempted at once */
 	u64 nr_tick_preempts;	/* slices ended at a tick because an earlier deadline waited */
 	u64 nr_held;		/* tasks held back because a cgroup above them was throttled */
 	u64 nr_released;	/* held tasks sent back to their queues by a refill */
@@ -259,6 +260,7 @@ struct fdl_tunables {
 	u64 wakeup_lag_ns;	/* CPU time of vtime credit a waking task keeps */
 	u64 starvation_ns;	/* bound on how long any runnable fair task waits */
 	u64 fair_deadline_ns;	/* deadline_rr of the fair container */
+	u64 fair_preempt_ns;	/* fair work runs this long before a fair waker may preempt it (0: never) */
 	u64 guarantee_window_ns;	/* a guarantee's budget holds at most this much of it */
 	u32 fair_floor_permille;	/* fair work's least bandwidth, per mille of the machine */
 	u32 nr_cpus;		/* possible CPUs */

@@ -25,6 +25,7 @@ const volatile struct fdl_tunables tun = {
 	.wakeup_lag_ns = 3000000,
 	.starvation_ns = 1000000000,
 	.fair_deadline_ns = 5000000,
+	.fair_preempt_ns = 3000000,
 	.guarantee_window_ns = 100000000,
 	.fair_floor_permille = 50,
 	.nr_cpus = 1,

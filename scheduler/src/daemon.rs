@@ -85,6 +85,7 @@ impl<'obj> Scheduler<'obj> {
         tun.nr_cpus = nr_cpus as u32;
         tun.stall_pid = opts.test_stall_pid.unwrap_or(0);
         tun.fair_deadline_ns = opts.fair_deadline_us * 1000;
+        tun.fair_preempt_ns = opts.fair_preempt_us * 1000;
         tun.fair_floor_permille = opts.fair_floor_permille;
         tun.guarantee_window_ns = opts.guarantee_window_ms * 1_000_000;
         // Always written: scx_ops_open! has copied SCX_TIMEOUT_MS into it unchecked.

@@ -174,6 +174,7 @@ fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
         runnable_tasks: s.nr_became_runnable.wrapping_sub(s.nr_stopped_runnable) as i64,
         idle_kicks: s.nr_idle_kicks,
         preempt_kicks: s.nr_preempt_kicks,
+        fair_preempts: s.nr_fair_preempts,
         starvation_clamps: s.nr_starvation_clamps,
         migrations: s.nr_migrations,
         fair_misses: fdl.fair.nr_misses,

@@ -291,13 +291,14 @@ impl View {
         let s = &self.scheduler;
         let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
         info!(
-            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} preempt-kicks {} migrations {}",
+            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} preempt-kicks {} fair-preempts {} migrations {}",
             dispatched.join(", "),
             s.deadline_enqueued,
             s.fair_enqueued,
             s.runnable_tasks,
             s.idle_kicks,
             s.preempt_kicks,
+            s.fair_preempts,
             s.migrations
         );
         info!(

@@ -74,6 +74,9 @@ pub struct SchedulerStats {
     pub idle_kicks: u64,
     #[stat(desc = "CPUs preempted so that an earlier deadline runs")]
     pub preempt_kicks: u64,
+    #[stat(desc = "CPUs whose CPU-bound fair work a fair task that woke preempted (--fair-preempt-us)")]
+    #[serde(default)]
+    pub fair_preempts: u64,
     #[stat(desc = "Enqueues whose virtual time the starvation bound pulled in")]
     pub starvation_clamps: u64,
     #[stat(desc = "Tasks that started running on another CPU than last time")]

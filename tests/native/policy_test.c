@@ -132,7 +132,7 @@ static void reset(int n)
 	tun = (struct fdl_tunables){
 		.slice_ns = 3 * MS, .min_slice_ns = 200 * US, .wakeup_lag_ns = 3 * MS,
 		.starvation_ns = 1000 * MS, .fair_deadline_ns = 5 * MS, .fair_floor_permille = 50,
-		.guarantee_window_ns = 100 * MS,
+		.guarantee_window_ns = 100 * MS, .fair_preempt_ns = 3 * MS,
 		.nr_cpus = n,
 	};
 	env.now = 1000 * MS;
@@ -924,6 +924,67 @@ static void test_interactive_beside_many_wakers(void)
 	run_for(3000 * MS);
 	CHECK("the interactive task's worst delay is within a slice and a tick", k->late_ns <= 5 * MS,
 	      "worst %llu us over %llu wake-ups", k->late_ns / US, k->wakes);
+}
+
+/*
+ * A UI-like probe (two workers, 1 ms every 17 ms) beside a build (four CPU hogs in one cgroup) on 2
+ * CPUs and a 4 ms tick, as bench/scenarios/desktop-mix.toml. Without fair wake-up preemption the
+ * probe waits for a hog's slice to end (3 ms, and the tick after it); with it (fdl_note_fair), the
+ * hogs, CPU-bound since they started, are preempted at once. The hogs never preempt one another
+ * (one cgroup, and they never wake), and the build keeps its CPU time.
+ */
+static void ui_beside_build(u64 preempt_ns, u64 *p99, u64 *worst, u64 *build_ns, int *preempts)
+{
+	reset(2);
+	tun.fair_preempt_ns = preempt_ns;
+	tick_ms = 4;
+	add_cgroup(20, 100, 0, 0);
+	add_cgroup(21, 100, 0, 0);
+	for (int i = 0; i < 4; i++)
+		wake(new_task(i, 20));
+	probe_pair(4, 21, 1 * MS, 17 * MS);
+	run_for(6000 * MS);
+	*p99 = pct_late(4, 2, 99);
+	*worst = worst_of(4, 2, true);
+	*build_ns = 0;
+	for (int i = 0; i < 4; i++)
+		*build_ns += tasks[i].ran_ns;
+	*preempts = env.preempts[0] + env.preempts[1];
+}
+
+static void test_fair_wakeup_preemption(void)
+{
+	u64 p99_off, worst_off, build_off, p99_on, worst_on, build_on;
+	int kicks_off, kicks_on;
+
+	ui_beside_build(0, &p99_off, &worst_off, &build_off, &kicks_off);
+	ui_beside_build(3 * MS, &p99_on, &worst_on, &build_on, &kicks_on);
+	printf("UI probe beside a build: p99 %llu us, worst %llu us without fair wake-up preemption "
+	       "(%d kicks, build %llu ms); p99 %llu us, worst %llu us with it (%d kicks, build %llu ms)\n",
+	       p99_off / US, worst_off / US, kicks_off, build_off / MS, p99_on / US, worst_on / US,
+	       kicks_on, build_on / MS);
+	CHECK("without it the probe waits out a slice", worst_off >= 3 * MS, "worst %llu us",
+	      worst_off / US);
+	/* The simulation steps 1 ms. */
+	CHECK("with it, p99 within a step", p99_on <= 1 * MS, "p99 %llu us", p99_on / US);
+	CHECK("and the worst below a slice", worst_on < worst_off && worst_on <= 3 * MS,
+	      "worst %llu us against %llu us", worst_on / US, worst_off / US);
+	CHECK("the hogs do not preempt one another: at most a kick per probe wake-up",
+	      kicks_on <= (int)(tasks[4].wakes + tasks[5].wakes), "%d kicks, %llu wake-ups", kicks_on,
+	      tasks[4].wakes + tasks[5].wakes);
+	CHECK("the build keeps its CPU time", build_on + 100 * MS >= build_off, "%llu ms vs %llu ms",
+	      build_on / MS, build_off / MS);
+
+	/* Three probes without parameters, 2 ms spins: work that sleeps by itself is not preempted. */
+	reset(2);
+	tun.fair_preempt_ns = 3 * MS;
+	for (int c = 0; c < 3; c++) {
+		add_cgroup(10 + c, 100, 0, 0);
+		probe_pair(2 * c, 10 + c, 2 * MS, (23 + c) * MS);
+	}
+	run_for(3000 * MS);
+	CHECK("probes' spins shorter than --fair-preempt-us are never preempted by fair work",
+	      env.stats.nr_fair_preempts == 0, "%llu preemptions", (u64)env.stats.nr_fair_preempts);
 }
 
 /*
@@ -2202,6 +2263,7 @@ int main(void)
 	test_nice_within_a_cgroup();
 	test_cgroups_before_tasks();
 	test_interactive_beside_many_wakers();
+	test_fair_wakeup_preemption();
 	test_interactive_pod_beside_a_pod_of_wakers();
 	test_within_bandwidth_beats_overrun();
 	test_deadline_never_worse_than_fair();

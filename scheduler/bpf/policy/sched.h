@@ -39,6 +39,7 @@ static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 	struct fdl_cpu *cc;
 
 	t->started_at = now;
+	t->burst_ns += delta;
 	queue = fdl_task_queue(t, &top, &e);
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
 	share = fdl_task_share(t);
@@ -153,6 +154,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight)
 
 	t->weight = weight;
 	t->via_fair = 0;
+	t->burst_ns = 0;
 	if (!t->acct_cgid) {
 		cgid = env_cgroup(t->cgid) ? t->cgid : FDL_ROOT_CGID;
 		t->acct_cgid = cgid;
@@ -266,6 +268,8 @@ static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
 	queue = fdl_task_queue(t, &top, &e);
 	fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, fdl_vdt(now), now, fdl_entity_bw(top, e),
 		    e->deadline_rr_ns, fdl_entity_budget_left(e, now));
+	cc->run_start = now;
+	cc->burst_ns = 0;
 	cc->has_next = 0;
 	cc->picked = 0;
 	cc->fair_pick = 0;
@@ -286,6 +290,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	struct fdl_cpu *cc;
 	s32 cpu, later = -1, victim = -1, cross = -1;
 	u64 cross_ns = 0, blocker;
+	bool fair_victim = false;
 
 	t->enqueued_at = now;
 	t->via_fair = 0;	/* it waits under its own deadline entity */
@@ -320,11 +325,16 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	cpu = env_pick_idle(p);
 	/* Not within its deadline's rights (fdl_may_compete) nor claiming as fair work: it waits. */
 	if (cpu < 0 && (fair_pick || e == &fdl.fair || fdl_may_compete(queue, dl, vdt))) {
-		cpu = fdl_choose_victim(p, t, entity, own, dl, now, &later, &cross, &cross_ns);
+		cpu = fdl_choose_victim(p, t, entity, own, queue, dl, now, flags, &later, &cross,
+					&cross_ns);
 		if (cpu >= 0 && (cc = env_cpu(cpu))) {
+			/* Fair work taken by fair work (fdl_note_fair), not by a deadline. */
+			fair_victim = cc->queue == FDL_DSQ_FAIR && entity == FDL_DSQ_FAIR;
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, queue, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
 				    fdl_entity_budget_left(e, now));
+			cc->run_start = now;	/* not CPU-bound work for the next fair waker */
+			cc->burst_ns = 0;
 			cc->has_next = 0;
 			cc->picked = 0;
 			victim = cpu;
@@ -345,7 +355,10 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		 * parameters, tests/vm/topology.sh).
 		 */
 		env_kick(victim, true);
-		stat_inc(nr_preempt_kicks);
+		if (fair_victim)
+			stat_inc(nr_fair_preempts);
+		else
+			stat_inc(nr_preempt_kicks);
 	} else if (cpu >= 0) {
 		/* As for select_cpu's idle pick: the CPU is no longer a victim with lots of slack. */
 		fdl_on_idle_pick(t, cpu);
@@ -773,6 +786,10 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	u32 b;
 
 	t->started_at = t->slice_start = now;
+	if ((cc = env_cpu(cpu))) {
+		cc->run_start = now;
+		cc->burst_ns = t->burst_ns;
+	}
 	if (t->last_cpu && t->last_cpu != cpu + 1)
 		stat_inc(nr_migrations);
 	t->last_cpu = cpu + 1;

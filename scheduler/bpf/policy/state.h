@@ -78,6 +78,7 @@ struct fdl_task {
 	u32 via_fair;		/* a deadline container's task that runs by the fair order */
 	u32 __pad;
 	u64 held_by;		/* held (throttled): the cgroup whose limit blocks it; 0: not held */
+	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
 };
 
 #ifdef FDL_NATIVE
