@@ -28,6 +28,9 @@ log_tail() { grep -v '^ *$' "$1" | tail -"${2:-4}" | cut -c1-240; }
 # A cgroup created after the scheduler starts (cgroups_after_start) is absent until then; it gets its
 # weight when it is created.
 bench_weight() { [ ! -d "$CG/$1" ] || echo "$2" > "$CG/$1/cpu.weight"; }
+# is_fdl SCHED: scx_fdl, or a variant of it (scx_fdl+NAME: scx_fdl with more options, --fdl-variant).
+is_fdl() { case $1 in scx_fdl|scx_fdl+*) return 0 ;; esac; return 1; }
+
 # bench_fdl_set CGROUP KEY=VALUE...: scx_fdl set (fdl_params = "set"); a refusal is an error of
 # every measurement under this start of scx_fdl.
 bench_fdl_set() {
@@ -147,13 +150,13 @@ prepare_params() {
         for c in $BENCH_LATE_CGROUPS; do mkcg "$c" 100; done
         set_weights "$1"
     fi
-    if [ "$1" = scx_fdl ] && [ "$BENCH_FDL_PARAMS" = set ]; then
+    if is_fdl "$1" && [ "$BENCH_FDL_PARAMS" = set ]; then
         fdl_set_params
     fi
     [ -n "$BENCH_LATE_CGROUPS" ] || return 0
     # scx_fdl looks for configured cgroups every second; every scheduler waits alike.
     sleep "$BENCH_RESCAN_WAIT"
-    if [ "$1" = scx_fdl ] && [ "$BENCH_FDL_PARAMS" = config ]; then
+    if is_fdl "$1" && [ "$BENCH_FDL_PARAMS" = config ]; then
         for c in $BENCH_LATE_CGROUPS; do
             grep -q "$CG/$c: deadline_rr" "$SLOG/$1.log" ||
                 PARAM_ERR="${PARAM_ERR}scx_fdl did not apply the parameters of cgroup $c within $BENCH_RESCAN_WAIT s of its creation (no '$CG/$c: deadline_rr' line in its log); "
@@ -181,10 +184,11 @@ start_bench_sched() {
     # shellcheck disable=SC2046
     $(sched_cmd "$1") > "$SLOG/$1.log" 2>&1 &
     SPID=$!
-    short=${1#scx_}
+    base=${1%%+*}
+    short=${base#scx_}
     while :; do
         if [ "$(scx_state)" = enabled ]; then
-            case $(scx_ops) in "$1"*|"$short"*) break ;; esac
+            case $(scx_ops) in "$base"*|"$short"*) break ;; esac
         fi
         if ! kill -0 "$SPID" 2>/dev/null; then
             wait "$SPID"
@@ -274,7 +278,7 @@ measure() {
     OPS=$(scx_ops)
     "load_$2"
     sleep "$BENCH_SETTLE"
-    [ "$1" != scx_fdl ] || fdl_dump "$OUT/dump.before"
+    ! is_fdl "$1" || fdl_dump "$OUT/dump.before"
     t0=$(now)
     before=""
     for c in $BENCH_CGROUPS; do before="$before $c=$(usage "$c")"; done
@@ -288,7 +292,7 @@ measure() {
         b=$(echo "$before" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')
         USAGE="$USAGE $c=$(($(usage "$c") - b))"
     done
-    [ "$1" != scx_fdl ] || fdl_dump "$OUT/dump.after"
+    ! is_fdl "$1" || fdl_dump "$OUT/dump.after"
     # stress-ng prints its metrics when interrupted, not when killed.
     for s in $STRESS; do kill -INT "${s#*:}" 2>/dev/null; done
     for s in $STRESS; do wait "${s#*:}" 2>/dev/null; done

@@ -1,6 +1,7 @@
 """bench/run.sh: measure each scheduler in turn on one boot and one workload, report the comparison."""
 
 import argparse
+import re
 import json
 import os
 import platform
@@ -36,7 +37,11 @@ def parse_args(argv):
     ap.add_argument("scenarios", nargs="*", metavar="SCENARIO",
                     help="a name from bench/scenarios/ or the path of a scenario file")
     ap.add_argument("--schedulers", default=",".join(ALL_SCHEDULERS),
-                    help="comma-separated, in the order run (default: %(default)s)")
+                    help="comma-separated, in the order run (default: %(default)s); scx_fdl+NAME: scx_fdl "
+                         "with the options of --fdl-variant NAME, in the same boot")
+    ap.add_argument("--fdl-variant", action="append", default=[], metavar="NAME=OPTIONS",
+                    help="scx_fdl+NAME in --schedulers runs scx_fdl with these options added, e.g. "
+                         "nofp='--fair-preempt-us 0' (repeatable)")
     ap.add_argument("--repeat", type=int, help="measurements per scheduler and variant (default: the scenario's)")
     ap.add_argument("--duration", type=int, metavar="SECS", help="measured seconds per measurement "
                     "(default: the scenario's)")
@@ -52,9 +57,21 @@ def parse_args(argv):
     if not a.scenarios and not a.report_only:
         ap.error("name at least one scenario (or --report-only DIR)")
     a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
+    a.fdl_variants = {}
+    for v in a.fdl_variant:
+        name, eq, opts = v.partition("=")
+        if not eq or not re.fullmatch(r"[a-z0-9_-]+", name) or not opts.strip():
+            ap.error(f"--fdl-variant {v!r}: want NAME=OPTIONS, NAME of a-z, 0-9, _ and -")
+        a.fdl_variants[name] = opts.strip()
     for s in a.schedulers:
-        if s not in ALL_SCHEDULERS:
-            ap.error(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(ALL_SCHEDULERS)})")
+        base, plus, variant = s.partition("+")
+        if base not in ALL_SCHEDULERS:
+            ap.error(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(ALL_SCHEDULERS)}, scx_fdl+NAME)")
+        if plus and (base != "scx_fdl" or variant not in a.fdl_variants):
+            ap.error(f"--schedulers: {s!r}: a variant is scx_fdl+NAME with --fdl-variant NAME=OPTIONS "
+                     f"(defined: {', '.join(sorted(a.fdl_variants)) or 'none'})")
+    if len(set(a.schedulers)) != len(a.schedulers):
+        ap.error("--schedulers: a scheduler named twice")
     if a.repeat is not None and a.repeat < 1:
         ap.error("--repeat wants 1 or more")
     if a.duration is not None and a.duration < 1:
@@ -111,11 +128,14 @@ def run_one(a, sc, runner_kind):
         if st != "ok":
             log(f"{s}: {st}: its row will say so")
         elif b:
-            bins.append(b)
+            if b not in bins:
+                bins.append(b)
             binaries[s] = binary_id(b)
             # fdl_params = "set": the guest sets them with `scx_fdl set` once scx_fdl is enabled.
-            with_config = s == "scx_fdl" and sc.fdl_params == "config" and sc.fdl_config()
-            cmds[s] = s + (" --config fdl.toml" if with_config else "")
+            base, _, variant = s.partition("+")
+            with_config = base == "scx_fdl" and sc.fdl_params == "config" and sc.fdl_config()
+            cmds[s] = base + (" --config fdl.toml" if with_config else "") + \
+                (" " + a.fdl_variants[variant] if variant else "")
     run_scheds = [s for s in a.schedulers if statuses[s] == "ok"]
     probe = "fdl-probe"
     if a.probe != "fdl-probe":
@@ -178,7 +198,7 @@ def run_one(a, sc, runner_kind):
                 duration_s=duration, probe=probe, statuses=statuses, started=stamp, elapsed_s=round(elapsed),
                 complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
                 boots=boot, restarts=restarts, crash=info.get("crash"), binaries=binaries,
-                command="bench/run.sh " + " ".join(sys.argv[1:]))
+                fdl_variants=a.fdl_variants, command="bench/run.sh " + " ".join(sys.argv[1:]))
     if not info.get("complete"):
         log(f"the run did not finish (exit {rc}{'; guest kernel: ' + info['crash'] if info.get('crash') else ''}): "
             f"the report holds what was gathered; console: {info.get('console_log')}")

@@ -43,7 +43,7 @@ def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=()):
     out += ["    esac", "}", ""]
 
     # scx_fdl reads the FDL parameters; every other scheduler gets the stand-in weight.
-    out += ["set_weights() {", '    if [ "$1" = scx_fdl ]; then']
+    out += ["set_weights() {", '    if is_fdl "$1"; then']
     out += [f"        bench_weight {c.name} {c.cpu_weight}" for c in sc.cgroups.values()]
     out += ["    else"]
     out += [f"        bench_weight {c.name} {c.weight_without_fdl}" for c in sc.cgroups.values()]

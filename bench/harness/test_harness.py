@@ -5,7 +5,7 @@ import os
 import tempfile
 import unittest
 
-from . import matrix, plan, report, scenario, stats, verdict
+from . import main, matrix, plan, report, scenario, stats, verdict
 
 GOOD = """\
 description = "test"
@@ -446,6 +446,30 @@ class Verdict(unittest.TestCase):
         recs2[0]["fdl_stats"]["fdl"]["max_lateness_window_us"] = -1
         agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + recs2)
         self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]["max_lateness_window_us"], 87000)
+
+
+class SchedulerVariants(unittest.TestCase):
+    def test_variant_options_and_errors(self):
+        a = main.parse_args(["tiny", "--schedulers", "eevdf,scx_fdl,scx_fdl+nofp",
+                             "--fdl-variant", "nofp=--fair-preempt-us 0"])
+        self.assertEqual(a.schedulers, ["eevdf", "scx_fdl", "scx_fdl+nofp"])
+        self.assertEqual(a.fdl_variants, {"nofp": "--fair-preempt-us 0"})
+        for argv in (["--schedulers", "scx_fdl+nofp"],                       # not defined
+                     ["--schedulers", "scx_bpfland+x", "--fdl-variant", "x=--y"],  # not scx_fdl's
+                     ["--schedulers", "scx_fdl,scx_fdl"],                    # twice
+                     ["--fdl-variant", "No Name=--y"]):                      # bad name
+            with self.assertRaises(SystemExit):
+                main.parse_args(["tiny"] + argv)
+
+    def test_plan_treats_a_variant_as_scx_fdl(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(GOOD)
+        self.addCleanup(os.unlink, f.name)
+        sc = scenario.load(f.name)
+        text = plan.write(sc, ["scx_fdl+nofp"], {"scx_fdl+nofp": "scx_fdl --fair-preempt-us 0"},
+                          "fdl-probe", 5, 1)
+        self.assertIn("scx_fdl+nofp) echo 'scx_fdl --fair-preempt-us 0' ;;", text)
+        self.assertIn('if is_fdl "$1"; then', text)
 
 
 class Restart(unittest.TestCase):
