@@ -126,10 +126,10 @@ pub struct Opts {
 
     /// Fair wake-up preemption of CPU-bound work, in microseconds: a task without deadlines that
     /// wakes to busy CPUs takes a CPU at once from fair work of another cgroup that has run this
-    /// long since it last woke (by default a slice: it does not sleep by itself) and whose cgroup
-    /// has had more CPU time for its share than the waker's (cgroup virtual time). 0: never (a
-    /// fair task then waits for the running slice to end).
-    #[arg(long, default_value_t = 3000, value_name = "US",
+    /// long since it last woke (a build job, not a request handler) and whose cgroup has had more
+    /// CPU time for its share than the waker's (cgroup virtual time). 0: never (a fair task then
+    /// waits for the running slice to end).
+    #[arg(long, default_value_t = 20_000, value_name = "US",
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub fair_preempt_us: u64,
 
