@@ -62,6 +62,12 @@ def parse_args(argv):
         name, eq, opts = v.partition("=")
         if not eq or not re.fullmatch(r"[a-z0-9_-]+", name) or not opts.strip():
             ap.error(f"--fdl-variant {v!r}: want NAME=OPTIONS, NAME of a-z, 0-9, _ and -")
+        # The guest splits the command line on spaces, without quotes or globs.
+        if not re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", opts):
+            ap.error(f"--fdl-variant {v!r}: OPTIONS are words of letters, digits and _=.,:/+- "
+                     "(the guest splits them on spaces; no quotes or shell characters)")
+        if name in a.fdl_variants:
+            ap.error(f"--fdl-variant: {name} defined twice")
         a.fdl_variants[name] = opts.strip()
     for s in a.schedulers:
         base, plus, variant = s.partition("+")

@@ -113,7 +113,8 @@ def text(agg, meta):
     out = [f"Scenario {agg['scenario']}: {agg['description']}",
            f"{meta['runner_desc']}; {meta['repeat']} repeat(s) of {meta['duration_s']} s; "
            "values: median [min-max] over repeats; ratios: median / EEVDF's median"]
-    out += [f"scx_fdl+{n}: scx_fdl {o}" for n, o in sorted((meta.get("fdl_variants") or {}).items())]
+    out += [f"scx_fdl+{n}: scx_fdl {o}" for n, o in sorted((meta.get("fdl_variants") or {}).items())
+            if f"scx_fdl+{n}" in meta.get("schedulers", [])]
     for v, per in agg["variants"].items():
         out.append(f"\n== {agg['scenario']} / {v} ==")
         rows = []

@@ -457,7 +457,9 @@ class SchedulerVariants(unittest.TestCase):
         for argv in (["--schedulers", "scx_fdl+nofp"],                       # not defined
                      ["--schedulers", "scx_bpfland+x", "--fdl-variant", "x=--y"],  # not scx_fdl's
                      ["--schedulers", "scx_fdl,scx_fdl"],                    # twice
-                     ["--fdl-variant", "No Name=--y"]):                      # bad name
+                     ["--fdl-variant", "No Name=--y"],                       # bad name
+                     ["--fdl-variant", "x=--config '/a b'"],                 # quotes
+                     ["--fdl-variant", "x=--y", "--fdl-variant", "x=--z"]):  # twice
             with self.assertRaises(SystemExit):
                 main.parse_args(["tiny"] + argv)
 

@@ -237,7 +237,7 @@ struct fdl_cpu_stats {
 	u64 nr_timer_kicks;	/* CPUs preempted by a deadline timer that fired inside a tick */
 	u64 nr_slice_timers;	/* deadline timers set to end a slice shorter than the default */
 	u64 nr_crossing_timers;	/* deadline timers set where a CPU's earlier work comes after a waiting deadline */
-	u64 nr_fair_preempts;	/* CPUs whose fair work a fair task that woke preempted at once */
+	u64 nr_fair_preempts;	/* kicks of CPUs running CPU-bound fair work, for a fair task that woke */
 	u64 nr_tick_preempts;	/* slices ended at a tick because an earlier deadline waited */
 	u64 nr_held;		/* tasks held back because a cgroup above them was throttled */
 	u64 nr_released;	/* held tasks sent back to their queues by a refill */

@@ -124,8 +124,9 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     pub fair_deadline_us: u64,
 
-    /// Fair wake-up preemption of CPU-bound work, in microseconds: a task without deadlines that
-    /// wakes to busy CPUs takes a CPU at once from fair work of another cgroup that has run this
+    /// Fair wake-up preemption of CPU-bound work, in microseconds: a task that wakes as fair work
+    /// (no deadlines, or a deadline container served by the fair order) to busy CPUs takes a CPU
+    /// at once from work running as fair work, of another cgroup, that has run this
     /// long since it last woke (a build job, not a request handler) and whose cgroup has had more
     /// CPU time for its share than the waker's (cgroup virtual time). 0: never (a fair task then
     /// waits for the running slice to end).

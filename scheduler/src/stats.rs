@@ -74,7 +74,7 @@ pub struct SchedulerStats {
     pub idle_kicks: u64,
     #[stat(desc = "CPUs preempted so that an earlier deadline runs")]
     pub preempt_kicks: u64,
-    #[stat(desc = "CPUs whose CPU-bound fair work a fair task that woke preempted (--fair-preempt-us)")]
+    #[stat(desc = "CPUs running CPU-bound fair work kicked for a fair task that woke (--fair-preempt-us)")]
     #[serde(default)]
     pub fair_preempts: u64,
     #[stat(desc = "Enqueues whose virtual time the starvation bound pulled in")]

@@ -991,6 +991,46 @@ static void test_fair_wakeup_preemption(void)
 }
 
 /*
+ * A fair waker kicks the CPU of a hog that has run for long (its claim resets the CPU's record),
+ * but the waker is taken elsewhere first, and the hog keeps its CPU at the dispatch, without an
+ * ops.running. The record must say again that the hog is CPU-bound: the next fair waker preempts
+ * it at once. (Left as the claim wrote it, the hog looked fresh for another --fair-preempt-us.)
+ */
+static void test_kept_hog_stays_preemptible(void)
+{
+	struct task *hog, *w1, *w2;
+
+	reset(1);
+	add_cgroup(20, 100, 0, 0);
+	add_cgroup(21, 100, 0, 0);
+	add_cgroup(22, 100, 0, 0);
+	hog = new_task(0, 20);
+	wake(hog);
+	run_for(100 * MS);
+	w1 = new_task(1, 21);
+	w1->runnable = true;
+	fdl_on_runnable(&w1->t, 100);
+	fdl_on_enqueue(&w1->p, &w1->t, FDL_ENQ_WAKEUP);
+	CHECK("the first waker kicks the hog's CPU", env.stats.nr_fair_preempts == 1, "%llu kicks",
+	      (u64)env.stats.nr_fair_preempts);
+	/* Another CPU took it meanwhile (the race the kernel allows); it ran and slept there. */
+	fake_remove(fake_dsq(21), 0);
+	w1->runnable = false;
+	fdl_on_quiescent(&w1->t);
+	env.now += 1 * MS;
+	env.cur_cpu = 0;
+	fdl_on_dispatch(0, &hog->p, &hog->t);
+	CHECK("the hog keeps its CPU", hog->p.slice > 0 && !env.local[0].n, "slice %llu",
+	      (u64)hog->p.slice);
+	w2 = new_task(2, 22);
+	w2->runnable = true;
+	fdl_on_runnable(&w2->t, 100);
+	fdl_on_enqueue(&w2->p, &w2->t, FDL_ENQ_WAKEUP);
+	CHECK("the next fair waker preempts it at once", env.stats.nr_fair_preempts == 2,
+	      "%llu kicks", (u64)env.stats.nr_fair_preempts);
+}
+
+/*
  * An interactive task (2 ms every 20 ms) in pod A (11) beside pod B (12) of ten tasks that run
  * 1 ms every 6 ms, pods of one parent (kubepods, 10), where they share their parent's queue in
  * hierarchical vtime order. Each of B's tasks had wakeup_lag_ns of credit at its own share, a
@@ -2267,6 +2307,7 @@ int main(void)
 	test_cgroups_before_tasks();
 	test_interactive_beside_many_wakers();
 	test_fair_wakeup_preemption();
+	test_kept_hog_stays_preemptible();
 	test_interactive_pod_beside_a_pod_of_wakers();
 	test_within_bandwidth_beats_overrun();
 	test_deadline_never_worse_than_fair();

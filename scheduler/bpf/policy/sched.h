@@ -677,14 +677,15 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	}
 	/*
 	 * Claiming as fair work, cut short where its bucket passed fair work's key: fair work is
-	 * not preempted by fair work (fdl_choose_among), so it keeps the CPU for the rest of the
-	 * slice it started with, unless a deadline waits, and for at most its deadline_rr, the
-	 * round in which its container asked to take turns. Yielding to the fair order here, a pod
-	 * with deadlines three levels down (bench/nested.sh) waited p50 0.62 ms and p99 7.1 ms
-	 * where the same pod without parameters waited 0.22 and 3.4: each burst past its bandwidth
-	 * was cut and queued behind fair work. Not for a container beyond its deadline's rights
-	 * (fdl_may_compete); not for a whole slice either: three overcommitted 1 ms containers then
-	 * held their CPUs for 3 ms each, 7.5 ms late (test_overcommit_shares_lateness).
+	 * not preempted by fair work (fdl_choose_among; only CPU-bound work is, fdl_note_fair), so
+	 * it keeps the CPU for the rest of the slice it started with, unless a deadline waits, and
+	 * for at most its deadline_rr, the round in which its container asked to take turns.
+	 * Yielding to the fair order here, a pod with deadlines three levels down (bench/nested.sh)
+	 * waited p50 0.62 ms and p99 7.1 ms where the same pod without parameters waited 0.22 and
+	 * 3.4: each burst past its bandwidth was cut and queued behind fair work. Not for a
+	 * container beyond its deadline's rights (fdl_may_compete); not for a whole slice either:
+	 * three overcommitted 1 ms containers then held their CPUs for 3 ms each, 7.5 ms late
+	 * (test_overcommit_shares_lateness).
 	 */
 	ran = now - t->slice_start;
 	rest = claims && rights && (!be || be == pe) && ran < tun.slice_ns;
@@ -742,11 +743,22 @@ static __always_inline void fdl_time_slice(s32 cpu, u64 slice, u64 now)
 static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, struct fdl_task *pt)
 {
 	u64 now = env_now(), vdt = fdl_vdt(now), slice;
+	struct fdl_cpu *cc;
 	int i;
 
 	if (fdl_scan_queues(now, vdt))
 		return;
 	if (pt && (slice = fdl_prev_keeps(pt, cpu, now))) {
+		/*
+		 * It keeps the CPU without an ops.running: its burst goes back into the CPU's record
+		 * (fdl_note_fair), which a waker's claim may have reset. Not in fdl_charge: there,
+		 * before the task yields to that waker, it made the CPU look CPU-bound again, and the
+		 * waker's sibling kicked the CPU from under the waker (VM ui-build: p99 2.1 ms, not 0.9).
+		 */
+		if ((cc = env_cpu(cpu))) {
+			cc->run_start = now;
+			cc->burst_ns = pt->burst_ns;
+		}
 		/* Its CPU limit may cut it shorter, at the tick (fdl_time_slice). */
 		env_set_slice(prev, fdl_bw_clip(fdl_task_cgid(pt), slice, now));
 		fdl_time_slice(cpu, slice, now);
@@ -885,6 +897,11 @@ static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 	fdl_charge(t, cpu, false);
 	if (cc && !cc->picked)
 		cc->has_next = 0;
+	/* No longer CPU-bound work on this CPU (fdl_note_fair): the next task's ops.running says. */
+	if (cc) {
+		cc->run_start = env_now();
+		cc->burst_ns = 0;
+	}
 }
 
 /* A task joins scx_fdl: it starts at the fair queue's clock. */
