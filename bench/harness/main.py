@@ -1,10 +1,10 @@
 """bench/run.sh: measure each scheduler in turn on one boot and one workload, report the comparison."""
 
 import argparse
-import re
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -70,10 +70,10 @@ def parse_args(argv):
             ap.error(f"--fdl-variant: {name} defined twice")
         a.fdl_variants[name] = opts.strip()
     for s in a.schedulers:
-        base, plus, variant = s.partition("+")
+        base, variant = runner.split_scheduler(s)
         if base not in ALL_SCHEDULERS:
             ap.error(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(ALL_SCHEDULERS)}, scx_fdl+NAME)")
-        if plus and (base != "scx_fdl" or variant not in a.fdl_variants):
+        if "+" in s and (base != "scx_fdl" or variant not in a.fdl_variants):
             ap.error(f"--schedulers: {s!r}: a variant is scx_fdl+NAME with --fdl-variant NAME=OPTIONS "
                      f"(defined: {', '.join(sorted(a.fdl_variants)) or 'none'})")
     if len(set(a.schedulers)) != len(a.schedulers):
@@ -138,7 +138,7 @@ def run_one(a, sc, runner_kind):
                 bins.append(b)
             binaries[s] = binary_id(b)
             # fdl_params = "set": the guest sets them with `scx_fdl set` once scx_fdl is enabled.
-            base, _, variant = s.partition("+")
+            base, variant = runner.split_scheduler(s)
             with_config = base == "scx_fdl" and sc.fdl_params == "config" and sc.fdl_config()
             cmds[s] = base + (" --config fdl.toml" if with_config else "") + \
                 (" " + a.fdl_variants[variant] if variant else "")

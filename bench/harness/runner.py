@@ -37,15 +37,16 @@ def peers():
     return out
 
 
-def base_scheduler(name):
-    """The scheduler a label runs: "scx_fdl+NAME" is scx_fdl with the options of variant NAME
-    (bench/run.sh --fdl-variant), run beside plain scx_fdl in the same boot."""
-    return name.split("+", 1)[0]
+def split_scheduler(name):
+    """(scheduler, variant) of a label: "scx_fdl+NAME" is scx_fdl with the options of variant NAME
+    (bench/run.sh --fdl-variant), run beside plain scx_fdl in the same boot; variant "" for none."""
+    base, _, variant = name.partition("+")
+    return base, variant
 
 
 def resolve_scheduler(name):
     """(binary path or None, status): where the scheduler is, or why it cannot run."""
-    name = base_scheduler(name)
+    name, _ = split_scheduler(name)
     if name == "eevdf":
         return None, "ok"
     if name == "scx_fdl":

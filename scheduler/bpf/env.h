@@ -54,8 +54,8 @@ struct fdl_cpu {
 	u64 pick_q;		/* the container whose work the dispatcher took by its deadline (0: none), */
 	u64 pick_dl;		/* the deadline it promised, */
 	u64 pick_vdt;		/* and vdt then, before a miss moved it back (fdl_took) */
-	u64 run_start;		/* when its task started or was last charged, or a waker claimed the CPU, ns */
-	u64 burst_ns;		/* the CPU time that task had run since it last woke, by run_start */
+	u64 run_start;		/* since when fdl_cpu_burst's burst_ns holds, ns */
+	u64 burst_ns;		/* the CPU time its task had run since it last woke, by run_start */
 };
 
 /*

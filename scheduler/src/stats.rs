@@ -126,7 +126,6 @@ pub struct SchedulerStats {
     pub cgroups_unenforced_cpu_max: u64,
 }
 
-
 /// Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce now: too deep or beyond its
 /// cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max. Set by the limit checks.
 pub static UNENFORCED_CPU_MAX: AtomicU64 = AtomicU64::new(0);

@@ -268,8 +268,7 @@ static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
 	queue = fdl_task_queue(t, &top, &e);
 	fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, fdl_vdt(now), now, fdl_entity_bw(top, e),
 		    e->deadline_rr_ns, fdl_entity_budget_left(e, now));
-	cc->run_start = now;
-	cc->burst_ns = 0;
+	fdl_cpu_burst(cc, now, 0);
 	cc->has_next = 0;
 	cc->picked = 0;
 	cc->fair_pick = 0;
@@ -333,8 +332,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, queue, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
 				    fdl_entity_budget_left(e, now));
-			cc->run_start = now;	/* not CPU-bound work for the next fair waker */
-			cc->burst_ns = 0;
+			fdl_cpu_burst(cc, now, 0);
 			cc->has_next = 0;
 			cc->picked = 0;
 			victim = cpu;
@@ -755,10 +753,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		 * before the task yields to that waker, it made the CPU look CPU-bound again, and the
 		 * waker's sibling kicked the CPU from under the waker (VM ui-build: p99 2.1 ms, not 0.9).
 		 */
-		if ((cc = env_cpu(cpu))) {
-			cc->run_start = now;
-			cc->burst_ns = pt->burst_ns;
-		}
+		if ((cc = env_cpu(cpu)))
+			fdl_cpu_burst(cc, now, pt->burst_ns);
 		/* Its CPU limit may cut it shorter, at the tick (fdl_time_slice). */
 		env_set_slice(prev, fdl_bw_clip(fdl_task_cgid(pt), slice, now));
 		fdl_time_slice(cpu, slice, now);
@@ -798,10 +794,8 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	u32 b;
 
 	t->started_at = t->slice_start = now;
-	if ((cc = env_cpu(cpu))) {
-		cc->run_start = now;
-		cc->burst_ns = t->burst_ns;
-	}
+	if ((cc = env_cpu(cpu)))
+		fdl_cpu_burst(cc, now, t->burst_ns);
 	if (t->last_cpu && t->last_cpu != cpu + 1)
 		stat_inc(nr_migrations);
 	t->last_cpu = cpu + 1;
@@ -898,10 +892,8 @@ static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 	if (cc && !cc->picked)
 		cc->has_next = 0;
 	/* No longer CPU-bound work on this CPU (fdl_note_fair): the next task's ops.running says. */
-	if (cc) {
-		cc->run_start = env_now();
-		cc->burst_ns = 0;
-	}
+	if (cc)
+		fdl_cpu_burst(cc, env_now(), 0);
 }
 
 /* A task joins scx_fdl: it starts at the fair queue's clock. */
