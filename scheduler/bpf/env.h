@@ -56,6 +56,7 @@ struct fdl_cpu {
 	u64 pick_vdt;		/* and vdt then, before a miss moved it back (fdl_took) */
 	u64 run_start;		/* since when fdl_cpu_burst's burst_ns holds, ns */
 	u64 burst_ns;		/* the CPU time its task had run since it last woke, by run_start */
+	u64 vtime;		/* its task's vtime when it started or kept the CPU (queue cont's clock) */
 };
 
 /*
@@ -72,6 +73,7 @@ struct fdl_scan {
 	s64 dl_wsum, dl_unboosted_wsum;	/* the active deadline containers' root weight */
 	u64 min_rr_ns;
 	u64 rate_sum;		/* their granted guarantees (budget_rate) together */
+	u64 nr_queued;		/* tasks waiting in the queues scanned */
 };
 
 /*

@@ -238,6 +238,7 @@ struct fdl_cpu_stats {
 	u64 nr_slice_timers;	/* deadline timers set to end a slice shorter than the default */
 	u64 nr_crossing_timers;	/* deadline timers set where a CPU's earlier work comes after a waiting deadline */
 	u64 nr_fair_preempts;	/* kicks of CPUs running CPU-bound fair work, for a fair task that woke */
+	u64 nr_sibling_preempts;	/* CPUs taken from CPU-bound work of its own queue by a task that woke */
 	u64 nr_tick_preempts;	/* slices ended at a tick because an earlier deadline waited */
 	u64 nr_held;		/* tasks held back because a cgroup above them was throttled */
 	u64 nr_released;	/* held tasks sent back to their queues by a refill */
@@ -261,6 +262,8 @@ struct fdl_tunables {
 	u64 starvation_ns;	/* bound on how long any runnable fair task waits */
 	u64 fair_deadline_ns;	/* deadline_rr of the fair container */
 	u64 fair_preempt_ns;	/* fair work runs this long before a fair waker may preempt it (0: never) */
+	u64 slice_floor_ns;	/* the slice scaled by the waiters never goes below it (0: not scaled) */
+	u64 sibling_preempt_ns;	/* work runs this long before a waker of its own queue may take its CPU (0: never) */
 	u64 guarantee_window_ns;	/* a guarantee's budget holds at most this much of it */
 	u32 fair_floor_permille;	/* fair work's least bandwidth, per mille of the machine */
 	u32 nr_cpus;		/* possible CPUs */

@@ -80,12 +80,14 @@ impl<'obj> Scheduler<'obj> {
         let tun = &mut skel.maps.rodata_data.as_mut().unwrap().tun;
         tun.slice_ns = opts.slice_us * 1000;
         tun.min_slice_ns = opts.min_slice_us * 1000;
+        tun.slice_floor_ns = opts.slice_floor_us * 1000;
         tun.wakeup_lag_ns = opts.wakeup_lag_us * 1000;
         tun.starvation_ns = opts.starvation_ms * 1_000_000;
         tun.nr_cpus = nr_cpus as u32;
         tun.stall_pid = opts.test_stall_pid.unwrap_or(0);
         tun.fair_deadline_ns = opts.fair_deadline_us * 1000;
         tun.fair_preempt_ns = opts.fair_preempt_us * 1000;
+        tun.sibling_preempt_ns = opts.sibling_preempt_us * 1000;
         tun.fair_floor_permille = opts.fair_floor_permille;
         tun.guarantee_window_ns = opts.guarantee_window_ms * 1_000_000;
         // Always written: scx_ops_open! has copied SCX_TIMEOUT_MS into it unchecked.

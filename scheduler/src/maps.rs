@@ -175,6 +175,7 @@ fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
         idle_kicks: s.nr_idle_kicks,
         preempt_kicks: s.nr_preempt_kicks,
         fair_preempts: s.nr_fair_preempts,
+        sibling_preempts: s.nr_sibling_preempts,
         starvation_clamps: s.nr_starvation_clamps,
         migrations: s.nr_migrations,
         fair_misses: fdl.fair.nr_misses,

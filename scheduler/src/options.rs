@@ -93,6 +93,16 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(100..=100_000))]
     pub slice_us: u64,
 
+    /// Slices shared by the waiting work, as scx_bpfland does: the slice is --slice-us x CPUs /
+    /// (waiting tasks + CPUs), never below this floor, in microseconds, so that the more tasks
+    /// wait per CPU the sooner each gets a turn. 0 (the default): always the whole --slice-us
+    /// (measured on the 2-vCPU VM at 1000, same boot: the desktop mix's probe p99 2.6 against
+    /// 1.9 ms, the build 0.84x against 1.02x EEVDF's throughput; docs/benchmarks.md). Slices
+    /// shorter than the kernel's tick end by a timer.
+    #[arg(long, default_value_t = 0, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub slice_floor_us: u64,
+
     /// CPU time of credit, in microseconds, that a task keeps across a sleep; where cgroups share
     /// a queue (pods in their parent's), a cgroup's as a whole, shared by its tasks. Bounds how
     /// far a waking task can jump ahead of tasks that kept running.
@@ -133,6 +143,16 @@ pub struct Opts {
     #[arg(long, default_value_t = 20_000, value_name = "US",
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub fair_preempt_us: u64,
+
+    /// Wake-up preemption within a cgroup, in microseconds: a task that wakes to busy CPUs ends
+    /// at once the slice of work of its own cgroup's queue that has run this long since it last
+    /// woke and is behind it in that queue's virtual time (it would run first at the next pick).
+    /// 0 (the default): never, the task waits for a slice to end. Measured on the 2-vCPU VM at
+    /// 20000: lower medians, but a worse p99 where a message thread wakes workers in an
+    /// overcommitted cgroup (docs/benchmarks.md).
+    #[arg(long, default_value_t = 0, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub sibling_preempt_us: u64,
 
     /// Least bandwidth of fair work (cgroups without deadline_rr), per mille of the machine,
     /// whatever the deadline containers' guarantees ask. Fair work also never gets less than its
@@ -270,6 +290,14 @@ impl Opts {
         if self.min_slice_us > self.slice_us {
             bail!("--min-slice-us {} must not exceed --slice-us {}", self.min_slice_us, self.slice_us);
         }
+        if self.slice_floor_us != 0 && !(self.min_slice_us..=self.slice_us).contains(&self.slice_floor_us) {
+            bail!(
+                "--slice-floor-us {} must be 0 (whole slices) or within --min-slice-us {} and --slice-us {}",
+                self.slice_floor_us,
+                self.min_slice_us,
+                self.slice_us
+            );
+        }
         self.watchdog_timeout().map(|_| ())
     }
 
@@ -357,6 +385,17 @@ mod tests {
         opts.validate().unwrap();
         assert_eq!(opts.slice_us, 3000);
         assert_eq!(opts.stats_interval(), None);
+    }
+
+    #[test]
+    fn slice_floor_within_the_slices() {
+        for ok in [&["--slice-floor-us", "0"][..], &["--slice-floor-us", "3000"], &["--slice-floor-us", "200"]] {
+            parse(ok).unwrap().validate().unwrap();
+        }
+        for bad in [&["--slice-floor-us", "3001"][..], &["--slice-floor-us", "100"], &["--slice-floor-us", "1000", "--slice-us", "800"]] {
+            let e = parse(bad).unwrap().validate().unwrap_err().to_string();
+            assert!(e.contains("--slice-floor-us"), "{bad:?}: {e}");
+        }
     }
 
     #[test]

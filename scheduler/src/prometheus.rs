@@ -117,6 +117,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_idle_kicks", kind: Counter, scale: Count, help: Scheduler("idle_kicks") },
     Def { name: "scx_fdl_preempt_kicks", kind: Counter, scale: Count, help: Scheduler("preempt_kicks") },
     Def { name: "scx_fdl_fair_preempts", kind: Counter, scale: Count, help: Scheduler("fair_preempts") },
+    Def { name: "scx_fdl_sibling_preempts", kind: Counter, scale: Count, help: Scheduler("sibling_preempts") },
     Def { name: "scx_fdl_migrations", kind: Counter, scale: Count, help: Scheduler("migrations") },
     Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: Scheduler("starvation_clamps") },
     Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: Scheduler("fair_misses") },
@@ -309,6 +310,7 @@ impl Build<'_> {
         self.counter("scx_fdl_idle_kicks", vec![], ep, s.idle_kicks);
         self.counter("scx_fdl_preempt_kicks", vec![], ep, s.preempt_kicks);
         self.counter("scx_fdl_fair_preempts", vec![], ep, s.fair_preempts);
+        self.counter("scx_fdl_sibling_preempts", vec![], ep, s.sibling_preempts);
         self.counter("scx_fdl_migrations", vec![], ep, s.migrations);
         self.counter("scx_fdl_starvation_clamps", vec![], ep, s.starvation_clamps);
         self.counter("scx_fdl_fair_deadline_misses", vec![], ep, s.fair_misses);

@@ -77,6 +77,9 @@ pub struct SchedulerStats {
     #[stat(desc = "CPUs running CPU-bound fair work kicked for a fair task that woke (--fair-preempt-us)")]
     #[serde(default)]
     pub fair_preempts: u64,
+    #[stat(desc = "CPUs taken from CPU-bound work of its own queue by a task that woke (--sibling-preempt-us)")]
+    #[serde(default)]
+    pub sibling_preempts: u64,
     #[stat(desc = "Enqueues whose virtual time the starvation bound pulled in")]
     pub starvation_clamps: u64,
     #[stat(desc = "Tasks that started running on another CPU than last time")]

@@ -4,10 +4,15 @@
 # at cpu.weight 100 and without parameters. Under scx_fdl with its default --fair-preempt-us, then
 # with --fair-preempt-us 0 (no fair wake-up preemption: a woken worker waits for a hog's slice and
 # the tick after it), in one boot.
+# Then the same probe inside `build`, beside its own cgroup's busy workers (a pod's health check
+# beside its batch job): with --sibling-preempt-us 20000 (off by default), then 0 (the probe then
+# waits for a worker's slice to end); fair preemption on in both.
 # Checks, with margins for the emulator:
 #   - the probe preempted the build's CPU-bound work (fair_preempts > 0), at most as often as its
 #     threads woke (hogs never preempt one another);
 #   - the probe's p90 with fair wake-up preemption is below its p90 without;
+#   - inside `build`, the probe took its siblings' CPUs (sibling_preempts > 0, at most as often
+#     as its threads woke) and its p90 is below its p90 without;
 #   - the build kept at least 90 % of its CPU time;
 #   - scx_fdl stayed attached, dmesg clean, clean exits.
 . ./lib.sh
@@ -16,35 +21,44 @@ secs=${FDL_PROBE_SECS:-8}
 mkcg build 100
 mkcg desktop 100
 
-# probe TAG: the probe for $secs s; prints FDL-LATENCY TAG.
+# probe TAG [CGROUP]: the probe for $secs s in CGROUP (desktop); prints FDL-LATENCY TAG.
 probe() {
-    sh -c "echo \$\$ > $CG/desktop/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 16000 --spin-us 1000 -r $secs -w 2 --json" \
+    sh -c "echo \$\$ > $CG/${2:-desktop}/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 16000 --spin-us 1000 -r $secs -w 2 --json" \
         > "/tmp/p-$1.json" 2> "/tmp/p-$1.err" || fail "fdl-probe $1 exited $? ($(cat /tmp/p-$1.err))"
     echo "FDL-LATENCY $1 p50=$(json_field /tmp/p-$1.json p50) p90=$(json_field /tmp/p-$1.json p90) p99=$(json_field /tmp/p-$1.json p99) samples=$(json_field /tmp/p-$1.json samples)"
 }
 
-# fair_preempts: scx_fdl's count of fair wake-up preemptions so far.
-fair_preempts() { scx_fdl dump > /tmp/dump.json && json_field /tmp/dump.json fair_preempts; }
+# counter NAME: scx_fdl's count NAME (fair_preempts, sibling_preempts) so far.
+counter() { scx_fdl dump > /tmp/dump.json && json_field /tmp/dump.json "$1"; }
 
-# run TAG: the probe beside the build; sets BUILD_CPUS, PREEMPTS (fair_preempts over the probe).
+# run TAG [CGROUP]: the probe beside the build (in CGROUP, desktop); sets BUILD_CPUS, PREEMPTS and
+# SIBLINGS (fair_preempts and sibling_preempts over the probe).
 run() {
-    local u0 f0
-    f0=$(fair_preempts)
+    local u0 f0 s0
+    f0=$(counter fair_preempts)
+    s0=$(counter sibling_preempts)
     u0=$(usage_usec build)
-    probe "$1"
+    probe "$1" "${2:-desktop}"
     BUILD_CPUS=$(cpus $(($(usage_usec build) - u0)) $((secs + 2)))
-    PREEMPTS=$(($(fair_preempts) - ${f0:-0}))
-    say "$1: build $BUILD_CPUS CPUs, $PREEMPTS fair preemptions"
+    PREEMPTS=$(($(counter fair_preempts) - ${f0:-0}))
+    SIBLINGS=$(($(counter sibling_preempts) - ${s0:-0}))
+    say "$1: build $BUILD_CPUS CPUs, $PREEMPTS fair preemptions, $SIBLINGS sibling preemptions"
 }
 
 sh -c "echo \$\$ > $CG/build/cgroup.procs; exec stress-ng --cpu 4 --cpu-load 100 --timeout 0" > /dev/null 2>&1 &
 PIDS="$PIDS $!"
 sleep 1
-start_sched fdl || exit 1
+start_sched fdl --sibling-preempt-us 20000 || exit 1
 run on
 on_cpus=$BUILD_CPUS on_preempts=$PREEMPTS
+run sib-on build
+sib_on_cpus=$BUILD_CPUS sib_on=$SIBLINGS
 stop_scx
-start_sched fdl --fair-preempt-us 0 || exit 1
+start_sched fdl --sibling-preempt-us 0 || exit 1
+run sib-off build
+sib_off_cpus=$BUILD_CPUS sib_off=$SIBLINGS
+stop_scx
+start_sched fdl --fair-preempt-us 0 --sibling-preempt-us 0 || exit 1
 run off
 off_cpus=$BUILD_CPUS off_preempts=$PREEMPTS
 
@@ -58,6 +72,14 @@ p90() { json_field "/tmp/p-$1.json" p90; }
 check "with fair wake-up preemption the probe's p90 ($(p90 on) us) is below its p90 without ($(p90 off) us)" \
     "$(p90 on) < $(p90 off)"
 check "the build kept its CPU time ($on_cpus CPUs, without preemption $off_cpus)" "$on_cpus >= $off_cpus * 0.9"
+swakes=$(json_field /tmp/p-sib-on.json samples)
+check "inside the build, the probe took its siblings' CPUs ($sib_on times, at most its wake-ups: 2 x $swakes)" \
+    "$sib_on > 0 && $sib_on <= ${swakes:-0} * 2"
+check "--sibling-preempt-us 0: none ($sib_off)" "$sib_off == 0"
+check "inside the build, the probe's p90 with sibling preemption ($(p90 sib-on) us) is below its p90 without ($(p90 sib-off) us)" \
+    "$(p90 sib-on) < $(p90 sib-off)"
+check "the build's own CPU time with its probe inside ($sib_on_cpus CPUs, without sibling preemption $sib_off_cpus)" \
+    "$sib_on_cpus >= $sib_off_cpus * 0.9"
 pkill stress-ng
 finish_scx
 exit $FAILED

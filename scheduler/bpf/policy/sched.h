@@ -268,7 +268,7 @@ static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
 	queue = fdl_task_queue(t, &top, &e);
 	fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, fdl_vdt(now), now, fdl_entity_bw(top, e),
 		    e->deadline_rr_ns, fdl_entity_budget_left(e, now));
-	fdl_cpu_burst(cc, now, 0);
+	fdl_cpu_burst(cc, now, 0, 0);
 	cc->has_next = 0;
 	cc->picked = 0;
 	cc->fair_pick = 0;
@@ -287,9 +287,9 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	struct fdl_entity *e, *clock;
 	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
-	s32 cpu, later = -1, victim = -1, cross = -1;
+	s32 cpu, later = -1, victim = -1, cross = -1, sibling = -1;
 	u64 cross_ns = 0, blocker;
-	bool fair_victim = false;
+	bool fair_victim = false, compete;
 
 	t->enqueued_at = now;
 	t->via_fair = 0;	/* it waits under its own deadline entity */
@@ -322,23 +322,36 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	}
 
 	cpu = env_pick_idle(p);
-	/* Not within its deadline's rights (fdl_may_compete) nor claiming as fair work: it waits. */
-	if (cpu < 0 && (fair_pick || e == &fdl.fair || fdl_may_compete(queue, dl, vdt))) {
-		cpu = fdl_choose_victim(p, t, entity, own, queue, dl, now, flags, &later, &cross,
-					&cross_ns);
+	/*
+	 * Not within its deadline's rights (fdl_may_compete) nor claiming as fair work, it takes no
+	 * other entity's CPU; a CPU of its own queue's CPU-bound work it may (fdl_note_sibling).
+	 */
+	compete = fair_pick || e == &fdl.fair || fdl_may_compete(queue, dl, vdt);
+	if (cpu < 0 && (compete || (tun.sibling_preempt_ns && (flags & FDL_ENQ_WAKEUP)))) {
+		cpu = fdl_choose_victim(p, t, entity, own, queue, dl, now, flags, compete, &later,
+					&cross, &cross_ns, &sibling);
 		if (cpu >= 0 && (cc = env_cpu(cpu))) {
 			/* Fair work taken by fair work (fdl_note_fair), not by a deadline. */
 			fair_victim = cc->queue == FDL_DSQ_FAIR && entity == FDL_DSQ_FAIR;
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, queue, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
 				    fdl_entity_budget_left(e, now));
-			fdl_cpu_burst(cc, now, 0);
+			fdl_cpu_burst(cc, now, 0, 0);
 			cc->has_next = 0;
 			cc->picked = 0;
 			victim = cpu;
 		}
 		cpu = -1;
 	}
+	/*
+	 * Its own queue's CPU-bound work is behind it (fdl_note_sibling): that work's slice ends now,
+	 * and the CPU's dispatcher finds the waker first in their queue. Claimed, so that the next
+	 * waker looks elsewhere.
+	 */
+	if (victim < 0 && sibling >= 0 && (cc = env_cpu(sibling)))
+		fdl_cpu_burst(cc, now, 0, 0);
+	else
+		sibling = -1;
 	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags);
 	if (own == FDL_DSQ_FAIR)
 		stat_inc(nr_fair_enqueued);
@@ -357,6 +370,9 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 			stat_inc(nr_fair_preempts);
 		else
 			stat_inc(nr_preempt_kicks);
+	} else if (sibling >= 0) {
+		env_kick(sibling, true);
+		stat_inc(nr_sibling_preempts);
 	} else if (cpu >= 0) {
 		/* As for select_cpu's idle pick: the CPU is no longer a victim with lots of slack. */
 		fdl_on_idle_pick(t, cpu);
@@ -441,6 +457,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	sc->fair_found = 0;
 	sc->dl_wsum = sc->dl_unboosted_wsum = 0;
 	sc->rate_sum = 0;
+	sc->nr_queued = 0;
 	sc->min_rr_ns = tun.fair_deadline_ns;
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
 		if (i >= n)
@@ -462,8 +479,9 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
 			sc->rate_sum += e->budget_rate;
 		}
-		if (env_nr_queued(cgid) <= 0)
+		if ((w = env_nr_queued(cgid)) <= 0)
 			continue;
+		sc->nr_queued += w;
 		/*
 		 * A deadline container that overran its bandwidth competes in the fair order only.
 		 * By its deadline it would stand at vdt + deadline_rr, a key that moves with vdt and
@@ -499,8 +517,10 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	}
 	if (fdl.budget_scale != scale)
 		fdl.budget_scale = scale;
-	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
+	if ((w = env_nr_queued(FDL_DSQ_FAIR)) > 0) {
+		sc->nr_queued += w;
 		fdl_consider_fair(sc, FDL_DSQ_FAIR, &fdl.root_cvtime);
+	}
 	if (sc->fair_found) {
 		/* The fair clock follows the least cgroup virtual time with work, never back. */
 		if (fdl_time_before(fdl.cvtime_now, sc->fair_key))
@@ -754,7 +774,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		 * waker's sibling kicked the CPU from under the waker (VM ui-build: p99 2.1 ms, not 0.9).
 		 */
 		if ((cc = env_cpu(cpu)))
-			fdl_cpu_burst(cc, now, pt->burst_ns);
+			fdl_cpu_burst(cc, now, pt->burst_ns, pt->vtime);
 		/* Its CPU limit may cut it shorter, at the tick (fdl_time_slice). */
 		env_set_slice(prev, fdl_bw_clip(fdl_task_cgid(pt), slice, now));
 		fdl_time_slice(cpu, slice, now);
@@ -795,7 +815,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 
 	t->started_at = t->slice_start = now;
 	if ((cc = env_cpu(cpu)))
-		fdl_cpu_burst(cc, now, t->burst_ns);
+		fdl_cpu_burst(cc, now, t->burst_ns, t->vtime);
 	if (t->last_cpu && t->last_cpu != cpu + 1)
 		stat_inc(nr_migrations);
 	t->last_cpu = cpu + 1;
@@ -845,7 +865,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	dl = e->dl;
 	bw = fdl_entity_bw(top, e);
 	left = fdl_entity_budget_left(e, now);
-	slice = tun.slice_ns;
+	slice = fdl_base_slice();
 	if (cc) {
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, dl, now, bw, e->deadline_rr_ns, left);
 		cc->picked = 0;
@@ -893,7 +913,7 @@ static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 		cc->has_next = 0;
 	/* No longer CPU-bound work on this CPU (fdl_note_fair): the next task's ops.running says. */
 	if (cc)
-		fdl_cpu_burst(cc, env_now(), 0);
+		fdl_cpu_burst(cc, env_now(), 0, 0);
 }
 
 /* A task joins scx_fdl: it starts at the fair queue's clock. */
