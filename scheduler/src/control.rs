@@ -10,7 +10,7 @@
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -170,14 +170,43 @@ impl Reply {
     }
 }
 
+/// The control socket being served: what the scheduler drains before it exits.
+#[derive(Debug)]
+pub struct Server {
+    path: PathBuf,
+    open: Arc<AtomicUsize>,
+}
+
+impl Server {
+    /// Stops serving: removes the socket, so that a new client is told no scx_fdl is serving,
+    /// and waits (at most `bound`) until every connection already accepted has its answer. Call
+    /// it after the loop's receiver is gone: a request still waiting there is then answered that
+    /// nothing was applied. Exiting without it, a `set` accepted as scx_fdl was ejected had its
+    /// connection closed without an answer (the `control` VM case, once).
+    pub fn drain(&self, bound: Duration) {
+        let _ = std::fs::remove_file(&self.path);
+        let start = Instant::now();
+        // A connection queued before the socket went is still accepted (and answered): give the
+        // accepting thread a moment to take it.
+        std::thread::sleep(Duration::from_millis(50));
+        while self.open.load(Ordering::Acquire) > 0 && start.elapsed() < bound {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let left = self.open.load(Ordering::Acquire);
+        if left > 0 {
+            log::warn!("control socket: {left} connection(s) still open after {bound:?}; exiting without their answers");
+        }
+    }
+}
+
 /// Listens on `path` and hands every request to `tx` (the scheduler's loop holds the receiver).
 /// The socket is created mode 0600 and peers other than root are refused as well.
-pub fn serve(path: &Path, tx: Sender<Pending>) -> Result<()> {
+pub fn serve(path: &Path, tx: Sender<Pending>) -> Result<Server> {
     serve_for(path, 0, tx)
 }
 
 /// serve(), accepting peers whose uid is `owner` (root in production; the tests' own uid).
-fn serve_for(path: &Path, owner: u32, tx: Sender<Pending>) -> Result<()> {
+fn serve_for(path: &Path, owner: u32, tx: Sender<Pending>) -> Result<Server> {
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
             bail!(
@@ -200,12 +229,13 @@ fn serve_for(path: &Path, owner: u32, tx: Sender<Pending>) -> Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
 
     let open = Arc::new(AtomicUsize::new(0));
+    let counted = open.clone();
     std::thread::Builder::new().name("fdl-control".into()).spawn(move || {
         for stream in listener.incoming().flatten() {
-            accept(stream, &tx, &open, owner);
+            accept(stream, &tx, &counted, owner);
         }
     })?;
-    Ok(())
+    Ok(Server { path: path.to_path_buf(), open })
 }
 
 fn file_kind(t: &std::fs::FileType) -> &'static str {
@@ -403,6 +433,31 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         serve_for(path, owner, tx).unwrap();
         rx
+    }
+
+    /// An exiting scx_fdl answers the connection it already accepted before it goes: drain()
+    /// returns only once the client has its answer, and the socket is gone.
+    #[test]
+    fn drain_answers_accepted_connections_before_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        let (tx, rx) = mpsc::channel();
+        let server = serve_for(&path, my_uid(), tx).unwrap();
+        let client_path = path.clone();
+        let client = std::thread::spawn(move || {
+            request(&client_path, &Request::Set { cgroup: "g".into(), assign: vec!["deadline_rr=2ms".into()] })
+        });
+        // The request reaches the loop's channel; the loop never takes it (it is exiting).
+        let pending = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        drop(pending);
+        drop(rx);
+        server.drain(Duration::from_secs(2));
+        assert!(client.is_finished(), "drain returned before the client had its answer");
+        let e = client.join().unwrap().unwrap_err().to_string();
+        assert!(e.contains("stopped before it applied"), "{e}");
+        assert!(!path.exists(), "the socket is removed");
+        let gone = request(&path, &Request::Dump).unwrap_err().to_string();
+        assert!(gone.contains("no scx_fdl is serving"), "{gone}");
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         prometheus::serve(opts.prometheus_addr, requests_tx.clone(), Path::new(CGROUP_ROOT))?;
         info!("serving Prometheus metrics on http://{}/metrics", opts.prometheus_addr);
     }
-    control::serve(&opts.socket, requests_tx)?;
+    let control = control::serve(&opts.socket, requests_tx)?;
     let _socket = RemoveOnDrop(opts.socket.clone());
     let stats_server = stats_server::Server::launch().context("starting the scx_stats server")?;
     if let Some(every) = opts.stats {
@@ -116,7 +116,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     let mut file_config = config.clone();
     let mut loads = 0;
     let mut hotplug_retries = 0;
-    loop {
+    let code = loop {
         let mut open_object = MaybeUninit::uninit();
         // The kernel refuses an attach if a CPU came or went since the program was opened (its
         // hotplug sequence number changed): loading takes seconds, so a CPU brought back online
@@ -142,22 +142,30 @@ fn run(opts: &Opts) -> Result<ExitCode> {
 
         if let Some(why) = limit_watch.refused() {
             log::error!("stopping, so that the kernel's scheduler enforces the limit: {why}");
-            return Ok(ExitCode::from(EXIT_UNENFORCED_LIMIT));
+            break ExitCode::from(EXIT_UNENFORCED_LIMIT);
         }
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             info!("the kernel asked for a restart (CPU hotplug): reloading");
             *exits.entry("restart".to_string()).or_default() += 1;
             continue;
         }
-        return Ok(match uei.report() {
+        break match uei.report() {
             Ok(()) => ExitCode::SUCCESS,
             Err(why) => {
                 log::error!("scx_fdl was ejected by the kernel: {why}");
                 ExitCode::from(EXIT_EJECTED)
             }
-        });
-    }
+        };
+    };
+    // Requests still waiting for the loop are answered that nothing was applied (their channel is
+    // gone), and the connections already accepted get their answers before the process ends.
+    drop(requests);
+    control.drain(CONTROL_DRAIN);
+    Ok(code)
 }
+
+/// How long an exiting scx_fdl waits for its control connections to be answered.
+const CONTROL_DRAIN: Duration = Duration::from_secs(2);
 
 /// Attempts to load again when a CPU hotplug event races with loading (see run()).
 const HOTPLUG_RETRIES: u32 = 5;

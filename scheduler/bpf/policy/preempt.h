@@ -160,8 +160,8 @@ static __always_inline void fdl_note_fair(struct fdl_victims *v, struct fdl_cpu 
  * tests/vm/ui-build.sh p90 1.5 -> 0.6 ms) but not every tail under contention between cgroups:
  * where a message thread wakes the probe's workers, it now runs in the middle of its cgroup's
  * turn and wakes them as the turn ends, so the workers wait for the next one (overcommit-untuned,
- * the fair cgroup's probe: p99 20.5 -> 27.5 ms). Handing the CPU to the waker whatever the scan said made both scenarios' p99
- * worse (pod 8.3 -> 9.3 ms, fair 22.5 -> 28.3 ms).
+ * the fair cgroup's probe: p99 20.5 -> 27.5 ms). Handing the CPU to the waker whatever the scan
+ * said made both scenarios' p99 worse (pod 8.3 -> 9.3 ms, fair 22.5 -> 28.3 ms).
  */
 static __always_inline void fdl_note_sibling(struct fdl_victims *v, struct fdl_cpu *cc, s32 cpu)
 {
@@ -286,7 +286,8 @@ FDL_GLOBAL u64 fdl_base_slice(void)
 
 	if (!tun.slice_floor_ns || !(sc = env_scan()))
 		return tun.slice_ns;
-	return fdl_min(fdl_max(tun.slice_ns * n / (sc->nr_queued + n), tun.slice_floor_ns), tun.slice_ns);
+	return fdl_min(fdl_max(tun.slice_ns * n / (sc->nr_queued + n), tun.slice_floor_ns),
+		       tun.slice_ns);
 }
 
 /*
