@@ -436,7 +436,7 @@ mod tests {
     }
 
     /// An exiting scx_fdl answers the connection it already accepted before it goes: drain()
-    /// returns only once the client has its answer, and the socket is gone.
+    /// returns only once that connection has written its answer, and the socket is gone.
     #[test]
     fn drain_answers_accepted_connections_before_exit() {
         let dir = tempfile::tempdir().unwrap();
@@ -452,7 +452,9 @@ mod tests {
         drop(pending);
         drop(rx);
         server.drain(Duration::from_secs(2));
-        assert!(client.is_finished(), "drain returned before the client had its answer");
+        // Its contract: no connection left without its answer (the client's own thread may still
+        // be reading that answer, so its state is not the check).
+        assert_eq!(server.open.load(Ordering::Acquire), 0, "drain returned with a connection unanswered");
         let e = client.join().unwrap().unwrap_err().to_string();
         assert!(e.contains("stopped before it applied"), "{e}");
         assert!(!path.exists(), "the socket is removed");
