@@ -29,7 +29,7 @@ out=${out:-$cache/bench/results/cost-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 extra=()
 for s in ${scheds//,/ }; do
-    [[ $s == scx_fdl ]] && continue
+    [[ $s == scx_fdl || $s == scx_fdl+flat ]] && continue
     bin=$(ls "$cache"/peers/"$s"-*/bin/"$s" 2>/dev/null | head -1 || true)
     [[ -x $bin ]] || { echo "bench/cost.sh: $s is not built: run bench/setup.sh" >&2; exit 1; }
     extra+=("$bin")

@@ -1,7 +1,8 @@
 # Guest side of bench/cost.sh (busybox sh): for each scheduler in turn on this boot, hackbench as
 # the load and `scx_fdl cost` over it (the kernel's BPF statistics on for the interval only).
 # Prints one line per scheduler: FDL-COST {json} (or FDL-COST-FAIL <why>).
-# Args: SECS LOOPS SCHEDULER... (scx_fdl, or a peer's binary name in /usr/bin); LOOPS: hackbench's
+# Args: SECS LOOPS SCHEDULER... (scx_fdl, scx_fdl+flat: with --flat-queues, or a peer's binary
+# name in /usr/bin); LOOPS: hackbench's
 # for the throughput runs.
 . ./lib.sh
 secs=$1
@@ -18,6 +19,7 @@ hb_time() {
 attach() {
     case $1 in
         scx_fdl) start_scx > /dev/null || return 1; pid=$SCX_PID ;;
+        scx_fdl+flat) start_scx --flat-queues > /dev/null || return 1; pid=$SCX_PID ;;
         *)
             "$1" > /tmp/peer.log 2>&1 &
             pid=$!

@@ -12,10 +12,13 @@
  *	env_cpu(cpu)                      a CPU's policy record (struct fdl_cpu), or NULL
  *	env_stats()                       this CPU's event counters
  *	env_scan()                        this CPU's scratch record for the dispatcher's scan
- *	env_insert_vtime(p, dsq, slice, vtime, flags)   queue p in vtime order
- *	env_move_to_local(dsq)            move the head of dsq to this CPU; false if empty
- *	env_nr_queued(dsq)                tasks in dsq
- *	env_head_vtime(dsq, &vtime)       the vtime of dsq's head; false if empty
+ *	env_insert_vtime(p, dsq, slice, vtime, flags)   queue p in vtime order (in the domain of
+ *	                                  the CPU p is queued on)
+ *	env_move_to_local(dsq)            move the head of dsq to this CPU (its own domain's first,
+ *	                                  then the nearest domain's with work); false if empty
+ *	env_nr_queued(dsq)                tasks in dsq (all domains)
+ *	env_head_vtime(dsq, &vtime)       the vtime of the head env_move_to_local would take; false if
+ *	                                  empty
  *	env_kick(cpu, preempt)            wake an idle CPU, or end the running slice (preempt)
  *	env_pick_idle(p)                  claim an idle CPU p may use, or -1
  *	env_task_allowed(p, cpu)          p may run on cpu
@@ -25,12 +28,20 @@
  *	env_hold(p, slice, flags)         put p in the hold queue (throttled: FDL_DSQ_HOLD)
  *	env_arm_hold(delay_ns)            run the hold queue's release pass after delay_ns
  *	env_kick_self()                   wake this CPU once it is idle (after SCX_ENQ_LAST)
- *	env_create_dsq(id)                create a queue (sleepable context: the syscall program);
- *	                                  0 or -errno
+ *	env_create_dsq(id)                create a queue, a DSQ per domain (sleepable context);
+ *	                                  0 or -errno (then none is left)
+ *	env_destroy_dsq(id)               destroy a queue's DSQs
  *	env_move_unblocked(dsq)           move dsq's first task that no CPU limit blocks to this
  *	                                  CPU, the blocked ones it passes to the hold queue; false if
  *	                                  none (defined by the program, with the policy's check)
  *	fdl_for(i, start, end)            a bounded loop
+ *
+ * Queues and domains: every queue (a container's, the root's fair queue) is one DSQ per queue
+ * domain, a last-level cache (tun.nr_doms, tun.cpu_dom). Work is queued in the domain of the CPU
+ * it was placed on, and a CPU takes from its own domain's DSQ first, so the CPUs of one LLC share
+ * a lock and a cache line instead of the whole machine. The policy still sees one queue: which
+ * queue runs next is decided over all domains (the scan counts every domain's DSQ), only which of
+ * its tasks comes from where is local. With one domain, each queue is exactly one DSQ.
  */
 #ifndef __FDL_ENV_H
 #define __FDL_ENV_H
@@ -82,6 +93,12 @@ struct fdl_scan {
  * functions). Natively just functions.
  */
 #define FDL_GLOBAL __attribute__((noinline))
+
+/* The DSQ of queue q in domain dom (domain 0: q itself). */
+static inline u64 fdl_dom_dsq(u64 q, u32 dom)
+{
+	return q | ((u64)dom << FDL_DOM_SHIFT);
+}
 
 #ifdef FDL_NATIVE
 #include "fake_env.h"
@@ -183,30 +200,94 @@ static __always_inline struct fdl_scan *env_scan(void)
 	return bpf_map_lookup_elem(&scans, &zero);
 }
 
+/* A CPU's queue domain (0 for a CPU out of range). */
+static __always_inline u32 env_dom(s32 cpu)
+{
+	if (cpu < 0 || cpu >= FDL_MAX_CPUS)
+		return 0;
+	return tun.cpu_dom[cpu] & (FDL_MAX_DOMS - 1);
+}
+
+/* The k-th domain a CPU of domain dom takes work from (k = 0: its own). */
+static __always_inline u32 env_dom_order(u32 dom, u32 k)
+{
+	return tun.dom_order[dom & (FDL_MAX_DOMS - 1)][k & (FDL_MAX_DOMS - 1)] & (FDL_MAX_DOMS - 1);
+}
+
 static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime,
 					     u64 flags)
 {
-	scx_bpf_dsq_insert_vtime(p, dsq, slice, vtime, flags);
+	scx_bpf_dsq_insert_vtime(p, fdl_dom_dsq(dsq, env_dom(scx_bpf_task_cpu(p))), slice, vtime,
+				 flags);
 }
 
-static __always_inline bool env_move_to_local(u64 dsq)
+/* The vtime of the head of DSQ id, or false if it is empty. */
+static __always_inline bool env_dsq_head_vtime(u64 id, u64 *vtime)
 {
-	return scx_bpf_dsq_move_to_local(dsq, 0);
-}
-
-static __always_inline s32 env_nr_queued(u64 dsq)
-{
-	return scx_bpf_dsq_nr_queued(dsq);
-}
-
-static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime)
-{
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(id);
 
 	if (!head)
 		return false;
 	*vtime = head->scx.dsq_vtime;
 	return true;
+}
+
+/*
+ * Own domain first, then the others nearest first. Nothing else would move a task between
+ * domains while its own kept work (a queue's four tasks in one LLC and two in another: the two
+ * got a CPU each, the four half of one, for good), so the queue's order also holds across
+ * domains, sampled: a random other domain's head that is more than a slice of vtime ahead of this
+ * domain's goes first. A global function: the dispatcher calls it at several sites, and its loop
+ * is verified once.
+ */
+FDL_GLOBAL int env_move_to_local(u64 dsq)
+{
+	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms, other;
+	u64 own_v, other_v;
+
+	if (n <= 1)
+		return scx_bpf_dsq_move_to_local(dsq, 0);
+	other = env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
+	if (env_dsq_head_vtime(fdl_dom_dsq(dsq, own), &own_v) &&
+	    env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
+	    fdl_time_before(other_v + tun.slice_ns, own_v) &&
+	    scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, other), 0))
+		return 1;
+	bpf_for(k, 0, FDL_MAX_DOMS) {
+		if (k >= n)
+			break;
+		if (scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, env_dom_order(own, k)), 0))
+			return 1;
+	}
+	return 0;
+}
+
+FDL_GLOBAL s32 env_nr_queued(u64 dsq)
+{
+	u32 d, n = tun.nr_doms;
+	s32 sum = 0;
+
+	if (n <= 1)
+		return scx_bpf_dsq_nr_queued(dsq);
+	bpf_for(d, 0, FDL_MAX_DOMS) {
+		if (d >= n)
+			break;
+		sum += scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, d));
+	}
+	return sum;
+}
+
+static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime)
+{
+	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms > 1 ? tun.nr_doms : 1;
+
+	bpf_for(k, 0, FDL_MAX_DOMS) {
+		if (k >= n)
+			break;
+		if (env_dsq_head_vtime(fdl_dom_dsq(dsq, n > 1 ? env_dom_order(own, k) : 0), vtime))
+			return true;
+	}
+	return false;
 }
 
 static __always_inline void env_kick(s32 cpu, bool preempt)
@@ -266,9 +347,38 @@ static __always_inline void env_kick_self(void)
 	scx_bpf_kick_cpu(bpf_get_smp_processor_id(), SCX_KICK_IDLE);
 }
 
+static __always_inline void env_destroy_dsq(u64 id)
+{
+	u32 d, n = tun.nr_doms > 1 ? tun.nr_doms : 1;
+
+	bpf_for(d, 0, FDL_MAX_DOMS) {
+		if (d >= n)
+			break;
+		scx_bpf_destroy_dsq(fdl_dom_dsq(id, d));
+	}
+}
+
+/* Each domain's DSQ on its own NUMA node. */
 static __always_inline s32 env_create_dsq(u64 id)
 {
-	return scx_bpf_create_dsq(id, -1);
+	u32 d, j, n = tun.nr_doms > 1 ? tun.nr_doms : 1;
+	s32 ret = 0;
+
+	bpf_for(d, 0, FDL_MAX_DOMS) {
+		if (d >= n)
+			break;
+		ret = scx_bpf_create_dsq(fdl_dom_dsq(id, d), n > 1 ? tun.dom_node[d] : -1);
+		if (ret) {
+			/* None is left behind: the queue exists in every domain or not at all. */
+			bpf_for(j, 0, FDL_MAX_DOMS) {
+				if (j >= d)
+					break;
+				scx_bpf_destroy_dsq(fdl_dom_dsq(id, j));
+			}
+			break;
+		}
+	}
+	return ret;
 }
 
 #endif /* FDL_NATIVE */

@@ -32,6 +32,12 @@ enum fdl_consts {
 	FDL_MAX_CONTAINERS	= 64,
 	/* CPUs the per-CPU tables are sized for. */
 	FDL_MAX_CPUS		= 512,
+	/*
+	 * Queue domains (one per last-level cache): every queue is split into one DSQ per domain,
+	 * whose id carries the domain in bits FDL_DOM_SHIFT and up (cgroup ids stay below them).
+	 */
+	FDL_MAX_DOMS		= 64,
+	FDL_DOM_SHIFT		= 48,
 	/* cpu.weight of a cgroup by default, and p->scx.weight of a nice-0 task. */
 	FDL_WEIGHT_DFL		= 100,
 	/*
@@ -51,8 +57,9 @@ enum fdl_dispatch_path {
 };
 
 /*
- * Dispatch queues (user DSQ ids). A deadline container's queue has its cgroup id as DSQ id;
- * ours sit far above any cgroup id.
+ * Dispatch queues (user DSQ ids). A container's queue has its cgroup id as id; ours sit far
+ * above any cgroup id. A queue is one DSQ per domain (fdl_dom_dsq): domain 0's DSQ id is the
+ * queue's id itself.
  */
 /* Runnable fair tasks (cgroups without deadline_rr), in weighted virtual time order. */
 #define FDL_DSQ_FAIR		0x1000000000000000ULL
@@ -268,7 +275,11 @@ struct fdl_tunables {
 	u32 fair_floor_permille;	/* fair work's least bandwidth, per mille of the machine */
 	u32 nr_cpus;		/* possible CPUs */
 	s32 stall_pid;		/* test only: never dispatch this task (0: off) */
-	u32 __pad;
+	u32 nr_doms;		/* queue domains (LLCs; 1: one queue per container for the machine) */
+	u8 cpu_dom[FDL_MAX_CPUS];	/* each CPU's domain */
+	/* For each domain, every domain in the order its idle CPUs look for work: itself, then by distance. */
+	u8 dom_order[FDL_MAX_DOMS][FDL_MAX_DOMS];
+	s32 dom_node[FDL_MAX_DOMS];	/* each domain's NUMA node (where its DSQs are allocated) */
 };
 
 #endif /* __FDL_INTF_H */

@@ -14,9 +14,6 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "fdl_math.h"
-#include "env.h"
-
-char _license[] SEC("license") = "GPL";
 
 /* Tunables, set by the loader before load. */
 const volatile struct fdl_tunables tun = {
@@ -32,6 +29,10 @@ const volatile struct fdl_tunables tun = {
 	.fair_floor_permille = 50,
 	.nr_cpus = 1,
 };
+#include "env.h"
+
+char _license[] SEC("license") = "GPL";
+
 
 /* Everything the policy shares between CPUs. */
 struct fdl_state fdl;
@@ -104,7 +105,7 @@ static bool is_stall_victim(struct task_struct *p)
  * env.h's env_move_unblocked: walk the queue in its order; a task that a CPU limit blocks goes to
  * the hold queue, the first one that none blocks and that may run here comes to this CPU.
  */
-static bool env_move_unblocked(u64 dsq)
+static bool move_unblocked_dom(u64 dsq)
 {
 	struct task_struct *p;
 	struct fdl_task *t;
@@ -125,6 +126,22 @@ static bool env_move_unblocked(u64 dsq)
 			continue;
 		}
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return true;
+	}
+	return false;
+}
+
+/* Each domain's DSQ in the order env_move_to_local takes them. */
+static bool env_move_unblocked(u64 dsq)
+{
+	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms;
+
+	if (n <= 1)
+		return move_unblocked_dom(dsq);
+	bpf_for(k, 0, FDL_MAX_DOMS) {
+		if (k >= n)
+			break;
+		if (move_unblocked_dom(fdl_dom_dsq(dsq, env_dom_order(own, k))))
 			return true;
 	}
 	return false;
@@ -157,6 +174,7 @@ static int fdl_hold_fired(void *map, int *key, struct fdl_timer *timer)
 			continue;
 		}
 		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, vtime);
+		queue = fdl_dom_dsq(queue, env_dom(scx_bpf_task_cpu(p)));
 		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, queue, 0))
 			continue;
 		stat_inc(nr_released);
@@ -329,8 +347,8 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cg
 	 * there is room: that is what makes it a unit of cgroup fairness, and a deadline container
 	 * when it has deadline_rr. Without one, its tasks share the root's queue.
 	 */
-	if (cgrp->level == 1 && fdl_slot_add(cgid) >= 0) {
-		if (!scx_bpf_create_dsq(cgid, -1))
+	if (cgrp->level == 1 && !(cgid >> FDL_DOM_SHIFT) && fdl_slot_add(cgid) >= 0) {
+		if (!env_create_dsq(cgid))
 			cg->has_dsq = 1;
 		else
 			fdl_slot_del(cgid);
@@ -351,7 +369,7 @@ void BPF_STRUCT_OPS(fdl_cgroup_exit, struct cgroup *cgrp)
 		fdl_cgroup_fold(cg);
 	if (cg && cg->has_dsq) {
 		fdl_slot_del(cgid);
-		scx_bpf_destroy_dsq(cgid);
+		env_destroy_dsq(cgid);
 	}
 	if (cg && cg->bw.quota_ns)	/* no longer limited: uncount it */
 		fdl_bw_set(cg, 0, 0, 0, scx_bpf_now());
@@ -487,7 +505,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)
 		bpf_timer_init(&timer->timer, &hold_timer, CLOCK_MONOTONIC);
 		bpf_timer_set_callback(&timer->timer, fdl_hold_fired);
 	}
-	ret = scx_bpf_create_dsq(FDL_DSQ_FAIR, -1);
+	ret = env_create_dsq(FDL_DSQ_FAIR);
 	if (!ret)
 		ret = scx_bpf_create_dsq(FDL_DSQ_STALL, -1);
 	if (!ret)
@@ -510,7 +528,7 @@ void BPF_STRUCT_OPS(fdl_dump, struct scx_dump_ctx *dctx)
 		     fdl_vdt(now), fdl.vdt_lag, fdl.min_rr_ns, fdl.cvtime_now);
 	scx_bpf_dump("scx_fdl: fair container dl %llu runnable %lld picks %llu misses %llu; fair queue %d\n",
 		     fdl.fair.dl, fdl.fair.nr_runnable, fdl.fair.nr_picks, fdl.fair.nr_misses,
-		     scx_bpf_dsq_nr_queued(FDL_DSQ_FAIR));
+		     env_nr_queued(FDL_DSQ_FAIR));
 	scx_bpf_dump("scx_fdl: cpu.max: %llu limited cgroups, %d tasks held, hold timer at %llu; %llu cgroups untracked\n",
 		     fdl.counters.nr_limited, scx_bpf_dsq_nr_queued(FDL_DSQ_HOLD), fdl.hold_next,
 		     fdl.counters.nr_cgroups_untracked);
@@ -521,7 +539,7 @@ void BPF_STRUCT_OPS(fdl_dump, struct scx_dump_ctx *dctx)
 		if (!cgid || !(cg = env_cgroup(cgid)))
 			continue;
 		scx_bpf_dump("scx_fdl: queue %llu: %d queued, rr %llu dl %llu budget %lld cvtime %llu active %lld\n",
-			     cgid, scx_bpf_dsq_nr_queued(cgid), cg->ent.deadline_rr_ns, cg->ent.dl,
+			     cgid, env_nr_queued(cgid), cg->ent.deadline_rr_ns, cg->ent.dl,
 			     cg->ent.budget_ns, cg->cvtime, cg->nr_active);
 	}
 }

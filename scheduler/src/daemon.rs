@@ -73,11 +73,33 @@ impl<'obj> Scheduler<'obj> {
         let mut skel = scx_ops_open!(builder, open_object, fdl_ops, None::<bpf_object_open_opts>)?;
 
         let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")?;
-        match topology::Machine::read() {
-            Ok(m) => info!("{}", m.summary()),
-            Err(e) => warn!("{e:#}"),
-        }
+        let max_doms = crate::bpf_intf::fdl_consts_FDL_MAX_DOMS as usize;
+        let doms = match topology::Machine::read() {
+            Ok(m) => {
+                info!("{}", m.summary());
+                if opts.flat_queues {
+                    topology::Domains::flat(nr_cpus)
+                } else {
+                    m.domains(max_doms)?
+                }
+            }
+            Err(e) => {
+                warn!("{e:#}: one queue domain for the machine, as with --flat-queues");
+                topology::Domains::flat(nr_cpus)
+            }
+        };
+        info!("{}{}", doms.summary(), if opts.flat_queues { " (--flat-queues)" } else { "" });
         let tun = &mut skel.maps.rodata_data.as_mut().unwrap().tun;
+        tun.nr_doms = doms.order.len() as u32;
+        for (cpu, &d) in doms.cpu_dom.iter().enumerate().take(tun.cpu_dom.len()) {
+            tun.cpu_dom[cpu] = d as u8;
+        }
+        for (d, order) in doms.order.iter().enumerate() {
+            for (k, &e) in order.iter().enumerate() {
+                tun.dom_order[d][k] = e as u8;
+            }
+            tun.dom_node[d] = doms.node[d] as i32;
+        }
         tun.slice_ns = opts.slice_us * 1000;
         tun.min_slice_ns = opts.min_slice_us * 1000;
         tun.slice_floor_ns = opts.slice_floor_us * 1000;

@@ -63,6 +63,11 @@ impl Bpf<'_> {
                  and nested ones with deadlines), and the others were first",
                 bpf_intf::fdl_consts_FDL_MAX_CONTAINERS
             ),
+            r if r == -libc::ERANGE => bail!(
+                "its cgroup id {cgid} is 2^{} or more: the queue ids scx_fdl gives a cgroup carry \
+                 the queue domain above that bit, so it cannot have a queue of its own",
+                bpf_intf::fdl_consts_FDL_DOM_SHIFT
+            ),
             r => bail!("fdl_set_params failed ({r})"),
         }
     }

@@ -175,6 +175,14 @@ pub struct Opts {
     #[arg(long, default_value_t = 0, value_name = "BYTES")]
     pub exit_dump_len: u32,
 
+    /// One queue per cgroup for the whole machine, as before queue domains: every CPU takes work
+    /// from the same queues (and their locks). By default every queue is split by last-level
+    /// cache: work waits in the cache domain of the CPU it was placed on, and a CPU looks in its
+    /// own domain first, then in the nearest domain with work (the order between cgroups stays
+    /// machine-wide). With one LLC both are the same.
+    #[arg(long)]
+    pub flat_queues: bool,
+
     /// Only on a kernel without ops.cgroup_set_bandwidth (before 6.17), where scx_fdl cannot
     /// enforce CPU limits (cpu.max): run anyway, the limited cgroups' tasks unlimited. Each
     /// limited cgroup is logged and counted (scx_fdl_cgroups_unenforced_cpu_max). Without it,

@@ -104,6 +104,98 @@ impl Machine {
     }
 }
 
+/// The queue domains the BPF side splits every queue into (tun.nr_doms, cpu_dom, dom_order,
+/// dom_node): one per last-level cache, numbered node by node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Domains {
+    /// Each possible CPU's domain (a CPU the topology does not list, offline: domain 0).
+    pub cpu_dom: Vec<usize>,
+    /// For each domain, every domain in the order its CPUs look for work: itself, the others of
+    /// its node, then the other nodes' by NUMA distance (ties: by number).
+    pub order: Vec<Vec<usize>>,
+    /// Each domain's NUMA node.
+    pub node: Vec<usize>,
+    /// What each domain stands for, for the log: "llc 3" or "node 1".
+    pub names: Vec<String>,
+}
+
+impl Domains {
+    /// One domain for the machine (--flat-queues): every queue one DSQ.
+    pub fn flat(possible: usize) -> Self {
+        Self { cpu_dom: vec![0; possible], order: vec![vec![0]], node: vec![0], names: vec!["machine".into()] }
+    }
+
+    /// One line for the log.
+    pub fn summary(&self) -> String {
+        if self.order.len() == 1 {
+            return "queue domains: 1 (every CPU takes from the same queues)".into();
+        }
+        format!("queue domains: {} ({}), an idle CPU looks in its own first", self.order.len(), self.names.join(", "))
+    }
+}
+
+impl Machine {
+    /// A queue domain per LLC; with more LLCs than the BPF side has room for (`max`), a domain
+    /// per NUMA node instead; with more nodes than that too, an error.
+    pub fn domains(&self, max: usize) -> Result<Domains> {
+        let mut nodes = self.nodes.clone();
+        nodes.sort_by_key(|n| n.id);
+        // (node id, CPUs) of each domain.
+        let mut doms: Vec<(usize, Vec<usize>, String)> = Vec::new();
+        if self.nr_llcs() <= max {
+            for n in &nodes {
+                let mut llcs = n.llcs.clone();
+                llcs.sort_by_key(|l| l.id);
+                for l in llcs {
+                    doms.push((n.id, l.cpus.clone(), format!("llc {} [{}]", l.id, ranges(&l.cpus))));
+                }
+            }
+        } else if nodes.len() <= max {
+            for n in &nodes {
+                let cpus: Vec<usize> = n.llcs.iter().flat_map(|l| l.cpus.iter().copied()).collect();
+                doms.push((n.id, cpus.clone(), format!("node {} [{}]", n.id, ranges(&cpus))));
+            }
+        } else {
+            anyhow::bail!(
+                "{} LLCs and {} NUMA nodes: more than the {max} queue domains scx_fdl has room for \
+                 (run with --flat-queues)",
+                self.nr_llcs(),
+                nodes.len()
+            );
+        }
+        if doms.is_empty() {
+            return Ok(Domains::flat(self.possible));
+        }
+        let mut cpu_dom = vec![0; self.possible];
+        for (d, (_, cpus, _)) in doms.iter().enumerate() {
+            for &c in cpus {
+                if c < cpu_dom.len() {
+                    cpu_dom[c] = d;
+                }
+            }
+        }
+        let distance = |a: usize, b: usize| -> usize {
+            if a == b {
+                return 0;
+            }
+            nodes.iter().find(|n| n.id == a).and_then(|n| n.distance.get(b).copied()).unwrap_or(usize::MAX)
+        };
+        let order = (0..doms.len())
+            .map(|d| {
+                let mut o: Vec<usize> = (0..doms.len()).collect();
+                o.sort_by_key(|&e| (e != d, distance(doms[d].0, doms[e].0), e));
+                o
+            })
+            .collect();
+        Ok(Domains {
+            cpu_dom,
+            order,
+            node: doms.iter().map(|d| d.0).collect(),
+            names: doms.into_iter().map(|d| d.2).collect(),
+        })
+    }
+}
+
 /// CPU ids as ranges: 0-3,6,8-9.
 pub fn ranges(cpus: &[usize]) -> String {
     let mut sorted = cpus.to_vec();
@@ -134,6 +226,44 @@ mod tests {
         assert_eq!(ranges(&[5]), "5");
         assert_eq!(ranges(&[3, 1, 2, 2]), "1-3");
         assert_eq!(ranges(&[]), "");
+    }
+
+    fn two_nodes() -> Machine {
+        Machine {
+            nodes: vec![
+                Node { id: 1, llcs: vec![Llc { id: 7, cpus: vec![6, 7] }, Llc { id: 2, cpus: vec![4, 5] }], distance: vec![20, 10] },
+                Node { id: 0, llcs: vec![Llc { id: 0, cpus: vec![0, 1] }, Llc { id: 1, cpus: vec![2, 3] }], distance: vec![10, 20] },
+            ],
+            online: (0..8).collect(),
+            possible: 10,
+            smt: false,
+        }
+    }
+
+    #[test]
+    fn a_domain_per_llc_nearest_first() {
+        let d = two_nodes().domains(64).unwrap();
+        // Numbered node by node, LLC by LLC, whatever order the topology listed them in.
+        assert_eq!(d.names, ["llc 0 [0-1]", "llc 1 [2-3]", "llc 2 [4-5]", "llc 7 [6-7]"]);
+        assert_eq!(d.node, [0, 0, 1, 1]);
+        // CPUs 8 and 9 are possible but not online: domain 0.
+        assert_eq!(d.cpu_dom, [0, 0, 1, 1, 2, 2, 3, 3, 0, 0]);
+        // Own domain, then the node's other, then the far node's.
+        assert_eq!(d.order, [[0, 1, 2, 3], [1, 0, 2, 3], [2, 3, 0, 1], [3, 2, 0, 1]]);
+        assert!(d.summary().starts_with("queue domains: 4 (llc 0 [0-1], "), "{}", d.summary());
+    }
+
+    #[test]
+    fn too_many_llcs_give_a_domain_per_node_then_an_error() {
+        let m = two_nodes();
+        let d = m.domains(3).unwrap();
+        assert_eq!(d.names, ["node 0 [0-3]", "node 1 [4-7]"]);
+        assert_eq!(d.cpu_dom, [0, 0, 0, 0, 1, 1, 1, 1, 0, 0]);
+        assert_eq!(d.order, [[0, 1], [1, 0]]);
+        let e = m.domains(1).unwrap_err().to_string();
+        assert!(e.contains("4 LLCs and 2 NUMA nodes") && e.contains("--flat-queues"), "{e}");
+        let f = Domains::flat(4);
+        assert_eq!((f.cpu_dom, f.order), (vec![0; 4], vec![vec![0]]));
     }
 
     #[test]
