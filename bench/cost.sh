@@ -7,16 +7,21 @@
 # (--loops, default 1500). Under TCG every figure is inflated alike: compare
 # schedulers and vCPU counts, not absolute nanoseconds.
 #
-# Usage: bench/cost.sh [--cpus 2,8] [--schedulers scx_fdl,scx_bpfland,...] [--secs 10] [--loops 1500] [OUT]
+# Usage: bench/cost.sh [--cpus 2,8] [--numa N] [--schedulers scx_fdl,scx_bpfland,...] [--secs 10] [--loops 1500] [OUT]
+#   --numa N: NUMA nodes of every VM with more than 2 vCPUs (vm/run.sh --numa: two sockets, each
+#   its own LLC, per node); default 1, where QEMU gives the vCPUs one socket and one LLC.
 #   OUT defaults to .cache/bench/results/cost-TIME; it gets console-N.log, cost-N.jsonl, report.txt.
+#   --report-only OUT: the report again from OUT's console logs.
 # The peers come from bench/setup.sh (built once into .cache/peers).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FDL_CACHE:-$root/.cache}
-cpus_list=2,8 scheds=scx_fdl,scx_bpfland,scx_lavd,scx_flash,scx_rusty secs=10 loops=1500 out=
+cpus_list=2,8 numa=1 scheds=scx_fdl,scx_bpfland,scx_lavd,scx_flash,scx_rusty secs=10 loops=1500 out=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --cpus) cpus_list=$2; shift 2 ;;
+        --numa) numa=$2; shift 2 ;;
+        --report-only) cpus_list=; shift ;;
         --schedulers) scheds=$2; shift 2 ;;
         --secs) secs=$2; shift 2 ;;
         --loops) loops=$2; shift 2 ;;
@@ -37,14 +42,19 @@ done
 for n in ${cpus_list//,/ }; do
     echo "[cost] $n vCPUs: ${scheds//,/ } ($secs s each)"
     for attempt in 1 2 3; do
-        FDL_EXTRA_BINS="${extra[*]}" "$root/vm/run.sh" --cpus "$n" --timeout $((600 + 120 * n)) \
+        FDL_EXTRA_BINS="${extra[*]}" "$root/vm/run.sh" --cpus "$n" --numa "$([[ $n -gt 2 ]] && echo "$numa" || echo 1)" --timeout $((600 + 120 * n)) \
             --log "$out/console-$n.log" "$root/bench/guest/cost.sh" "$secs" "$loops" ${scheds//,/ } > /dev/null || true
         # The emulator's text-patching fault (tests/run-vm-tests.sh): boot again.
         grep -q 'Oops: int3' "$out/console-$n.log" || break
         echo "[cost] $n vCPUs: the guest kernel hit an int3 Oops (emulator fault), attempt $attempt; booting again"
     done
-    grep -a '^FDL-COST' "$out/console-$n.log" | sed 's/^FDL-COST //' > "$out/cost-$n.jsonl" || true
-    grep -a '^FDL-HACKBENCH' "$out/console-$n.log" | sed 's/^FDL-HACKBENCH //' > "$out/hackbench-$n.jsonl" || true
+done
+for log in "$out"/console-*.log; do
+    [[ -e $log ]] || continue
+    n=${log##*/console-}; n=${n%.log}
+    # "FDL-COST {json}" or "FDL-COST-FAIL why": the report reads " {json}" and "-FAIL why".
+    grep -a '^FDL-COST' "$log" | sed 's/^FDL-COST//' > "$out/cost-$n.jsonl" || true
+    grep -a '^FDL-HACKBENCH' "$log" | sed 's/^FDL-HACKBENCH //' > "$out/hackbench-$n.jsonl" || true
 done
 python3 - "$out" "$secs" "$(git -C "$root" rev-parse --short HEAD)" <<'PY' | tee "$out/report.txt"
 import json, sys, glob, os

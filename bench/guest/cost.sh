@@ -18,8 +18,8 @@ hb_time() {
 }
 attach() {
     case $1 in
-        scx_fdl) start_scx > /dev/null || return 1; pid=$SCX_PID ;;
-        scx_fdl+flat) start_scx --flat-queues > /dev/null || return 1; pid=$SCX_PID ;;
+        scx_fdl) start_scx > /dev/null || return 1; pid=$SCX_PID; say "$1: $(grep -o 'queue domains: [0-9]*' "$SCX_LOG")" ;;
+        scx_fdl+flat) start_scx --flat-queues > /dev/null || return 1; pid=$SCX_PID; say "$1: $(grep -o 'queue domains: [0-9]*' "$SCX_LOG")" ;;
         *)
             "$1" > /tmp/peer.log 2>&1 &
             pid=$!

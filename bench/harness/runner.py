@@ -127,7 +127,8 @@ def run(sc, plan_text, fdl_config, bins, runner, out_dir, on_record, progress, t
         if runner == "vm":
             env["FDL_GUEST_FILES"] = f"{work}/plan.sh {work}/fdl.toml"
             env["FDL_EXTRA_BINS"] = " ".join(bins)
-            cmd = [os.path.join(ROOT, "vm", "run.sh"), "--cpus", str(sc.vcpus), "--mem", str(sc.mem_mb),
+            cmd = [os.path.join(ROOT, "vm", "run.sh"), "--cpus", str(sc.vcpus), "--numa", str(sc.numa),
+                   "--mem", str(sc.mem_mb),
                    "--timeout", str(timeout), "--log", console, GUEST_SCRIPT]
             cwd = ROOT
         else:

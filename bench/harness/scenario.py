@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 WORKLOAD_KINDS = ("probe", "hackbench", "stress-ng", "hogs")
-TOP_KEYS = {"description", "vcpus", "mem_mb", "duration", "warmup", "settle", "repeat", "variants",
+TOP_KEYS = {"description", "vcpus", "numa", "mem_mb", "duration", "warmup", "settle", "repeat", "variants",
             "start_timeout", "fdl_params", "cgroups_after_start", "cgroup", "workload"}
 # How scx_fdl gets the FDL parameters: its --config file, or `scx_fdl set` once it is enabled.
 FDL_PARAMS = ("config", "set")
@@ -78,6 +78,8 @@ class Scenario:
     repeat: int
     start_timeout_s: int
     variants: list
+    # NUMA nodes of the VM (vm/run.sh --numa: two sockets, each its own LLC, per node).
+    numa: int = 1
     fdl_params: str = "config"
     cgroups_after_start: bool = False
     cgroups: dict = field(default_factory=dict)
@@ -222,7 +224,11 @@ def parse(path, doc, text):
         repeat=top_int("repeat", 3, 1, 100),
         start_timeout_s=top_dur("start_timeout", "180s", 1_000_000_000, 3600_000_000_000),
         variants=variants,
+        numa=top_int("numa", 1, 1, 64),
     )
+    if sc.numa > 1 and sc.vcpus % (2 * sc.numa):
+        r.error("numa", f"vcpus ({sc.vcpus}) must be a multiple of twice numa ({sc.numa}): two sockets per node",
+                key="numa")
     sc.fdl_params = doc.get("fdl_params", "config")
     if sc.fdl_params not in FDL_PARAMS:
         r.error("fdl_params", f"{sc.fdl_params!r}: want \"config\" (scx_fdl --config) or \"set\" "

@@ -99,6 +99,9 @@ class Scenarios(unittest.TestCase):
         self.assertIn('deadline_wakeup = "500us"', sc.fdl_config())
         self.assertIn("guaranteed_shares = 7000", sc.fdl_config())
         self.assertNotIn("antagonist", sc.fdl_config())
+        self.assertEqual((sc.vcpus, sc.numa), (2, 1))
+        path, load = self.load("numa = 2\nvcpus = 8\n" + GOOD)
+        self.assertEqual((load(path).vcpus, load(path).numa), (8, 2))
 
     def test_shipped_scenarios_are_valid(self):
         d = os.path.join(os.path.dirname(__file__), "..", "scenarios")
@@ -130,6 +133,7 @@ class Scenarios(unittest.TestCase):
              "F:2: variants: variant 'quiet' has no workload"),
             (GOOD.replace("[cgroup.fdl]", "[cgroup.fdl"), "F: not valid TOML: "),
             ("repeats = 3\n" + GOOD, "F:1: repeats: unknown key"),
+            ("numa = 2\nvcpus = 6\n" + GOOD, "F:1: numa: vcpus (6) must be a multiple of twice numa (2)"),
             (GOOD + "repeats = 3\n", "F:24: [[workload]] #2 repeats: unknown key"),
         ]
         for text, want in cases:

@@ -12,8 +12,8 @@
  *	env_cpu(cpu)                      a CPU's policy record (struct fdl_cpu), or NULL
  *	env_stats()                       this CPU's event counters
  *	env_scan()                        this CPU's scratch record for the dispatcher's scan
- *	env_insert_vtime(p, dsq, slice, vtime, flags)   queue p in vtime order (in the domain of
- *	                                  the CPU p is queued on)
+ *	env_insert_vtime(p, dsq, slice, vtime, flags, cpu)   queue p in vtime order, in the domain of
+ *	                                  cpu, the CPU it was placed for (-1: the CPU it is queued on)
  *	env_move_to_local(dsq)            move the head of dsq to this CPU (its own domain's first,
  *	                                  then the nearest domain's with work); false if empty
  *	env_nr_queued(dsq)                tasks in dsq (all domains)
@@ -215,10 +215,20 @@ static __always_inline u32 env_dom_order(u32 dom, u32 k)
 }
 
 static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime,
-					     u64 flags)
+					     u64 flags, s32 cpu)
 {
-	scx_bpf_dsq_insert_vtime(p, fdl_dom_dsq(dsq, env_dom(scx_bpf_task_cpu(p))), slice, vtime,
-				 flags);
+	if (cpu < 0)
+		cpu = scx_bpf_task_cpu(p);
+	scx_bpf_dsq_insert_vtime(p, fdl_dom_dsq(dsq, env_dom(cpu)), slice, vtime, flags);
+}
+
+/* Count where this CPU took queued work from (enum fdl_dom_take). */
+static __always_inline void env_count_dom_take(u32 how)
+{
+	struct fdl_cpu_stats *s = env_stats();
+
+	if (s && how < FDL_NR_DOM_TAKE)
+		s->nr_dom_take[how]++;
 }
 
 /* The vtime of the head of DSQ id, or false if it is empty. */
@@ -251,13 +261,17 @@ FDL_GLOBAL int env_move_to_local(u64 dsq)
 	if (env_dsq_head_vtime(fdl_dom_dsq(dsq, own), &own_v) &&
 	    env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
 	    fdl_time_before(other_v + tun.slice_ns, own_v) &&
-	    scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, other), 0))
+	    scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, other), 0)) {
+		env_count_dom_take(FDL_DOM_ORDER);
 		return 1;
+	}
 	bpf_for(k, 0, FDL_MAX_DOMS) {
 		if (k >= n)
 			break;
-		if (scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, env_dom_order(own, k)), 0))
+		if (scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, env_dom_order(own, k)), 0)) {
+			env_count_dom_take(k ? FDL_DOM_STEAL : FDL_DOM_OWN);
 			return 1;
+		}
 	}
 	return 0;
 }

@@ -47,6 +47,17 @@ enum fdl_consts {
 	FDL_LAT_BUCKETS		= 24,
 };
 
+/*
+ * Where a CPU took queued work from, with several queue domains (counted per CPU in
+ * fdl_cpu_stats, summed by domain by the loader).
+ */
+enum fdl_dom_take {
+	FDL_DOM_OWN		= 0,	/* its own domain's DSQ */
+	FDL_DOM_STEAL		= 1,	/* another domain's: its own had none of that queue's work */
+	FDL_DOM_ORDER		= 2,	/* another domain's, whose head was a slice of vtime ahead */
+	FDL_NR_DOM_TAKE		= 3,
+};
+
 /* How a task reached a CPU: the dispatch paths, counted per CPU in fdl_cpu_stats. */
 enum fdl_dispatch_path {
 	FDL_DISPATCH_IDLE	= 0,	/* select_cpu: straight to an idle CPU's local queue */
@@ -251,6 +262,7 @@ struct fdl_cpu_stats {
 	u64 nr_released;	/* held tasks sent back to their queues by a refill */
 	u64 nr_dispatch_empty;	/* dispatches that found nothing to run (the CPU goes idle) */
 	u64 nr_dispatch_empty_queued;	/* of those, with a scanned queue still holding work */
+	u64 nr_dom_take[FDL_NR_DOM_TAKE];	/* by enum fdl_dom_take (several domains only) */
 };
 
 /* Rare scheduler-wide events, read by the loader. */

@@ -141,8 +141,10 @@ static bool env_move_unblocked(u64 dsq)
 	bpf_for(k, 0, FDL_MAX_DOMS) {
 		if (k >= n)
 			break;
-		if (move_unblocked_dom(fdl_dom_dsq(dsq, env_dom_order(own, k))))
+		if (move_unblocked_dom(fdl_dom_dsq(dsq, env_dom_order(own, k)))) {
+			env_count_dom_take(k ? FDL_DOM_STEAL : FDL_DOM_OWN);
 			return true;
+		}
 	}
 	return false;
 }

@@ -146,7 +146,7 @@ impl<'obj> Scheduler<'obj> {
             opts.fair_floor_permille as f64 / 1000.0,
             file_config,
         )?;
-        let bpf = Bpf { skel };
+        let bpf = Bpf { skel, doms };
         let records: Arc<dyn Records> = Arc::new(bpf.records()?);
         let reports = Reports::spawn()?;
         let mut sched = Self { bpf, struct_ops: Some(struct_ops), cfg, exits, loads: 0, records, reports };

@@ -11,7 +11,7 @@ use scx_utils::uei_exited;
 
 use crate::bpf_skel::BpfSkel;
 use crate::stats::{self, SchedulerStats};
-use crate::{bpf_intf, limits};
+use crate::{bpf_intf, limits, topology};
 
 /// Runs one of the BPF side's syscall programs (BPF_PROG_RUN) on `args`, which it reads and writes.
 /// `T` must be one of the bindgen structs of intf.h: plain old data, shared with the BPF side.
@@ -25,6 +25,8 @@ fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> 
 /// The loaded BPF program: its maps and syscall programs, typed.
 pub struct Bpf<'obj> {
     pub skel: BpfSkel<'obj>,
+    /// The queue domains the BPF side was loaded with (tun.cpu_dom): its counters by domain.
+    pub doms: topology::Domains,
 }
 
 impl Bpf<'_> {
@@ -107,7 +109,7 @@ impl Bpf<'_> {
 
     /// The scheduler-wide counters (the caller fills in what the process keeps: exits, loads).
     pub fn scheduler_counts(&self) -> SchedulerStats {
-        read_scheduler(&self.skel)
+        read_scheduler(&self.skel, &self.doms)
     }
 
     /// The BPF side's scale of the guarantees now (stats::guarantee_scale).
@@ -157,12 +159,14 @@ impl stats::Records for CgroupRecords {
 }
 
 /// Reads the scheduler-wide counters (the cgroup counts and exits are the caller's to fill).
-fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
+fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
     let mut sum = [0u64; std::mem::size_of::<bpf_intf::fdl_cpu_stats>() / 8];
     let per_cpu = skel.maps.cpu_stats.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY).ok().flatten();
+    let mut took: Vec<[u64; bpf_intf::fdl_dom_take_FDL_NR_DOM_TAKE as usize]> = Vec::new();
     for value in per_cpu.unwrap_or_default() {
         // SAFETY: the map's value type is fdl_cpu_stats, all u64.
         let cpu: bpf_intf::fdl_cpu_stats = unsafe { std::ptr::read_unaligned(value.as_ptr() as *const _) };
+        took.push(cpu.nr_dom_take);
         let words: [u64; std::mem::size_of::<bpf_intf::fdl_cpu_stats>() / 8] = unsafe { std::mem::transmute(cpu) };
         for (s, w) in sum.iter_mut().zip(words) {
             *s += w;
@@ -172,6 +176,13 @@ fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
     let s: bpf_intf::fdl_cpu_stats = unsafe { std::mem::transmute(sum) };
     let fdl = &skel.maps.bss_data.as_ref().unwrap().fdl;
     let c = &fdl.counters;
+    let take = |how: u32| -> std::collections::BTreeMap<String, u64> {
+        if doms.labels.len() < 2 {
+            return Default::default();
+        }
+        let per_cpu: Vec<u64> = took.iter().map(|t| t[how as usize]).collect();
+        stats::by_domain(&per_cpu, &doms.cpu_dom, &doms.labels)
+    };
     SchedulerStats {
         dispatched: stats::DISPATCH_PATHS.iter().zip(s.nr_dispatched).map(|(p, n)| (p.to_string(), n)).collect(),
         deadline_enqueued: s.nr_deadline_enqueued,
@@ -196,6 +207,11 @@ fn read_scheduler(skel: &BpfSkel) -> SchedulerStats {
         cgroups_untracked: c.nr_cgroups_untracked,
         guarantee_scale: stats::guarantee_scale(fdl.budget_scale),
         kernel_events: stats::kernel_events(),
+        domain_busy_secs: stats::by_domain(&stats::cpu_busy_secs(), &doms.cpu_dom, &doms.labels),
+        // Counted only with several domains (with one, every take is from it).
+        domain_took_own: take(bpf_intf::fdl_dom_take_FDL_DOM_OWN),
+        domain_took_steal: take(bpf_intf::fdl_dom_take_FDL_DOM_STEAL),
+        domain_took_order: take(bpf_intf::fdl_dom_take_FDL_DOM_ORDER),
         ..Default::default()
     }
 }

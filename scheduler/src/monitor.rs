@@ -1,7 +1,7 @@
 //! `scx_fdl list/get` tables, printed from the control socket's reports, and the screen of
 //! `scx_fdl --monitor` and `--stats`, printed from scx_stats' (stats_server.rs).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -126,6 +126,39 @@ pub fn scheduler_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Du
     )
 }
 
+/// The queue domains' line of --monitor (None with a single domain): each domain's load (busy
+/// CPUs) and the tasks its CPUs took per second from their own domain, from another because their
+/// own had none (steal) and from another by the queue's order; then the largest deviation of a
+/// domain's load from their average, as a part of that average (reference §5's imbalance).
+pub fn domains_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Duration) -> Option<String> {
+    if now.domain_busy_secs.len() < 2 {
+        return None;
+    }
+    let secs = elapsed.as_secs_f64().max(1e-3);
+    let rate = |m: &BTreeMap<String, u64>, b: &BTreeMap<String, u64>, d: &str| {
+        m.get(d).copied().unwrap_or(0).saturating_sub(b.get(d).copied().unwrap_or(0)) as f64 / secs
+    };
+    let loads: Vec<(&String, f64)> = now
+        .domain_busy_secs
+        .iter()
+        .map(|(d, s)| (d, ((s - before.domain_busy_secs.get(d).copied().unwrap_or(*s)) / secs).max(0.0)))
+        .collect();
+    let mean = loads.iter().map(|(_, l)| l).sum::<f64>() / loads.len() as f64;
+    let imbalance = if mean > 0.0 { loads.iter().map(|(_, l)| (l - mean).abs()).fold(0.0, f64::max) / mean } else { 0.0 };
+    let parts: Vec<String> = loads
+        .iter()
+        .map(|(d, l)| {
+            format!(
+                "{d} {l:.2} CPUs, took/s {:.0} own {:.0} steal {:.0} order",
+                rate(&now.domain_took_own, &before.domain_took_own, d),
+                rate(&now.domain_took_steal, &before.domain_took_steal, d),
+                rate(&now.domain_took_order, &before.domain_took_order, d)
+            )
+        })
+        .collect();
+    Some(format!("domains: {}; imbalance {:.1} %", parts.join("; "), imbalance * 100.0))
+}
+
 /// Prints `--monitor`'s screen at each read of the statistics (stats_server::monitor): the
 /// scheduler-wide rates and the cgroup table, rates over the time since the previous read.
 pub struct Printer {
@@ -154,6 +187,9 @@ impl Printer {
         )?;
         if let Some((_, before, t)) = &self.previous {
             writeln!(out, "{}", scheduler_line(sched, before, now - *t))?;
+            if let Some(line) = domains_line(sched, before, now - *t) {
+                writeln!(out, "{line}")?;
+            }
         }
         write!(out, "{text}")?;
         if !self.tty {
@@ -212,6 +248,28 @@ mod tests {
         assert!(t.lines().nth(2).unwrap().starts_with("/sys/fs/cgroup/lat "), "{t}");
         assert!(t.contains("(set): parameters changed by `scx_fdl set`, runtime only"), "{t}");
         assert!(!table(&[file], None).contains("runtime only"));
+    }
+
+    #[test]
+    fn the_domains_line_shows_load_migrations_and_imbalance() {
+        let m = |a: u64, b: u64| -> BTreeMap<String, u64> { [("llc0".to_string(), a), ("llc1".to_string(), b)].into() };
+        let f = |a: f64, b: f64| -> BTreeMap<String, f64> { [("llc0".to_string(), a), ("llc1".to_string(), b)].into() };
+        let before = SchedulerStats { domain_busy_secs: f(10.0, 10.0), domain_took_own: m(0, 0), ..Default::default() };
+        let now = SchedulerStats {
+            domain_busy_secs: f(14.0, 12.0),
+            domain_took_own: m(200, 100),
+            domain_took_steal: m(0, 20),
+            domain_took_order: m(2, 0),
+            ..Default::default()
+        };
+        let line = domains_line(&now, &before, Duration::from_secs(2)).unwrap();
+        // Loads 2.0 and 1.0 CPUs: average 1.5, each 0.5 (33.3 %) from it.
+        assert_eq!(
+            line,
+            "domains: llc0 2.00 CPUs, took/s 100 own 0 steal 1 order; llc1 1.00 CPUs, took/s 50 own 10 steal 0 order; imbalance 33.3 %"
+        );
+        let one = SchedulerStats { domain_busy_secs: [("llc0".to_string(), 1.0)].into(), ..Default::default() };
+        assert_eq!(domains_line(&one, &one, Duration::from_secs(1)), None);
     }
 
     #[test]

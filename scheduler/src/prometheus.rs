@@ -119,6 +119,8 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_fair_preempts", kind: Counter, scale: Count, help: Scheduler("fair_preempts") },
     Def { name: "scx_fdl_sibling_preempts", kind: Counter, scale: Count, help: Scheduler("sibling_preempts") },
     Def { name: "scx_fdl_migrations", kind: Counter, scale: Count, help: Scheduler("migrations") },
+    Def { name: "scx_fdl_domain_busy", kind: Counter, scale: Microseconds, help: Scheduler("domain_busy_secs") },
+    Def { name: "scx_fdl_domain_took_tasks", kind: Counter, scale: Count, help: Text("Tasks a queue domain's CPUs took, with several domains, by where from: own (their own domain's queues), steal (another domain's, their own having none of that queue's work), order (another domain's whose first task was more than a slice ahead in the queue's virtual time)") },
     Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: Scheduler("starvation_clamps") },
     Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: Scheduler("fair_misses") },
     Def { name: "scx_fdl_cgroups_untracked", kind: Counter, scale: Count, help: Scheduler("cgroups_untracked") },
@@ -312,6 +314,15 @@ impl Build<'_> {
         self.counter("scx_fdl_fair_preempts", vec![], ep, s.fair_preempts);
         self.counter("scx_fdl_sibling_preempts", vec![], ep, s.sibling_preempts);
         self.counter("scx_fdl_migrations", vec![], ep, s.migrations);
+        // /proc/stat's busy time never restarts: one identity for every load.
+        for (d, secs) in &s.domain_busy_secs {
+            self.counter("scx_fdl_domain_busy", vec![("domain", d.clone())], (0, 0), (secs * 1e6) as u64);
+        }
+        for (from, m) in [("own", &s.domain_took_own), ("steal", &s.domain_took_steal), ("order", &s.domain_took_order)] {
+            for (d, n) in m {
+                self.counter("scx_fdl_domain_took_tasks", vec![("domain", d.clone()), ("from", from.into())], ep, *n);
+            }
+        }
         self.counter("scx_fdl_starvation_clamps", vec![], ep, s.starvation_clamps);
         self.counter("scx_fdl_fair_deadline_misses", vec![], ep, s.fair_misses);
         self.counter("scx_fdl_cgroups_untracked", vec![], ep, s.cgroups_untracked);
@@ -532,6 +543,26 @@ mod tests {
 
     fn sched(dispatched: u64, loads: u64) -> SchedulerStats {
         SchedulerStats { dispatched: DISPATCH_PATHS.iter().map(|p| (p.to_string(), dispatched)).collect(), loads, ..Default::default() }
+    }
+
+    #[test]
+    fn domains_are_labelled_and_their_busy_time_survives_a_reload() {
+        let mut c = Counters::default();
+        let mut s = sched(1, 1);
+        s.domain_busy_secs = [("llc0".to_string(), 12.5), ("llc1".to_string(), 3.0)].into();
+        s.domain_took_steal = [("llc0".to_string(), 7), ("llc1".to_string(), 2)].into();
+        let text = render(&mut c, &s, &[]).unwrap();
+        assert!(parses_as_openmetrics(&text), "{text}");
+        assert_eq!(value(&text, r#"scx_fdl_domain_busy_seconds_total{domain="llc0"}"#), Some(12.5), "{text}");
+        assert_eq!(value(&text, r#"scx_fdl_domain_took_tasks_total{domain="llc1",from="steal"}"#), Some(2.0), "{text}");
+        // The BPF side's counts restart with a load; /proc/stat's busy time does not, and is
+        // not counted twice.
+        let mut s2 = sched(1, 2);
+        s2.domain_busy_secs = [("llc0".to_string(), 13.0), ("llc1".to_string(), 3.0)].into();
+        s2.domain_took_steal = [("llc0".to_string(), 1), ("llc1".to_string(), 0)].into();
+        let text = render(&mut c, &s2, &[]).unwrap();
+        assert_eq!(value(&text, r#"scx_fdl_domain_busy_seconds_total{domain="llc0"}"#), Some(13.0), "{text}");
+        assert_eq!(value(&text, r#"scx_fdl_domain_took_tasks_total{domain="llc0",from="steal"}"#), Some(8.0), "{text}");
     }
 
     #[test]

@@ -108,6 +108,18 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches that found nothing to run while work was queued")]
     #[serde(default)]
     pub dispatch_empty_queued: u64,
+    #[stat(desc = "Per queue domain (an LLC; the start-up log names them): seconds its CPUs were busy since boot (/proc/stat: user, nice, system, irq, softirq); its rate is the domain's load in CPUs")]
+    #[serde(default)]
+    pub domain_busy_secs: BTreeMap<String, f64>,
+    #[stat(desc = "Per queue domain, with several: tasks its CPUs took from their own domain's queues")]
+    #[serde(default)]
+    pub domain_took_own: BTreeMap<String, u64>,
+    #[stat(desc = "Per queue domain, with several: tasks its CPUs took from another domain because their own had none of that queue's work (migrations between domains)")]
+    #[serde(default)]
+    pub domain_took_steal: BTreeMap<String, u64>,
+    #[stat(desc = "Per queue domain, with several: tasks its CPUs took from another domain whose first task was more than a slice ahead in the queue's virtual time (migrations that keep the queue's order across domains)")]
+    #[serde(default)]
+    pub domain_took_order: BTreeMap<String, u64>,
     #[stat(desc = "Cgroups not tracked by the BPF side (deeper than 16 levels, or beyond its map): scheduled as their nearest tracked ancestor")]
     pub cgroups_untracked: u64,
     #[stat(desc = "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves")]
@@ -127,6 +139,49 @@ pub struct SchedulerStats {
     #[stat(desc = "Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce: too deep or beyond its cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max")]
     #[serde(default)]
     pub cgroups_unenforced_cpu_max: u64,
+}
+
+/// Each CPU's busy time since boot, in seconds, indexed by CPU id: /proc/stat's user, nice, system,
+/// irq and softirq (not idle, iowait or steal).
+pub fn cpu_busy_secs() -> Vec<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    std::fs::read_to_string("/proc/stat").map(|t| parse_cpu_busy(&t, hz.max(1) as f64)).unwrap_or_default()
+}
+
+fn parse_cpu_busy(text: &str, hz: f64) -> Vec<f64> {
+    let mut busy = Vec::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(cpu) = f.next().and_then(|n| n.strip_prefix("cpu")).and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        let v: Vec<u64> = f.map(|x| x.parse().unwrap_or(0)).collect();
+        if v.len() < 7 {
+            continue;
+        }
+        if busy.len() <= cpu {
+            busy.resize(cpu + 1, 0.0);
+        }
+        // user nice system idle iowait irq softirq [steal ...]
+        busy[cpu] = (v[0] + v[1] + v[2] + v[5] + v[6]) as f64 / hz;
+    }
+    busy
+}
+
+/// Per-CPU values summed by queue domain (cpu_dom: each CPU's domain; labels: each domain's).
+pub fn by_domain<T: Copy + Default + std::ops::AddAssign>(
+    per_cpu: &[T],
+    cpu_dom: &[usize],
+    labels: &[String],
+) -> BTreeMap<String, T> {
+    let mut sums = vec![T::default(); labels.len()];
+    for (cpu, v) in per_cpu.iter().enumerate() {
+        if let Some(s) = cpu_dom.get(cpu).and_then(|&d| sums.get_mut(d)) {
+            *s += *v;
+        }
+    }
+    labels.iter().cloned().zip(sums).collect()
 }
 
 /// Cgroups with a CPU limit (cpu.max) that scx_fdl does not enforce now: too deep or beyond its
@@ -333,6 +388,17 @@ mod tests {
         assert_eq!(quantile_bound_us(&b, 0.99), Some(1024));
         b[LAT_BUCKETS - 1] = 1000;
         assert_eq!(quantile_bound_us(&b, 0.99), None);
+    }
+
+    #[test]
+    fn busy_time_is_summed_by_domain() {
+        let text = "cpu  100 0 50 900 10 5 5 3 0 0\ncpu0 60 0 20 400 5 2 3 3 0 0\ncpu1 40 0 30 500 5 3 2 0 0 0\nintr 1 2\n";
+        let busy = parse_cpu_busy(text, 100.0);
+        assert_eq!(busy, vec![0.85, 0.75]);
+        let labels = vec!["llc0".to_string(), "llc1".to_string()];
+        let d = by_domain(&[1u64, 2, 3, 4, 5], &[0, 1, 1, 0], &labels);
+        // CPU 4 has no domain (out of range): not counted.
+        assert_eq!(d, [("llc0".to_string(), 5), ("llc1".to_string(), 5)].into());
     }
 
     #[test]

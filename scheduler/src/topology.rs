@@ -115,14 +115,22 @@ pub struct Domains {
     pub order: Vec<Vec<usize>>,
     /// Each domain's NUMA node.
     pub node: Vec<usize>,
-    /// What each domain stands for, for the log: "llc 3" or "node 1".
+    /// What each domain stands for, for the log: "llc 3 [6-7]" or "node 1 [4-7]".
     pub names: Vec<String>,
+    /// Its label in the statistics: "llc3", "node1", "machine".
+    pub labels: Vec<String>,
 }
 
 impl Domains {
     /// One domain for the machine (--flat-queues): every queue one DSQ.
     pub fn flat(possible: usize) -> Self {
-        Self { cpu_dom: vec![0; possible], order: vec![vec![0]], node: vec![0], names: vec!["machine".into()] }
+        Self {
+            cpu_dom: vec![0; possible],
+            order: vec![vec![0]],
+            node: vec![0],
+            names: vec!["machine".into()],
+            labels: vec!["machine".into()],
+        }
     }
 
     /// One line for the log.
@@ -140,20 +148,20 @@ impl Machine {
     pub fn domains(&self, max: usize) -> Result<Domains> {
         let mut nodes = self.nodes.clone();
         nodes.sort_by_key(|n| n.id);
-        // (node id, CPUs) of each domain.
-        let mut doms: Vec<(usize, Vec<usize>, String)> = Vec::new();
+        // (node id, CPUs, name, label) of each domain.
+        let mut doms: Vec<(usize, Vec<usize>, String, String)> = Vec::new();
         if self.nr_llcs() <= max {
             for n in &nodes {
                 let mut llcs = n.llcs.clone();
                 llcs.sort_by_key(|l| l.id);
                 for l in llcs {
-                    doms.push((n.id, l.cpus.clone(), format!("llc {} [{}]", l.id, ranges(&l.cpus))));
+                    doms.push((n.id, l.cpus.clone(), format!("llc {} [{}]", l.id, ranges(&l.cpus)), format!("llc{}", l.id)));
                 }
             }
         } else if nodes.len() <= max {
             for n in &nodes {
                 let cpus: Vec<usize> = n.llcs.iter().flat_map(|l| l.cpus.iter().copied()).collect();
-                doms.push((n.id, cpus.clone(), format!("node {} [{}]", n.id, ranges(&cpus))));
+                doms.push((n.id, cpus.clone(), format!("node {} [{}]", n.id, ranges(&cpus)), format!("node{}", n.id)));
             }
         } else {
             anyhow::bail!(
@@ -167,7 +175,7 @@ impl Machine {
             return Ok(Domains::flat(self.possible));
         }
         let mut cpu_dom = vec![0; self.possible];
-        for (d, (_, cpus, _)) in doms.iter().enumerate() {
+        for (d, (_, cpus, _, _)) in doms.iter().enumerate() {
             for &c in cpus {
                 if c < cpu_dom.len() {
                     cpu_dom[c] = d;
@@ -191,7 +199,8 @@ impl Machine {
             cpu_dom,
             order,
             node: doms.iter().map(|d| d.0).collect(),
-            names: doms.into_iter().map(|d| d.2).collect(),
+            names: doms.iter().map(|d| d.2.clone()).collect(),
+            labels: doms.into_iter().map(|d| d.3).collect(),
         })
     }
 }
@@ -246,6 +255,7 @@ mod tests {
         // Numbered node by node, LLC by LLC, whatever order the topology listed them in.
         assert_eq!(d.names, ["llc 0 [0-1]", "llc 1 [2-3]", "llc 2 [4-5]", "llc 7 [6-7]"]);
         assert_eq!(d.node, [0, 0, 1, 1]);
+        assert_eq!(d.labels, ["llc0", "llc1", "llc2", "llc7"]);
         // CPUs 8 and 9 are possible but not online: domain 0.
         assert_eq!(d.cpu_dom, [0, 0, 1, 1, 2, 2, 3, 3, 0, 0]);
         // Own domain, then the node's other, then the far node's.
@@ -258,6 +268,7 @@ mod tests {
         let m = two_nodes();
         let d = m.domains(3).unwrap();
         assert_eq!(d.names, ["node 0 [0-3]", "node 1 [4-7]"]);
+        assert_eq!(d.labels, ["node0", "node1"]);
         assert_eq!(d.cpu_dom, [0, 0, 0, 0, 1, 1, 1, 1, 0, 0]);
         assert_eq!(d.order, [[0, 1], [1, 0]]);
         let e = m.domains(1).unwrap_err().to_string();

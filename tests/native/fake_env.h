@@ -157,12 +157,14 @@ static inline struct task_struct *fake_pop(struct fake_dsq *q)
 	return p;
 }
 
-static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime, u64 flags)
+static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime, u64 flags,
+				    s32 cpu)
 {
 	struct fake_dsq *q = fake_dsq(dsq);
 	int at = 0;
 
 	(void)flags;
+	(void)cpu;	/* one domain */
 	while (at < q->n && !fdl_time_before(vtime, q->vtime[at]))
 		at++;
 	p->slice = slice;

@@ -112,7 +112,7 @@ static void hold_fired(void)
 			continue;
 		}
 		fake_remove(hold, i);
-		env_insert_vtime(p, queue, p->slice, vtime, 0);
+		env_insert_vtime(p, queue, p->slice, vtime, 0, -1);
 		cpu = env_pick_idle(p);
 		if (cpu >= 0)
 			env.idle_kicks[cpu]++;
@@ -2180,7 +2180,7 @@ static void test_throttled_queues_are_passed(void)
 
 		k->runnable = true;
 		fdl_on_runnable(&k->t, 100);
-		env_insert_vtime(&k->p, k->t.cgid, tun.slice_ns, k->t.vtime, 0);
+		env_insert_vtime(&k->p, k->t.cgid, tun.slice_ns, k->t.vtime, 0, -1);
 	}
 	env.cg[10].bw.runtime_ns = env.cg[11].bw.runtime_ns = -1;	/* ran out meanwhile */
 	env.cg[10].cvtime = 0;	/* the fair order looks at the throttled queues first */

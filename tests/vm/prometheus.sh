@@ -84,6 +84,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_idle_kicks_total scx_fdl_preempt_kicks_total scx_fdl_fair_preempts_total \
     scx_fdl_sibling_preempts_total \
     scx_fdl_migrations_total \
+    scx_fdl_domain_busy_seconds_total \
     scx_fdl_starvation_clamps_total scx_fdl_fair_deadline_misses_total \
     scx_fdl_fair_max_lateness_seconds scx_fdl_cgroups_untracked_total scx_fdl_kernel_events_total \
     scx_fdl_scheduler_loads_total scx_fdl_cgroups_unenforced_cpu_max \
@@ -137,6 +138,9 @@ done
 used=$(awk -v a="$(value /tmp/m1 'scx_fdl_cgroup_cpu_usage_seconds_total{cgroup="/busy"}')" \
     -v b="$(value /tmp/m2 'scx_fdl_cgroup_cpu_usage_seconds_total{cgroup="/busy"}')" 'BEGIN { printf "%.2f", (b - a) / 7 }')
 check "busy's CPU time over the interval is about its 2 busy loops on 2 vCPUs: $used CPUs" "$used > 1.2"
+busy=$(awk '/^scx_fdl_domain_busy_seconds_total/ { if (FILENAME == ARGV[1]) a += $2; else b += $2 }
+    END { printf "%.2f", (b - a) / 7 }' /tmp/m1 /tmp/m2)
+check "the queue domains' busy time over the interval is about the 2 vCPUs: $busy CPUs" "$busy > 1.2 && $busy < 2.3"
 inf=$(value /tmp/m2 'scx_fdl_cgroup_runq_latency_seconds_bucket{le="+Inf",cgroup="/busy"}')
 count=$(value /tmp/m2 'scx_fdl_cgroup_runq_latency_seconds_count{cgroup="/busy"}')
 check "busy's histogram: +Inf bucket ($inf) equals the count ($count)" "$inf == $count && $count > 0"

@@ -75,13 +75,26 @@ while [ $n -lt 16 ]; do
 done
 sleep 2
 for p in $PIDS; do taskset -p -c 0-$((ncpu - 1)) "$p" > /dev/null || fail "taskset $p"; done
+scx_fdl --monitor > /tmp/monitor.txt 2>&1 &
+mon=$!
 sleep 1
 cpu_busy > /tmp/busy0
 for p in $PIDS; do echo "$p $(task_ns "$p")"; done > /tmp/hog0
 sleep 4
 cpu_busy > /tmp/busy1
 for p in $PIDS; do echo "$p $(task_ns "$p")"; done > /tmp/hog1
+scx_fdl dump > /tmp/dump.json 2>&1 || fail "scx_fdl dump ran"
+kill "$mon" 2> /dev/null; wait "$mon" 2> /dev/null
+line=$(grep '^domains: ' /tmp/monitor.txt | tail -1)
+say "--monitor: $line"
+check "--monitor shows the 4 domains' load and imbalance" "$(echo "$line" | grep -o ' CPUs, took/s' | wc -l) == 4 && $(echo "$line" | grep -c 'imbalance [0-9.]* %$') == 1"
 kill_all
+# Per domain, in the dump (as in --monitor and Prometheus): tasks taken from other domains.
+dom_sum() { tr -d ' \n' < /tmp/dump.json | grep -o "\"$1\":{[^}]*}" | grep -o ':[0-9][0-9.]*' | tr -d : | awk '{ s += $1; n++ } END { printf "%d %d", n, s }'; }
+set -- $(dom_sum domain_took_steal); steal_doms=$1 steals=$2
+set -- $(dom_sum domain_busy_secs); busy_doms=$1
+check "the dump counts, per domain, work taken from other domains ($steals in $steal_doms domains, busy time of $busy_doms)" \
+    "$steal_doms == 4 && $busy_doms == 4 && $steals > 0"
 busy=$(awk 'NR == FNR { b[$1] = $2; t[$1] = $3; next } { printf "%s %.3f\n", $1, ($2 - b[$1]) / ($3 - t[$1]) }' /tmp/busy0 /tmp/busy1)
 say "busy after the release: $(echo $busy)"
 least=$(echo "$busy" | awk 'NR == 1 || $2 < m { m = $2 } END { print m }')
