@@ -183,6 +183,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         let per_cpu: Vec<u64> = took.iter().map(|t| t[how as usize]).collect();
         stats::by_domain(&per_cpu, &doms.cpu_dom, &doms.labels)
     };
+    let (busy, all, online) = stats::domain_times(&doms.cpu_dom, &doms.labels);
     SchedulerStats {
         dispatched: stats::DISPATCH_PATHS.iter().zip(s.nr_dispatched).map(|(p, n)| (p.to_string(), n)).collect(),
         deadline_enqueued: s.nr_deadline_enqueued,
@@ -207,7 +208,9 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         cgroups_untracked: c.nr_cgroups_untracked,
         guarantee_scale: stats::guarantee_scale(fdl.budget_scale),
         kernel_events: stats::kernel_events(),
-        domain_busy_secs: stats::by_domain(&stats::cpu_busy_secs(), &doms.cpu_dom, &doms.labels),
+        domain_busy_secs: busy,
+        domain_cpu_secs: all,
+        domain_cpus: online,
         // Counted only with several domains (with one, every take is from it).
         domain_took_own: take(bpf_intf::fdl_dom_take_FDL_DOM_OWN),
         domain_took_steal: take(bpf_intf::fdl_dom_take_FDL_DOM_STEAL),

@@ -126,8 +126,8 @@ pub fn scheduler_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Du
     )
 }
 
-/// The queue domains' line of --monitor (None with a single domain): each domain's load (busy
-/// CPUs) and the tasks its CPUs took per second from their own domain, from another because their
+/// The queue domains' line of --monitor (None with a single domain): each domain's load (its
+/// utilisation over the interval times its CPUs) and the tasks its CPUs took per second from their own domain, from another because their
 /// own had none (steal) and from another by the queue's order; then the largest deviation of a
 /// domain's load from their average, as a part of that average (reference §5's imbalance).
 pub fn domains_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Duration) -> Option<String> {
@@ -138,10 +138,20 @@ pub fn domains_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Dura
     let rate = |m: &BTreeMap<String, u64>, b: &BTreeMap<String, u64>, d: &str| {
         m.get(d).copied().unwrap_or(0).saturating_sub(b.get(d).copied().unwrap_or(0)) as f64 / secs
     };
+    // Busy over all accounted time, times the CPUs: ticks an emulated CPU loses count in neither.
+    let delta = |m: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>, d: &str| {
+        let now = m.get(d).copied().unwrap_or(0.0);
+        (now - b.get(d).copied().unwrap_or(now)).max(0.0)
+    };
     let loads: Vec<(&String, f64)> = now
         .domain_busy_secs
-        .iter()
-        .map(|(d, s)| (d, ((s - before.domain_busy_secs.get(d).copied().unwrap_or(*s)) / secs).max(0.0)))
+        .keys()
+        .map(|d| {
+            let all = delta(&now.domain_cpu_secs, &before.domain_cpu_secs, d);
+            let busy = delta(&now.domain_busy_secs, &before.domain_busy_secs, d);
+            let cpus = now.domain_cpus.get(d).copied().unwrap_or(0) as f64;
+            (d, if all > 0.0 { busy / all * cpus } else { 0.0 })
+        })
         .collect();
     let mean = loads.iter().map(|(_, l)| l).sum::<f64>() / loads.len() as f64;
     let imbalance = if mean > 0.0 { loads.iter().map(|(_, l)| (l - mean).abs()).fold(0.0, f64::max) / mean } else { 0.0 };
@@ -149,7 +159,8 @@ pub fn domains_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Dura
         .iter()
         .map(|(d, l)| {
             format!(
-                "{d} {l:.2} CPUs, took/s {:.0} own {:.0} steal {:.0} order",
+                "{d} {l:.2} of {} CPUs, took/s {:.0} own {:.0} steal {:.0} order",
+                now.domain_cpus.get(*d).copied().unwrap_or(0),
                 rate(&now.domain_took_own, &before.domain_took_own, d),
                 rate(&now.domain_took_steal, &before.domain_took_steal, d),
                 rate(&now.domain_took_order, &before.domain_took_order, d)
@@ -254,9 +265,19 @@ mod tests {
     fn the_domains_line_shows_load_migrations_and_imbalance() {
         let m = |a: u64, b: u64| -> BTreeMap<String, u64> { [("llc0".to_string(), a), ("llc1".to_string(), b)].into() };
         let f = |a: f64, b: f64| -> BTreeMap<String, f64> { [("llc0".to_string(), a), ("llc1".to_string(), b)].into() };
-        let before = SchedulerStats { domain_busy_secs: f(10.0, 10.0), domain_took_own: m(0, 0), ..Default::default() };
+        let before = SchedulerStats {
+            domain_busy_secs: f(10.0, 10.0),
+            domain_cpu_secs: f(20.0, 20.0),
+            domain_cpus: m(2, 2),
+            domain_took_own: m(0, 0),
+            ..Default::default()
+        };
+        // Over 2 s, llc0's CPUs were busy 2 s of the 2 s accounted (ticks lost: 4 s of CPU
+        // time passed), llc1's 1 of 2.
         let now = SchedulerStats {
-            domain_busy_secs: f(14.0, 12.0),
+            domain_busy_secs: f(12.0, 11.0),
+            domain_cpu_secs: f(22.0, 22.0),
+            domain_cpus: m(2, 2),
             domain_took_own: m(200, 100),
             domain_took_steal: m(0, 20),
             domain_took_order: m(2, 0),
@@ -266,7 +287,7 @@ mod tests {
         // Loads 2.0 and 1.0 CPUs: average 1.5, each 0.5 (33.3 %) from it.
         assert_eq!(
             line,
-            "domains: llc0 2.00 CPUs, took/s 100 own 0 steal 1 order; llc1 1.00 CPUs, took/s 50 own 10 steal 0 order; imbalance 33.3 %"
+            "domains: llc0 2.00 of 2 CPUs, took/s 100 own 0 steal 1 order; llc1 1.00 of 2 CPUs, took/s 50 own 10 steal 0 order; imbalance 33.3 %"
         );
         let one = SchedulerStats { domain_busy_secs: [("llc0".to_string(), 1.0)].into(), ..Default::default() };
         assert_eq!(domains_line(&one, &one, Duration::from_secs(1)), None);

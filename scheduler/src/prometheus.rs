@@ -120,6 +120,8 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_sibling_preempts", kind: Counter, scale: Count, help: Scheduler("sibling_preempts") },
     Def { name: "scx_fdl_migrations", kind: Counter, scale: Count, help: Scheduler("migrations") },
     Def { name: "scx_fdl_domain_busy", kind: Counter, scale: Microseconds, help: Scheduler("domain_busy_secs") },
+    Def { name: "scx_fdl_domain_cpu", kind: Counter, scale: Microseconds, help: Scheduler("domain_cpu_secs") },
+    Def { name: "scx_fdl_domain_cpus", kind: Gauge, scale: Count, help: Scheduler("domain_cpus") },
     Def { name: "scx_fdl_domain_took_tasks", kind: Counter, scale: Count, help: Text("Tasks a queue domain's CPUs took, with several domains, by where from: own (their own domain's queues), steal (another domain's, their own having none of that queue's work), order (another domain's whose first task was more than a slice ahead in the queue's virtual time)") },
     Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: Scheduler("starvation_clamps") },
     Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: Scheduler("fair_misses") },
@@ -317,6 +319,12 @@ impl Build<'_> {
         // /proc/stat's busy time never restarts: one identity for every load.
         for (d, secs) in &s.domain_busy_secs {
             self.counter("scx_fdl_domain_busy", vec![("domain", d.clone())], (0, 0), (secs * 1e6) as u64);
+        }
+        for (d, secs) in &s.domain_cpu_secs {
+            self.counter("scx_fdl_domain_cpu", vec![("domain", d.clone())], (0, 0), (secs * 1e6) as u64);
+        }
+        for (d, n) in &s.domain_cpus {
+            self.gauge("scx_fdl_domain_cpus", vec![("domain", d.clone())], *n as f64);
         }
         for (from, m) in [("own", &s.domain_took_own), ("steal", &s.domain_took_steal), ("order", &s.domain_took_order)] {
             for (d, n) in m {

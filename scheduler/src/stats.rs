@@ -108,9 +108,15 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches that found nothing to run while work was queued")]
     #[serde(default)]
     pub dispatch_empty_queued: u64,
-    #[stat(desc = "Per queue domain (an LLC; the start-up log names them): seconds its CPUs were busy since boot (/proc/stat: user, nice, system, irq, softirq); its rate is the domain's load in CPUs")]
+    #[stat(desc = "Per queue domain (an LLC; the start-up log names them): seconds its CPUs were busy since boot (/proc/stat: user, nice, system, irq, softirq)")]
     #[serde(default)]
     pub domain_busy_secs: BTreeMap<String, f64>,
+    #[stat(desc = "Per queue domain: seconds its CPUs accounted in all since boot (busy, idle, iowait, steal); busy / all is its utilisation, as top shows it")]
+    #[serde(default)]
+    pub domain_cpu_secs: BTreeMap<String, f64>,
+    #[stat(desc = "Per queue domain: its online CPUs")]
+    #[serde(default)]
+    pub domain_cpus: BTreeMap<String, u64>,
     #[stat(desc = "Per queue domain, with several: tasks its CPUs took from their own domain's queues")]
     #[serde(default)]
     pub domain_took_own: BTreeMap<String, u64>,
@@ -141,32 +147,54 @@ pub struct SchedulerStats {
     pub cgroups_unenforced_cpu_max: u64,
 }
 
-/// Each CPU's busy time since boot, in seconds, indexed by CPU id: /proc/stat's user, nice, system,
-/// irq and softirq (not idle, iowait or steal).
-pub fn cpu_busy_secs() -> Vec<f64> {
+/// Each online CPU's time since boot as /proc/stat accounts it, in seconds, indexed by CPU id:
+/// (busy: user, nice, system, irq and softirq; all: busy, idle, iowait and steal). The ratio is
+/// what `top` shows; the sums alone undercount where ticks are lost (an emulated CPU that waits
+/// for its host).
+pub fn cpu_times() -> Vec<Option<(f64, f64)>> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    std::fs::read_to_string("/proc/stat").map(|t| parse_cpu_busy(&t, hz.max(1) as f64)).unwrap_or_default()
+    std::fs::read_to_string("/proc/stat").map(|t| parse_cpu_times(&t, hz.max(1) as f64)).unwrap_or_default()
 }
 
-fn parse_cpu_busy(text: &str, hz: f64) -> Vec<f64> {
-    let mut busy = Vec::new();
+fn parse_cpu_times(text: &str, hz: f64) -> Vec<Option<(f64, f64)>> {
+    let mut times = Vec::new();
     for line in text.lines() {
         let mut f = line.split_whitespace();
         let Some(cpu) = f.next().and_then(|n| n.strip_prefix("cpu")).and_then(|n| n.parse::<usize>().ok()) else {
             continue;
         };
         let v: Vec<u64> = f.map(|x| x.parse().unwrap_or(0)).collect();
-        if v.len() < 7 {
+        if v.len() < 8 {
             continue;
         }
-        if busy.len() <= cpu {
-            busy.resize(cpu + 1, 0.0);
+        if times.len() <= cpu {
+            times.resize(cpu + 1, None);
         }
-        // user nice system idle iowait irq softirq [steal ...]
-        busy[cpu] = (v[0] + v[1] + v[2] + v[5] + v[6]) as f64 / hz;
+        // user nice system idle iowait irq softirq steal [guest guest_nice: within user, nice]
+        let busy = v[0] + v[1] + v[2] + v[5] + v[6];
+        times[cpu] = Some((busy as f64 / hz, (busy + v[3] + v[4] + v[7]) as f64 / hz));
     }
-    busy
+    times
+}
+
+/// The queue domains' figures from /proc/stat: busy seconds, all seconds, online CPUs.
+pub fn domain_times(
+    cpu_dom: &[usize],
+    labels: &[String],
+) -> (BTreeMap<String, f64>, BTreeMap<String, f64>, BTreeMap<String, u64>) {
+    domain_times_of(&cpu_times(), cpu_dom, labels)
+}
+
+fn domain_times_of(
+    times: &[Option<(f64, f64)>],
+    cpu_dom: &[usize],
+    labels: &[String],
+) -> (BTreeMap<String, f64>, BTreeMap<String, f64>, BTreeMap<String, u64>) {
+    let busy: Vec<f64> = times.iter().map(|t| t.map_or(0.0, |t| t.0)).collect();
+    let all: Vec<f64> = times.iter().map(|t| t.map_or(0.0, |t| t.1)).collect();
+    let online: Vec<u64> = times.iter().map(|t| t.is_some() as u64).collect();
+    (by_domain(&busy, cpu_dom, labels), by_domain(&all, cpu_dom, labels), by_domain(&online, cpu_dom, labels))
 }
 
 /// Per-CPU values summed by queue domain (cpu_dom: each CPU's domain; labels: each domain's).
@@ -392,10 +420,15 @@ mod tests {
 
     #[test]
     fn busy_time_is_summed_by_domain() {
-        let text = "cpu  100 0 50 900 10 5 5 3 0 0\ncpu0 60 0 20 400 5 2 3 3 0 0\ncpu1 40 0 30 500 5 3 2 0 0 0\nintr 1 2\n";
-        let busy = parse_cpu_busy(text, 100.0);
-        assert_eq!(busy, vec![0.85, 0.75]);
+        // CPU 2 is offline (no line).
+        let text = "cpu  100 0 50 900 10 5 5 3 0 0\ncpu0 60 0 20 400 5 2 3 3 0 0\ncpu1 40 0 30 500 5 3 2 0 0 0\ncpu3 10 0 0 90 0 0 0 0 0 0\nintr 1 2\n";
+        let t = parse_cpu_times(text, 100.0);
+        assert_eq!(t, vec![Some((0.85, 4.93)), Some((0.75, 5.8)), None, Some((0.1, 1.0))]);
         let labels = vec!["llc0".to_string(), "llc1".to_string()];
+        let (busy, all, cpus) = domain_times_of(&t, &[0, 1, 1, 1], &labels);
+        assert_eq!(busy["llc1"], 0.85);
+        assert_eq!(all["llc0"], 4.93);
+        assert_eq!(cpus, [("llc0".to_string(), 1), ("llc1".to_string(), 2)].into());
         let d = by_domain(&[1u64, 2, 3, 4, 5], &[0, 1, 1, 0], &labels);
         // CPU 4 has no domain (out of range): not counted.
         assert_eq!(d, [("llc0".to_string(), 5), ("llc1".to_string(), 5)].into());

@@ -84,7 +84,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_idle_kicks_total scx_fdl_preempt_kicks_total scx_fdl_fair_preempts_total \
     scx_fdl_sibling_preempts_total \
     scx_fdl_migrations_total \
-    scx_fdl_domain_busy_seconds_total \
+    scx_fdl_domain_busy_seconds_total scx_fdl_domain_cpu_seconds_total scx_fdl_domain_cpus \
     scx_fdl_starvation_clamps_total scx_fdl_fair_deadline_misses_total \
     scx_fdl_fair_max_lateness_seconds scx_fdl_cgroups_untracked_total scx_fdl_kernel_events_total \
     scx_fdl_scheduler_loads_total scx_fdl_cgroups_unenforced_cpu_max \

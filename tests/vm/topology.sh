@@ -87,7 +87,9 @@ scx_fdl dump > /tmp/dump.json 2>&1 || fail "scx_fdl dump ran"
 kill "$mon" 2> /dev/null; wait "$mon" 2> /dev/null
 line=$(grep '^domains: ' /tmp/monitor.txt | tail -1)
 say "--monitor: $line"
-check "--monitor shows the 4 domains' load and imbalance" "$(echo "$line" | grep -o ' CPUs, took/s' | wc -l) == 4 && $(echo "$line" | grep -c 'imbalance [0-9.]* %$') == 1"
+check "--monitor shows the 4 domains' load and imbalance" "$(echo "$line" | grep -o ' of 2 CPUs, took/s' | wc -l) == 4 && $(echo "$line" | grep -c 'imbalance [0-9.]* %$') == 1"
+least_load=$(echo "$line" | grep -o 'llc[0-9]* [0-9.]* of' | awk 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }')
+check "--monitor: every domain's load near its 2 busy CPUs (least $least_load, want >= 1.6)" "$least_load >= 1.6"
 kill_all
 # Per domain, in the dump (as in --monitor and Prometheus): tasks taken from other domains.
 dom_sum() { tr -d ' \n' < /tmp/dump.json | grep -o "\"$1\":{[^}]*}" | grep -o ':[0-9][0-9.]*' | tr -d : | awk '{ s += $1; n++ } END { printf "%d %d", n, s }'; }
@@ -104,6 +106,22 @@ check "nodes balanced after the skew: imbalance $imb of the average (want < 0.17
 ratio=$(awk 'NR == FNR { s[$1] = $2; next } { d = $2 - s[$1]; if (!m || d < m) m = d; if (d > M) M = d } END { printf "%.3f", M / (m > 0 ? m : 1) }' /tmp/hog0 /tmp/hog1)
 say "busy loops' CPU time over 4 s (ms): $(awk 'NR == FNR { s[$1] = $2; next } { printf "%d ", ($2 - s[$1]) / 1e6 }' /tmp/hog0 /tmp/hog1)"
 check "each busy loop's CPU time within 1.5x of the others' (most / least $ratio)" "$ratio <= 1.5"
+
+# A CPU limit across the domains: cpu.max 1.5 CPUs on 6 busy loops beside a loop per CPU in lo.
+# Its tasks wait in several domains; a CPU that finds the limit out of runtime passes them to the
+# hold queue, and the refill sends each back to its own domain's queue.
+mkcg capped 100
+echo "150000 100000" > "$CG/capped/cpu.max"
+hogs capped 6
+hogs lo "$ncpu"
+sleep 2
+measure 5 capped lo
+capped=$(cpus "$(used capped)" 5); lo_cpus=$(cpus "$(used lo)" 5)
+say "cpu.max 1.5 CPUs: capped $capped CPUs, lo $lo_cpus"
+check "cpu.max across the domains: capped gets 1.5 CPUs +- 15 % ($capped)" "$capped >= 1.275 && $capped <= 1.725"
+check "the rest goes to lo ($lo_cpus CPUs of $ncpu, want >= $ncpu - 2.5)" "$lo_cpus >= $ncpu - 2.5"
+kill_all
+echo max > "$CG/capped/cpu.max"
 
 # Weights across the machine: a busy loop per CPU in each of hi (200) and lo (100).
 hogs hi "$ncpu"
