@@ -19,6 +19,7 @@
  *	env_nr_queued(dsq)                tasks in dsq (all domains)
  *	env_head_vtime(dsq, &vtime)       the vtime of the head env_move_to_local would take; false if
  *	                                  empty
+ *	env_min_head_vtime(dsq, &vtime)   the least vtime of its domains' heads; false if all empty
  *	env_kick(cpu, preempt)            wake an idle CPU, or end the running slice (preempt)
  *	env_pick_idle(p)                  claim an idle CPU p may use, or -1
  *	env_task_allowed(p, cpu)          p may run on cpu
@@ -250,18 +251,31 @@ static __always_inline bool env_dsq_head_vtime(u64 id, u64 *vtime)
  * domain's goes first. A global function: the dispatcher calls it at several sites, and its loop
  * is verified once.
  */
+/*
+ * A random other of the n domains whose head in queue dsq is more than a slice of vtime ahead of
+ * domain own's, or -1.
+ */
+static __always_inline s32 env_dom_ahead(u64 dsq, u32 own, u32 n)
+{
+	u32 other = env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
+	u64 own_v, other_v;
+
+	if (env_dsq_head_vtime(fdl_dom_dsq(dsq, own), &own_v) &&
+	    env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
+	    fdl_time_before(other_v + tun.slice_ns, own_v))
+		return other;
+	return -1;
+}
+
 FDL_GLOBAL int env_move_to_local(u64 dsq)
 {
-	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms, other;
-	u64 own_v, other_v;
+	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms;
+	s32 ahead;
 
 	if (n <= 1)
 		return scx_bpf_dsq_move_to_local(dsq, 0);
-	other = env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
-	if (env_dsq_head_vtime(fdl_dom_dsq(dsq, own), &own_v) &&
-	    env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
-	    fdl_time_before(other_v + tun.slice_ns, own_v) &&
-	    scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, other), 0)) {
+	ahead = env_dom_ahead(dsq, own, n);
+	if (ahead >= 0 && scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, ahead), 0)) {
 		env_count_dom_take(FDL_DOM_ORDER);
 		return 1;
 	}
@@ -302,6 +316,32 @@ static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * One peek per domain: the queue's clock must never pass a waiter in any of them. A global
+ * function (verified once, on its own: inlined into the dispatcher, clang's code for the loop
+ * failed verification).
+ */
+FDL_GLOBAL int env_min_head_vtime(u64 dsq, u64 *vtime)
+{
+	u32 d, n = tun.nr_doms > 1 ? tun.nr_doms : 1;
+	u64 v, best = 0;
+	int found = 0;
+
+	if (!vtime)
+		return 0;
+	bpf_for(d, 0, FDL_MAX_DOMS) {
+		if (d >= n)
+			break;
+		if (env_dsq_head_vtime(fdl_dom_dsq(dsq, d), &v) && (!found || fdl_time_before(v, best))) {
+			best = v;
+			found = 1;
+		}
+	}
+	if (found)
+		*vtime = best;
+	return found;
 }
 
 static __always_inline void env_kick(s32 cpu, bool preempt)

@@ -131,13 +131,22 @@ static bool move_unblocked_dom(u64 dsq)
 	return false;
 }
 
-/* Each domain's DSQ in the order env_move_to_local takes them. */
+/*
+ * Each domain's DSQ in the order env_move_to_local takes them, the queue's order across domains
+ * kept as there (while any cgroup has cpu.max, as on a Kubernetes node, this is the path).
+ */
 static bool env_move_unblocked(u64 dsq)
 {
 	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms;
+	s32 ahead;
 
 	if (n <= 1)
 		return move_unblocked_dom(dsq);
+	ahead = env_dom_ahead(dsq, own, n);
+	if (ahead >= 0 && move_unblocked_dom(fdl_dom_dsq(dsq, ahead))) {
+		env_count_dom_take(FDL_DOM_ORDER);
+		return true;
+	}
 	bpf_for(k, 0, FDL_MAX_DOMS) {
 		if (k >= n)
 			break;
@@ -176,11 +185,12 @@ static int fdl_hold_fired(void *map, int *key, struct fdl_timer *timer)
 			continue;
 		}
 		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, vtime);
-		queue = fdl_dom_dsq(queue, env_dom(scx_bpf_task_cpu(p)));
+		/* Back in the domain of the idle CPU woken for it (else of its last CPU). */
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		queue = fdl_dom_dsq(queue, env_dom(cpu >= 0 ? cpu : scx_bpf_task_cpu(p)));
 		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, queue, 0))
 			continue;
 		stat_inc(nr_released);
-		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		if (cpu >= 0)
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	}

@@ -17,7 +17,7 @@ pub struct Llc {
 pub struct Node {
     pub id: usize,
     pub llcs: Vec<Llc>,
-    /// Distances to every node (the kernel's node_distance, 10: itself).
+    /// Distances to every online node, in node order (sysfs nodeN/distance; 10: itself).
     pub distance: Vec<usize>,
 }
 
@@ -186,7 +186,10 @@ impl Machine {
             if a == b {
                 return 0;
             }
-            nodes.iter().find(|n| n.id == a).and_then(|n| n.distance.get(b).copied()).unwrap_or(usize::MAX)
+            // A node's distances come one per online node in order (sysfs nodeN/distance), not
+            // by node id: ids may have gaps.
+            let pos = nodes.iter().position(|n| n.id == b);
+            nodes.iter().find(|n| n.id == a).and_then(|n| n.distance.get(pos?).copied()).unwrap_or(usize::MAX)
         };
         let order = (0..doms.len())
             .map(|d| {
@@ -261,6 +264,19 @@ mod tests {
         // Own domain, then the node's other, then the far node's.
         assert_eq!(d.order, [[0, 1, 2, 3], [1, 0, 2, 3], [2, 3, 0, 1], [3, 2, 0, 1]]);
         assert!(d.summary().starts_with("queue domains: 4 (llc 0 [0-1], "), "{}", d.summary());
+    }
+
+    #[test]
+    fn distances_are_by_position_among_the_nodes() {
+        // Nodes 0, 2 and 5 (gaps in the ids): node 0 is nearer node 5 (15) than node 2 (30).
+        let node = |id: usize, cpu: usize, distance: Vec<usize>| Node { id, llcs: vec![Llc { id, cpus: vec![cpu] }], distance };
+        let m = Machine {
+            nodes: vec![node(0, 0, vec![10, 30, 15]), node(2, 1, vec![30, 10, 20]), node(5, 2, vec![15, 20, 10])],
+            online: vec![0, 1, 2],
+            possible: 3,
+            smt: false,
+        };
+        assert_eq!(m.domains(64).unwrap().order, [[0, 2, 1], [1, 2, 0], [2, 0, 1]]);
     }
 
     #[test]

@@ -196,6 +196,12 @@ static inline bool env_head_vtime(u64 dsq, u64 *vtime)
 	return true;
 }
 
+/* One domain: its head is the least. */
+static inline bool env_min_head_vtime(u64 dsq, u64 *vtime)
+{
+	return env_head_vtime(dsq, vtime);
+}
+
 static inline void env_kick(s32 cpu, bool preempt)
 {
 	if (preempt)

@@ -490,6 +490,8 @@ static __always_inline int fdl_cgroup_set_deadlines(u64 cgid, u64 rr_ns, u64 wak
 		return -ENOENT;
 	if (!cg->level)
 		return -EINVAL;
+	if (rr_ns && (cgid >> FDL_DOM_SHIFT))	/* its DSQ ids would carry a domain: it has no queue */
+		return -ERANGE;
 	if (rr_ns && cg->level > 1) {
 		c = cg;
 		fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
@@ -500,8 +502,6 @@ static __always_inline int fdl_cgroup_set_deadlines(u64 cgid, u64 rr_ns, u64 wak
 				return -EEXIST;
 		}
 		if (!cg->has_dsq) {
-			if (cgid >> FDL_DOM_SHIFT)	/* its DSQ ids would carry a domain */
-				return -ERANGE;
 			if (fdl_slot_add(cgid) < 0)
 				return -ENOSPC;
 			if (env_create_dsq(cgid)) {

@@ -61,7 +61,7 @@ static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, stru
 
 	if (t->vqueue != queue)
 		return;
-	if (env_head_vtime(queue, &head) && fdl_time_before(head, v))
+	if (env_min_head_vtime(queue, &head) && fdl_time_before(head, v))
 		v = head;
 	if (fdl_time_before(e->vtime_now, v))
 		e->vtime_now = v;

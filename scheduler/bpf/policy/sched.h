@@ -352,9 +352,13 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		fdl_cpu_burst(cc, now, 0, 0);
 	else
 		sibling = -1;
-	/* In the domain of the CPU it was placed for: there it comes first. */
+	/*
+	 * In the domain of the CPU it was placed for (kicked now, or timed to be preempted below):
+	 * that CPU's dispatcher looks there first.
+	 */
 	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags,
-			 victim >= 0 ? victim : sibling >= 0 ? sibling : cpu);
+			 victim >= 0 ? victim : sibling >= 0 ? sibling : cpu >= 0 ? cpu :
+			 later >= 0 ? later : cross);
 	if (own == FDL_DSQ_FAIR)
 		stat_inc(nr_fair_enqueued);
 	else
