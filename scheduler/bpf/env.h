@@ -34,7 +34,9 @@
  *	env_destroy_dsq(id)               destroy a queue's DSQs
  *	env_move_unblocked(dsq)           move dsq's first task that no CPU limit blocks to this
  *	                                  CPU, the blocked ones it passes to the hold queue; false if
- *	                                  none (defined by the program, with the policy's check)
+ *	                                  none (domain by domain as env_move_to_local; one domain's
+ *	                                  walk, move_unblocked_dom, is the program's, with the
+ *	                                  policy's check; natively the test defines it whole)
  *	fdl_for(i, start, end)            a bounded loop
  *
  * Queues and domains: every queue (a container's, the root's fair queue) is one DSQ per queue
@@ -215,6 +217,12 @@ static __always_inline u32 env_dom_order(u32 dom, u32 k)
 	return tun.dom_order[dom & (FDL_MAX_DOMS - 1)][k & (FDL_MAX_DOMS - 1)] & (FDL_MAX_DOMS - 1);
 }
 
+/* Queue domains (at least one: a loader that wrote no tables has one). */
+static __always_inline u32 env_nr_doms(void)
+{
+	return tun.nr_doms > 1 ? tun.nr_doms : 1;
+}
+
 static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime,
 					     u64 flags, s32 cpu)
 {
@@ -244,14 +252,6 @@ static __always_inline bool env_dsq_head_vtime(u64 id, u64 *vtime)
 }
 
 /*
- * Own domain first, then the others nearest first. Nothing else would move a task between
- * domains while its own kept work (a queue's four tasks in one LLC and two in another: the two
- * got a CPU each, the four half of one, for good), so the queue's order also holds across
- * domains, sampled: a random other domain's head that is more than a slice of vtime ahead of this
- * domain's goes first. A global function: the dispatcher calls it at several sites, and its loop
- * is verified once.
- */
-/*
  * A random other of the n domains whose head in queue dsq is more than a slice of vtime ahead of
  * domain own's, or -1.
  */
@@ -267,22 +267,39 @@ static __always_inline s32 env_dom_ahead(u64 dsq, u32 own, u32 n)
 	return -1;
 }
 
-FDL_GLOBAL int env_move_to_local(u64 dsq)
+/* Defined by the program (main.bpf.c), with the policy's check: env_move_unblocked in one DSQ. */
+static bool move_unblocked_dom(u64 id);
+
+/* One DSQ's part of a take: its first task, or (unblocked) its first that no CPU limit blocks. */
+static __always_inline bool env_take_dsq(u64 id, int unblocked)
 {
-	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms;
+	return unblocked ? move_unblocked_dom(id) : scx_bpf_dsq_move_to_local(id, 0);
+}
+
+/*
+ * env_move_to_local and env_move_unblocked: own domain first, then the others nearest first.
+ * Nothing else would move a task between domains while its own kept work (a queue's four tasks
+ * in one LLC and two in another: the two got a CPU each, the four half of one, for good), so the
+ * queue's order also holds across domains, sampled: a random other domain's head that is more
+ * than a slice of vtime ahead of this domain's goes first. A global function: the dispatcher
+ * calls it at several sites, and its loop is verified once.
+ */
+FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked)
+{
+	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = env_nr_doms();
 	s32 ahead;
 
 	if (n <= 1)
-		return scx_bpf_dsq_move_to_local(dsq, 0);
+		return env_take_dsq(dsq, unblocked);
 	ahead = env_dom_ahead(dsq, own, n);
-	if (ahead >= 0 && scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, ahead), 0)) {
+	if (ahead >= 0 && env_take_dsq(fdl_dom_dsq(dsq, ahead), unblocked)) {
 		env_count_dom_take(FDL_DOM_ORDER);
 		return 1;
 	}
 	bpf_for(k, 0, FDL_MAX_DOMS) {
 		if (k >= n)
 			break;
-		if (scx_bpf_dsq_move_to_local(fdl_dom_dsq(dsq, env_dom_order(own, k)), 0)) {
+		if (env_take_dsq(fdl_dom_dsq(dsq, env_dom_order(own, k)), unblocked)) {
 			env_count_dom_take(k ? FDL_DOM_STEAL : FDL_DOM_OWN);
 			return 1;
 		}
@@ -290,9 +307,19 @@ FDL_GLOBAL int env_move_to_local(u64 dsq)
 	return 0;
 }
 
+static __always_inline bool env_move_to_local(u64 dsq)
+{
+	return env_dom_take(dsq, 0);
+}
+
+static __always_inline bool env_move_unblocked(u64 dsq)
+{
+	return env_dom_take(dsq, 1);
+}
+
 FDL_GLOBAL s32 env_nr_queued(u64 dsq)
 {
-	u32 d, n = tun.nr_doms;
+	u32 d, n = env_nr_doms();
 	s32 sum = 0;
 
 	if (n <= 1)
@@ -307,12 +334,12 @@ FDL_GLOBAL s32 env_nr_queued(u64 dsq)
 
 static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime)
 {
-	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms > 1 ? tun.nr_doms : 1;
+	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = env_nr_doms();
 
 	bpf_for(k, 0, FDL_MAX_DOMS) {
 		if (k >= n)
 			break;
-		if (env_dsq_head_vtime(fdl_dom_dsq(dsq, n > 1 ? env_dom_order(own, k) : 0), vtime))
+		if (env_dsq_head_vtime(fdl_dom_dsq(dsq, env_dom_order(own, k)), vtime))
 			return true;
 	}
 	return false;
@@ -325,7 +352,7 @@ static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime)
  */
 FDL_GLOBAL int env_min_head_vtime(u64 dsq, u64 *vtime)
 {
-	u32 d, n = tun.nr_doms > 1 ? tun.nr_doms : 1;
+	u32 d, n = env_nr_doms();
 	u64 v, best = 0;
 	int found = 0;
 
@@ -403,7 +430,7 @@ static __always_inline void env_kick_self(void)
 
 static __always_inline void env_destroy_dsq(u64 id)
 {
-	u32 d, n = tun.nr_doms > 1 ? tun.nr_doms : 1;
+	u32 d, n = env_nr_doms();
 
 	bpf_for(d, 0, FDL_MAX_DOMS) {
 		if (d >= n)
@@ -415,7 +442,7 @@ static __always_inline void env_destroy_dsq(u64 id)
 /* Each domain's DSQ on its own NUMA node. */
 static __always_inline s32 env_create_dsq(u64 id)
 {
-	u32 d, j, n = tun.nr_doms > 1 ? tun.nr_doms : 1;
+	u32 d, j, n = env_nr_doms();
 	s32 ret = 0;
 
 	bpf_for(d, 0, FDL_MAX_DOMS) {
@@ -437,8 +464,10 @@ static __always_inline s32 env_create_dsq(u64 id)
 
 #endif /* FDL_NATIVE */
 
-/* Defined by the program (main.bpf.c; natively the test), with the policy's check. */
+#ifdef FDL_NATIVE
+/* Defined by the test, with the policy's check (the program builds it on move_unblocked_dom). */
 static bool env_move_unblocked(u64 dsq);
+#endif
 
 /* Count one event of this CPU: no atomics, the CPU is the only writer of its copy. */
 #define stat_inc(field)						\

@@ -33,7 +33,6 @@ const volatile struct fdl_tunables tun = {
 
 char _license[] SEC("license") = "GPL";
 
-
 /* Everything the policy shares between CPUs. */
 struct fdl_state fdl;
 
@@ -102,8 +101,9 @@ static bool is_stall_victim(struct task_struct *p)
 }
 
 /*
- * env.h's env_move_unblocked: walk the queue in its order; a task that a CPU limit blocks goes to
- * the hold queue, the first one that none blocks and that may run here comes to this CPU.
+ * env.h's move_unblocked_dom (env_move_unblocked in one domain's DSQ): walk it in its order; a
+ * task that a CPU limit blocks goes to the hold queue, the first one that none blocks and that
+ * may run here comes to this CPU.
  */
 static bool move_unblocked_dom(u64 dsq)
 {
@@ -127,33 +127,6 @@ static bool move_unblocked_dom(u64 dsq)
 		}
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;
-	}
-	return false;
-}
-
-/*
- * Each domain's DSQ in the order env_move_to_local takes them, the queue's order across domains
- * kept as there (while any cgroup has cpu.max, as on a Kubernetes node, this is the path).
- */
-static bool env_move_unblocked(u64 dsq)
-{
-	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = tun.nr_doms;
-	s32 ahead;
-
-	if (n <= 1)
-		return move_unblocked_dom(dsq);
-	ahead = env_dom_ahead(dsq, own, n);
-	if (ahead >= 0 && move_unblocked_dom(fdl_dom_dsq(dsq, ahead))) {
-		env_count_dom_take(FDL_DOM_ORDER);
-		return true;
-	}
-	bpf_for(k, 0, FDL_MAX_DOMS) {
-		if (k >= n)
-			break;
-		if (move_unblocked_dom(fdl_dom_dsq(dsq, env_dom_order(own, k)))) {
-			env_count_dom_take(k ? FDL_DOM_STEAL : FDL_DOM_OWN);
-			return true;
-		}
 	}
 	return false;
 }
