@@ -133,6 +133,36 @@ static inline u64 fdl_vtime_cap(u64 vtime, u64 vnow, u64 window)
 }
 
 /*
+ * The interactive classifier's average (seed 004, scx_bpfland): an exponentially weighted moving
+ * average whose new sample weighs a quarter,
+ *
+ *	avg' = 3/4 avg + 1/4 sample
+ */
+static inline u64 fdl_ewma(u64 avg, u64 sample)
+{
+	return avg - (avg >> 2) + (sample >> 2);
+}
+
+/* Beyond any task's voluntary switches in one window (a million per second for ten seconds). */
+#define FDL_RATE_MAX_COUNT	10000000ULL
+
+/*
+ * Events per second, in thousandths (milli-events per second), of count events in delta_ns:
+ *
+ *	rate = count * 10^12 / delta_ns
+ *
+ * count is held below FDL_RATE_MAX_COUNT, so the product stays below 2^64.
+ */
+static inline u64 fdl_rate_milli(u64 count, u64 delta_ns)
+{
+	if (!delta_ns)
+		return 0;
+	if (count > FDL_RATE_MAX_COUNT)
+		count = FDL_RATE_MAX_COUNT;
+	return count * 1000000000000ULL / delta_ns;
+}
+
+/*
  * Fair Deadline: the draining-buckets model of the FDL RFC (reference section 1). Deadlines live
  * in virtual deadline time, vdt = now - vdt_lag; an entity's bucket deadline dl advances as it
  * runs, scaled by its bandwidth, and vdt advances with the clock. An entity that keeps within

@@ -221,7 +221,7 @@ void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
 	struct fdl_task *t = try_lookup_task_ctx(p);
 
 	if (t)
-		fdl_on_runnable(t, p->scx.weight);
+		fdl_on_runnable(t, p->scx.weight, enq_flags & FDL_ENQ_WAKEUP);
 }
 
 void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)

@@ -110,6 +110,9 @@ impl<'obj> Scheduler<'obj> {
         tun.fair_deadline_ns = opts.fair_deadline_us * 1000;
         tun.fair_preempt_ns = opts.fair_preempt_us * 1000;
         tun.sibling_preempt_ns = opts.sibling_preempt_us * 1000;
+        tun.interactive_ns = opts.interactive_us * 1000;
+        tun.interactive_window_ns = opts.interactive_window_ms * 1_000_000;
+        tun.interactive_max_rate = opts.interactive_max_rate;
         tun.fair_floor_permille = opts.fair_floor_permille;
         tun.guarantee_window_ns = opts.guarantee_window_ms * 1_000_000;
         // Always written: scx_ops_open! has copied SCX_TIMEOUT_MS into it unchecked.

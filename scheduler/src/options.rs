@@ -154,6 +154,30 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub sibling_preempt_us: u64,
 
+    /// Interactive work ahead of batch work of its cgroup, as scx_bpfland classifies it: a task
+    /// that sleeps at least as often as the tasks around it (--interactive-max-rate) is queued
+    /// this much CPU time, in microseconds at its share, ahead of its cgroup's queue order, so
+    /// that a request longer than a slice finishes before the CPU-bound work beside it takes its
+    /// turn. It is still charged all it runs: batch work waits behind it at most about this long,
+    /// and shares between tasks and cgroups do not change. 0 (the default): no classification.
+    #[arg(long, default_value_t = 0, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub interactive_us: u64,
+
+    /// Window, in milliseconds, over which the interactive classifier counts a task's voluntary
+    /// context switches (wake-ups from sleep); at its end the rate enters the task's average
+    /// (3/4 old + 1/4 new) and the average the moving threshold.
+    #[arg(long, default_value_t = 1000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(10..=10_000))]
+    pub interactive_window_ms: u64,
+
+    /// Cap, in voluntary switches per second, on a task's average in the interactive classifier:
+    /// tasks that sleep at least this often rank alike (interactive), so a task is batch only
+    /// where it sleeps less often than the moving threshold or not at all.
+    #[arg(long, default_value_t = 10, value_name = "RATE",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub interactive_max_rate: u32,
+
     /// Least bandwidth of fair work (cgroups without deadline_rr), per mille of the machine,
     /// whatever the deadline containers' guarantees ask. Fair work also never gets less than its
     /// share at the deadline containers' unboosted cpu.weight.

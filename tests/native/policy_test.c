@@ -304,7 +304,7 @@ static void wake(struct task *k)
 	k->wake_t = env.now;
 	k->spun = 0;
 	k->wakes++;
-	fdl_on_runnable(&k->t, 100);
+	fdl_on_runnable(&k->t, 100, true);
 	k->t.enqueued_at = env.now;
 	u64 at;
 	for (cpu = 0; cpu < nr_cpus && !fdl_bw_blocked(&k->t, env.now, &at); cpu++)
@@ -704,7 +704,7 @@ static void test_late_pick_is_counted(void)
 	env.idle[0] = false;	/* the CPU is busy with something the task may not preempt */
 	env.cpu[0].queue = 10;
 	k->runnable = true;
-	fdl_on_runnable(&k->t, 100);
+	fdl_on_runnable(&k->t, 100, true);
 	fdl_on_enqueue(&k->p, &k->t, FDL_ENQ_WAKEUP);
 	env.now += 5 * MS;	/* it waits 5 ms for a 1 ms deadline */
 	reschedule(0);
@@ -1012,6 +1012,69 @@ static u64 probe_beside_own_hogs(u64 sibling_ns, u64 *kicks)
 	return pct_late(2, 1, 99);
 }
 
+/*
+ * The interactive classifier (policy/interactive.h): one cgroup of four busy loops and a probe
+ * whose requests (8 ms every 80 ms: a frame longer than a slice and its wake credit) are below
+ * its fair fifth of one CPU, on a 4 ms tick, for 5 s, with interactive work lead_ns ahead of batch
+ * work (0: no classification). Without it, after a slice the rest of a request queues behind the
+ * busy loops (its vtime has passed theirs). Returns the probe's p99 lateness, and the busy loops'
+ * least and most CPU time and longest time off the CPU.
+ */
+static u64 probe_among_own_hogs(u64 lead_ns, u64 *hog_min, u64 *hog_max, u64 *hog_off)
+{
+	reset(1);
+	tun.interactive_ns = lead_ns;
+	tun.interactive_window_ns = 100 * MS;
+	tun.interactive_max_rate = 10;
+	tick_ms = 4;
+	add_cgroup(20, 100, 0, 0);
+	for (int i = 0; i < 4; i++)
+		wake(new_task(i, 20));
+	periodic(4, 20, 8 * MS, 80 * MS);
+	run_for(5000 * MS);
+	*hog_min = ~0ULL;
+	*hog_max = 0;
+	for (int i = 0; i < 4; i++) {
+		*hog_min = tasks[i].ran_ns < *hog_min ? tasks[i].ran_ns : *hog_min;
+		*hog_max = tasks[i].ran_ns > *hog_max ? tasks[i].ran_ns : *hog_max;
+	}
+	*hog_off = worst_off(0, 4);
+	return pct_late(4, 1, 99);
+}
+
+static void test_interactive_before_batch(void)
+{
+	u64 off_p99, on_p99, min0, max0, off0, min1, max1, off1;
+
+	off_p99 = probe_among_own_hogs(0, &min0, &max0, &off0);
+	CHECK("without classification no task is interactive",
+	      !tasks[4].t.interactive && !env.stats.nr_interactive_queued && !fdl.nvcsw_thresh,
+	      "probe %u, %llu queued, threshold %llu", tasks[4].t.interactive,
+	      (u64)env.stats.nr_interactive_queued, (u64)fdl.nvcsw_thresh);
+	on_p99 = probe_among_own_hogs(5 * MS, &min1, &max1, &off1);
+	printf("interactive: probe p99 %llu us with a 5 ms lead, %llu without; busy loops %llu-%llu ms "
+	       "(without %llu-%llu), longest off %llu ms (without %llu); threshold %llu, probe's average %u\n",
+	       on_p99 / US, off_p99 / US, min1 / MS, max1 / MS, min0 / MS, max0 / MS, off1 / MS, off0 / MS,
+	       (u64)fdl.nvcsw_thresh, tasks[4].t.avg_nvcsw);
+	CHECK("the probe (12.5 wake-ups a second, capped at 10) is interactive",
+	      tasks[4].t.interactive && tasks[4].t.avg_nvcsw == 10000, "interactive %u, average %u",
+	      tasks[4].t.interactive, tasks[4].t.avg_nvcsw);
+	CHECK("busy loops that never sleep are batch",
+	      !tasks[0].t.interactive && !tasks[1].t.interactive && !tasks[2].t.interactive &&
+	      !tasks[3].t.interactive, "%u %u %u %u", tasks[0].t.interactive, tasks[1].t.interactive,
+	      tasks[2].t.interactive, tasks[3].t.interactive);
+	CHECK("the moving threshold lies between the batch average (0) and the cap",
+	      fdl.nvcsw_thresh > 0 && fdl.nvcsw_thresh <= 10000, "%llu", (u64)fdl.nvcsw_thresh);
+	CHECK("interactive work queued ahead of batch work lowers the probe's p99",
+	      on_p99 < off_p99, "%llu against %llu us", on_p99 / US, off_p99 / US);
+	CHECK("batch work keeps its shares: the busy loops within 10 % of each other",
+	      max1 - min1 <= max1 / 10, "%llu-%llu ms", min1 / MS, max1 / MS);
+	/* A request runs on to its end: the lead and its wake credit, rounded up to ticks. */
+	CHECK("batch work waits longer behind interactive work only by the lead, the credit and two ticks",
+	      off1 <= off0 + 5 * MS + tun.wakeup_lag_ns + 2 * 4 * MS, "%llu ms off, %llu without",
+	      off1 / MS, off0 / MS);
+}
+
 static void overcommit_shape(u64 floor_ns, u64 sibling_ns, u64 rr_ns, u64 *p99, u64 *other_ns);
 
 static void test_sibling_wakeup_preemption(void)
@@ -1140,7 +1203,7 @@ static void test_kept_hog_stays_preemptible(void)
 	run_for(100 * MS);
 	w1 = new_task(1, 21);
 	w1->runnable = true;
-	fdl_on_runnable(&w1->t, 100);
+	fdl_on_runnable(&w1->t, 100, true);
 	fdl_on_enqueue(&w1->p, &w1->t, FDL_ENQ_WAKEUP);
 	CHECK("the first waker kicks the hog's CPU", env.stats.nr_fair_preempts == 1, "%llu kicks",
 	      (u64)env.stats.nr_fair_preempts);
@@ -1155,7 +1218,7 @@ static void test_kept_hog_stays_preemptible(void)
 	      (u64)hog->p.slice);
 	w2 = new_task(2, 22);
 	w2->runnable = true;
-	fdl_on_runnable(&w2->t, 100);
+	fdl_on_runnable(&w2->t, 100, true);
 	fdl_on_enqueue(&w2->p, &w2->t, FDL_ENQ_WAKEUP);
 	CHECK("the next fair waker preempts it at once", env.stats.nr_fair_preempts == 2,
 	      "%llu kicks", (u64)env.stats.nr_fair_preempts);
@@ -1570,12 +1633,12 @@ static void test_idle_pick_claims_the_cpu(void)
 	run_for(3 * MS);
 	env.cur_cpu = 1;
 	w1->runnable = true;
-	fdl_on_runnable(&w1->t, 100);
+	fdl_on_runnable(&w1->t, 100, true);
 	w1->t.enqueued_at = env.now;
 	env.idle[0] = false;	/* select_cpu found CPU 0 idle and queued w1 there */
 	fdl_on_idle_pick(&w1->t, 0);
 	w2->runnable = true;
-	fdl_on_runnable(&w2->t, 100);
+	fdl_on_runnable(&w2->t, 100, true);
 	w2->t.enqueued_at = env.now;
 	fdl_on_enqueue(&w2->p, &w2->t, FDL_ENQ_WAKEUP);
 	CHECK("the second worker is not queued on the CPU the first was just given",
@@ -2179,7 +2242,7 @@ static void test_throttled_queues_are_passed(void)
 		struct task *k = new_task(i, i < 2 ? 10 : i < 4 ? 11 : 20);
 
 		k->runnable = true;
-		fdl_on_runnable(&k->t, 100);
+		fdl_on_runnable(&k->t, 100, true);
 		env_insert_vtime(&k->p, k->t.cgid, tun.slice_ns, k->t.vtime, 0, -1);
 	}
 	env.cg[10].bw.runtime_ns = env.cg[11].bw.runtime_ns = -1;	/* ran out meanwhile */
@@ -2401,6 +2464,7 @@ static void test_weight_and_boost_writers_race(void)
 
 int main(void)
 {
+	test_interactive_before_batch();
 	test_slice_ends_inside_a_tick();
 	test_late_pick_is_counted();
 	test_tied_keys_do_not_storm();

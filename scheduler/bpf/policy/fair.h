@@ -10,6 +10,7 @@
 #define __FDL_POLICY_FAIR_H
 
 #include "cgroup.h"
+#include "interactive.h"
 
 /*
  * The task becomes runnable in queue `queue` (entity e): a task new to that queue starts at its
@@ -22,19 +23,21 @@
  */
 static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
 {
+	u64 share = fdl_task_cgid(t) == queue ? fdl_task_share(t) : fdl_task_cgroup_share(t);
+
 	if (t->vqueue != queue) {
 		t->vqueue = queue;
 		t->vtime = e->vtime_now;
 	}
-	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now,
-				   fdl_vtime_delta(tun.wakeup_lag_ns, fdl_task_cgid(t) == queue ?
-						   fdl_task_share(t) : fdl_task_cgroup_share(t)));
+	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now, fdl_vtime_delta(tun.wakeup_lag_ns, share));
+	if (tun.interactive_ns)	/* its lead if interactive (policy/interactive.h), at the same share */
+		t->vlead = fdl_vtime_delta(tun.interactive_ns, share);
 }
 
 /*
  * The vtime to queue the task with: no further than the starvation window past its queue's clock.
  * The clock advances about nr_cpus ns per ns when the runnable shares sum to one, so this is about
- * starvation_ns of waiting.
+ * starvation_ns of waiting. Interactive work goes its lead ahead (fdl_task_key).
  */
 static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_entity *e)
 {
@@ -42,7 +45,9 @@ static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_e
 
 	if (vtime != t->vtime)
 		stat_inc(nr_starvation_clamps);
-	return vtime;
+	if (t->interactive)
+		stat_inc(nr_interactive_queued);
+	return fdl_task_key(t, vtime);
 }
 
 /*

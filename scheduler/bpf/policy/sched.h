@@ -144,15 +144,18 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 /*
  * The task became runnable (woken, created, moved in), however it will reach a CPU: count it in
  * its cgroups (a deadline container that thereby wakes starts a new bucket), in the fair
- * container, and place it in its queue's vtime order.
+ * container, and place it in its queue's vtime order. Woken from sleep (not created or moved in):
+ * a voluntary switch, counted by the interactive classifier.
  */
-static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight)
+static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool woken)
 {
 	u64 now = env_now(), vdt = fdl_vdt(now), queue, cgid;
 	struct fdl_cgroup *top;
 	struct fdl_entity *e;
 
 	t->weight = weight;
+	if (woken)
+		fdl_nvcsw_woken(t, now);
 	t->via_fair = 0;
 	t->burst_ns = 0;
 	if (!t->acct_cgid) {
@@ -716,7 +719,7 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	if (!be || rest)
 		keep = true;
 	else if (sc->best_q == pq)
-		keep = !(env_head_vtime(pq, &hv) && fdl_time_before(hv, t->vtime));
+		keep = !(env_head_vtime(pq, &hv) && fdl_time_before(hv, fdl_task_key(t, t->vtime)));
 	else if (be == pe)	/* both fair: the cgroup with less cgroup virtual time */
 		keep = !fdl_time_before(sc->fair_key,
 					fdl_fair_key(ptop ? ptop->cvtime : fdl.root_cvtime));
@@ -915,6 +918,7 @@ static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 	struct fdl_cpu *cc = env_cpu(cpu);
 
 	fdl_charge(t, cpu, false);
+	fdl_nvcsw_close(t, env_now());	/* work that runs without sleeping turns batch */
 	if (cc && !cc->picked)
 		cc->has_next = 0;
 	/* No longer CPU-bound work on this CPU (fdl_note_fair): the next task's ops.running says. */

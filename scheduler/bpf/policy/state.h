@@ -59,6 +59,11 @@ struct fdl_state {
 	u32 __pad;
 	/* When the hold timer (policy/bandwidth.h) fires next, ns; 0: not armed. */
 	u64 hold_next;
+	/*
+	 * The interactive classifier's moving threshold (policy/interactive.h): the average of the
+	 * tasks' averages of voluntary switches, milli per second, as their windows close.
+	 */
+	u64 nvcsw_thresh;
 	struct fdl_counters counters;
 };
 
@@ -79,6 +84,13 @@ struct fdl_task {
 	u32 __pad;
 	u64 held_by;		/* held (throttled): the cgroup whose limit blocks it; 0: not held */
 	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
+	/* The interactive classifier (policy/interactive.h): */
+	u64 nvcsw_at;		/* when its current window began (0: none yet) */
+	u64 vlead;		/* interactive_ns in vtime at its share when it last woke */
+	u32 nvcsw;		/* voluntary switches (wake-ups) in the current window */
+	u32 avg_nvcsw;		/* their average, milli per second, over closed windows */
+	u32 nvcsw_windows;	/* 1 once a window has closed */
+	u32 interactive;	/* queued ahead of batch work of its queue */
 };
 
 #ifdef FDL_NATIVE
