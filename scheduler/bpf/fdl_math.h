@@ -136,11 +136,14 @@ static inline u64 fdl_vtime_cap(u64 vtime, u64 vnow, u64 window)
  * The interactive classifier's average (seed 004, scx_bpfland): an exponentially weighted moving
  * average whose new sample weighs a quarter,
  *
- *	avg' = 3/4 avg + 1/4 sample
+ *	avg' = (3 avg + sample) / 4
+ *
+ * rounded down as a whole, so that samples of 0 bring it to 0 (3/4 avg rounded apart stopped at
+ * 1-3). Its arguments are rates far below 2^62.
  */
 static inline u64 fdl_ewma(u64 avg, u64 sample)
 {
-	return avg - (avg >> 2) + (sample >> 2);
+	return (3 * avg + sample) >> 2;
 }
 
 /* Beyond any task's voluntary switches in one window (a million per second for ten seconds). */

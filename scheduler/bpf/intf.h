@@ -263,7 +263,7 @@ struct fdl_cpu_stats {
 	u64 nr_dispatch_empty;	/* dispatches that found nothing to run (the CPU goes idle) */
 	u64 nr_dispatch_empty_queued;	/* of those, with a scanned queue still holding work */
 	u64 nr_dom_take[FDL_NR_DOM_TAKE];	/* by enum fdl_dom_take (several domains only) */
-	u64 nr_interactive_queued;	/* tasks queued as interactive, ahead of batch work of their queue */
+	u64 nr_interactive_wakeups;	/* wake-ups classified interactive (more wake credit than batch work) */
 };
 
 /* Rare scheduler-wide events, read by the loader. */
@@ -286,9 +286,9 @@ struct fdl_tunables {
 	u64 sibling_preempt_ns;	/* work runs this long before a waker of its own queue may take its CPU (0: never) */
 	u64 guarantee_window_ns;	/* a guarantee's budget holds at most this much of it */
 	/*
-	 * The interactive classifier (policy/interactive.h): interactive work's lead over batch work
-	 * of its queue, CPU time at its share (0: no classification); the window a task's voluntary
-	 * switches are counted over; the cap of a task's average, switches per second.
+	 * The interactive classifier (policy/interactive.h): interactive work's wake credit beyond
+	 * wakeup_lag_ns (0: no classification); the window a task's voluntary switches are counted
+	 * over; the cap of a task's average, switches per second.
 	 */
 	u64 interactive_ns;
 	u64 interactive_window_ns;

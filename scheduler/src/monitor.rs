@@ -115,13 +115,13 @@ pub fn scheduler_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Du
         .map(|(p, n)| format!("{p} {:.0}", rate(*n, before.dispatched.get(p).copied().unwrap_or(0))))
         .collect();
     format!(
-        "dispatched/s: {}; runnable {}; preempt-kicks/s {:.0}; fair-preempts/s {:.0}; sibling-preempts/s {:.0}; interactive-queued/s {:.0}; idle-kicks/s {:.0}; migrations/s {:.0}",
+        "dispatched/s: {}; runnable {}; preempt-kicks/s {:.0}; fair-preempts/s {:.0}; sibling-preempts/s {:.0}; interactive-wakeups/s {:.0}; idle-kicks/s {:.0}; migrations/s {:.0}",
         paths.join(", "),
         now.runnable_tasks,
         rate(now.preempt_kicks, before.preempt_kicks),
         rate(now.fair_preempts, before.fair_preempts),
         rate(now.sibling_preempts, before.sibling_preempts),
-        rate(now.interactive_queued, before.interactive_queued),
+        rate(now.interactive_wakeups, before.interactive_wakeups),
         rate(now.idle_kicks, before.idle_kicks),
         rate(now.migrations, before.migrations)
     )
@@ -299,6 +299,6 @@ mod tests {
         let before = SchedulerStats { dispatched: [("fair".to_string(), 100)].into(), migrations: 5, ..Default::default() };
         let now = SchedulerStats { dispatched: [("fair".to_string(), 300)].into(), migrations: 25, runnable_tasks: 3, ..Default::default() };
         let line = scheduler_line(&now, &before, Duration::from_secs(2));
-        assert_eq!(line, "dispatched/s: fair 100; runnable 3; preempt-kicks/s 0; fair-preempts/s 0; sibling-preempts/s 0; interactive-queued/s 0; idle-kicks/s 0; migrations/s 10");
+        assert_eq!(line, "dispatched/s: fair 100; runnable 3; preempt-kicks/s 0; fair-preempts/s 0; sibling-preempts/s 0; interactive-wakeups/s 0; idle-kicks/s 0; migrations/s 10");
     }
 }

@@ -154,12 +154,13 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub sibling_preempt_us: u64,
 
-    /// Interactive work ahead of batch work of its cgroup, as scx_bpfland classifies it: a task
-    /// that sleeps at least as often as the tasks around it (--interactive-max-rate) is queued
-    /// this much CPU time, in microseconds at its share, ahead of its cgroup's queue order, so
-    /// that a request longer than a slice finishes before the CPU-bound work beside it takes its
-    /// turn. It is still charged all it runs: batch work waits behind it at most about this long,
-    /// and shares between tasks and cgroups do not change. 0 (the default): no classification.
+    /// Interactive work ahead of batch work of its queue, as scx_bpfland classifies it: a task
+    /// that sleeps at least as often as the tasks around it (--interactive-max-rate) wakes with
+    /// this much more CPU time of wake credit, in microseconds at its share, than batch work
+    /// (--wakeup-lag-us), so that a request longer than a slice keeps its place ahead of the
+    /// CPU-bound work beside it. The credit is charged like any CPU time: batch work waits behind
+    /// it at most about the two credits, and the order between cgroups does not change. 0 (the
+    /// default): no classification.
     #[arg(long, default_value_t = 0, value_name = "US",
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub interactive_us: u64,

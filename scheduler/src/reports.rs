@@ -291,7 +291,7 @@ impl View {
         let s = &self.scheduler;
         let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
         info!(
-            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} preempt-kicks {} fair-preempts {} sibling-preempts {} interactive-queued {} migrations {}",
+            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} preempt-kicks {} fair-preempts {} sibling-preempts {} interactive-wakeups {} migrations {}",
             dispatched.join(", "),
             s.deadline_enqueued,
             s.fair_enqueued,
@@ -300,7 +300,7 @@ impl View {
             s.preempt_kicks,
             s.fair_preempts,
             s.sibling_preempts,
-            s.interactive_queued,
+            s.interactive_wakeups,
             s.migrations
         );
         info!(

@@ -80,9 +80,9 @@ pub struct SchedulerStats {
     #[stat(desc = "CPUs taken from CPU-bound work of its own queue by a task that woke (--sibling-preempt-us)")]
     #[serde(default)]
     pub sibling_preempts: u64,
-    #[stat(desc = "Tasks queued as interactive, ahead of batch work of their queue (--interactive-us)")]
+    #[stat(desc = "Wake-ups classified interactive: more wake credit than batch work (--interactive-us)")]
     #[serde(default)]
-    pub interactive_queued: u64,
+    pub interactive_wakeups: u64,
     #[stat(desc = "Enqueues whose virtual time the starvation bound pulled in")]
     pub starvation_clamps: u64,
     #[stat(desc = "Tasks that started running on another CPU than last time")]

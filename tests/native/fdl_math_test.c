@@ -303,6 +303,7 @@ static void test_classifier_math(void)
 	CHECK_EQ("a new sample weighs a quarter", fdl_ewma(1000, 2000), 1250);
 	CHECK_EQ("the average of a steady rate stays", fdl_ewma(4000, 4000), 4000);
 	CHECK_EQ("samples of 0 decay it by a quarter each", fdl_ewma(fdl_ewma(1024, 0), 0), 576);
+	CHECK_EQ("... down to 0", fdl_ewma(fdl_ewma(fdl_ewma(3, 0), 0), 0), 0);
 	CHECK_EQ("100 wake-ups in one second: 100000 milli per second",
 		 fdl_rate_milli(100, 1000000000ULL), 100000);
 	CHECK_EQ("3 in 250 ms: 12 per second", fdl_rate_milli(3, 250000000ULL), 12000);

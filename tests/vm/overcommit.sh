@@ -2,6 +2,8 @@
 # deadline_wakeup 500 us) with two busy loops each, beside a fair cgroup with two: 8 loops on 2
 # vCPUs, and deadlines that cannot all be met. Nobody may starve: every container and every task
 # gets CPU, fair work keeps progressing, the misses are counted, and scx_fdl stays attached.
+# Then guarantees of twice the machine beside fair work: each scaled to its share, fair work keeps
+# its protected share (below).
 . ./lib.sh
 
 secs=10
@@ -46,6 +48,32 @@ check "every one of the 8 tasks ran: the least-served got $slowest ms in $secs s
 misses=0
 for c in d1 d2 d3; do misses=$((misses + $(scx_json_field "$c" nr_misses))); done
 check "the overcommit shows as deadline misses ($misses)" "$misses > 0"
+kill_all
+
+# Guarantees at twice the machine (issue 11), set at run time: g1 and g2 (deadline_rr 2 ms) are
+# guaranteed 2 CPUs each (guaranteed_shares 2048) on 2 vCPUs, two busy loops each, beside fair
+# cgroup f with two; all at cpu.weight 100. Fair work keeps its protected share, its part at the
+# deadline containers' unboosted weight: 1/3 of 2 CPUs. The guarantees are scaled into the rest
+# (4/3 CPUs), in proportion: 2/3 CPU each. Checked within 10 %.
+for c in g1 g2 f; do mkcg "$c" 100; hogs "$c" 2; done
+for c in g1 g2; do
+    scx_fdl set "$c" deadline_rr=2ms guaranteed_shares=2048 > /dev/null ||
+        fail "scx_fdl set $c deadline_rr=2ms guaranteed_shares=2048"
+done
+sleep 3
+measure $secs g1 g2 f
+line=""
+for c in g1 g2 f; do line="$line $c=$(cpus "$(used "$c")" $secs)"; done
+echo "FDL-OVERCOMMIT-2X$line (CPUs over $secs s)"
+scx_fdl list
+for c in g1 g2; do
+    u=$(cpus "$(used "$c")" $secs)
+    check "$c, guaranteed 2 CPUs of 2 beside another such guarantee and fair work, gets its scaled share 0.667 +-10 %: $u CPUs (granted $(scx_json_field "$c" guarantee_granted_cpus))" \
+        "$u >= 0.6 && $u <= 0.733"
+done
+u=$(cpus "$(used f)" $secs)
+check "fair work keeps its protected share (1/3 of 2 CPUs, -10 %) against guarantees of twice the machine: $u CPUs" \
+    "$u >= 0.6"
 check_attached
 check_dmesg_clean
 kill_all

@@ -82,7 +82,7 @@ grep -q '^# UNIT scx_fdl_cgroup_cpu_usage_seconds seconds$' /tmp/m2 && ! grep -q
 
 for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_runnable_tasks \
     scx_fdl_idle_kicks_total scx_fdl_preempt_kicks_total scx_fdl_fair_preempts_total \
-    scx_fdl_sibling_preempts_total scx_fdl_interactive_queued_total \
+    scx_fdl_sibling_preempts_total scx_fdl_interactive_wakeups_total \
     scx_fdl_migrations_total \
     scx_fdl_domain_busy_seconds_total scx_fdl_domain_cpu_seconds_total scx_fdl_domain_cpus \
     scx_fdl_starvation_clamps_total scx_fdl_fair_deadline_misses_total \

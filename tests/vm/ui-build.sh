@@ -19,7 +19,7 @@
 #     as its threads woke) and its p90 is below its p90 without;
 #   - the build kept at least 90 % of its CPU time;
 #   - with --interactive-us the render probe's threads were queued as interactive
-#     (interactive_queued > 0), none without, and its p90 is below its p90 without; the build
+#     (interactive_wakeups > 0: woken with the interactive credit), none without, and its p90 is below its p90 without; the build
 #     keeps 90 % of its CPU time;
 #   - scx_fdl stayed attached, dmesg clean, clean exits.
 . ./lib.sh
@@ -39,23 +39,23 @@ probe() {
     echo "FDL-LATENCY $1 p50=$(json_field /tmp/p-$1.json p50) p90=$(json_field /tmp/p-$1.json p90) p99=$(json_field /tmp/p-$1.json p99) samples=$(json_field /tmp/p-$1.json samples)"
 }
 
-# counter NAME: scx_fdl's count NAME (fair_preempts, sibling_preempts, interactive_queued) so far.
+# counter NAME: scx_fdl's count NAME (fair_preempts, sibling_preempts, interactive_wakeups) so far.
 counter() { scx_fdl dump > /tmp/dump.json && json_field /tmp/dump.json "$1"; }
 
 # run TAG [CGROUP]: the probe beside the build (in CGROUP, desktop); sets BUILD_CPUS, PREEMPTS,
-# SIBLINGS and INTERACTIVE (fair_preempts, sibling_preempts and interactive_queued over the probe).
+# SIBLINGS and INTERACTIVE (fair_preempts, sibling_preempts and interactive_wakeups over the probe).
 run() {
     local u0 f0 s0 i0
     f0=$(counter fair_preempts)
     s0=$(counter sibling_preempts)
-    i0=$(counter interactive_queued)
+    i0=$(counter interactive_wakeups)
     u0=$(usage_usec build)
     probe "$1" "${2:-desktop}"
     BUILD_CPUS=$(cpus $(($(usage_usec build) - u0)) $((secs + 2)))
     PREEMPTS=$(($(counter fair_preempts) - ${f0:-0}))
     SIBLINGS=$(($(counter sibling_preempts) - ${s0:-0}))
-    INTERACTIVE=$(($(counter interactive_queued) - ${i0:-0}))
-    say "$1: build $BUILD_CPUS CPUs, $PREEMPTS fair preemptions, $SIBLINGS sibling preemptions, $INTERACTIVE queued as interactive"
+    INTERACTIVE=$(($(counter interactive_wakeups) - ${i0:-0}))
+    say "$1: build $BUILD_CPUS CPUs, $PREEMPTS fair preemptions, $SIBLINGS sibling preemptions, $INTERACTIVE interactive wake-ups"
 }
 
 sh -c "echo \$\$ > $CG/build/cgroup.procs; exec stress-ng --cpu 4 --cpu-load 100 --timeout 0" > /dev/null 2>&1 &
@@ -101,7 +101,7 @@ check "inside the build, the probe's p90 with sibling preemption ($(p90 sib-on) 
     "$(p90 sib-on) < $(p90 sib-off)"
 check "the build's own CPU time with its probe inside ($sib_on_cpus CPUs, without sibling preemption $sib_off_cpus)" \
     "$sib_on_cpus >= $sib_off_cpus * 0.9"
-check "with --interactive-us the render probe's threads were queued as interactive ($render_on times)" \
+check "with --interactive-us the render probe's threads woke as interactive ($render_on times)" \
     "$render_on > 0"
 check "--interactive-us 0: none ($render_off)" "$render_off == 0"
 check "the render probe's p90 with the classifier ($(p90 render-on) us) is below its p90 without ($(p90 render-off) us)" \

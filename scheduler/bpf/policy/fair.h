@@ -29,15 +29,13 @@ static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct
 		t->vqueue = queue;
 		t->vtime = e->vtime_now;
 	}
-	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now, fdl_vtime_delta(tun.wakeup_lag_ns, share));
-	if (tun.interactive_ns)	/* its lead if interactive (policy/interactive.h), at the same share */
-		t->vlead = fdl_vtime_delta(tun.interactive_ns, share);
+	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now, fdl_vtime_delta(fdl_wake_credit_ns(t), share));
 }
 
 /*
  * The vtime to queue the task with: no further than the starvation window past its queue's clock.
  * The clock advances about nr_cpus ns per ns when the runnable shares sum to one, so this is about
- * starvation_ns of waiting. Interactive work goes its lead ahead (fdl_task_key).
+ * starvation_ns of waiting.
  */
 static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_entity *e)
 {
@@ -45,9 +43,7 @@ static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_e
 
 	if (vtime != t->vtime)
 		stat_inc(nr_starvation_clamps);
-	if (t->interactive)
-		stat_inc(nr_interactive_queued);
-	return fdl_task_key(t, vtime);
+	return vtime;
 }
 
 /*

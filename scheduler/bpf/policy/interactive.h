@@ -16,14 +16,16 @@
  * threshold, an average of capped averages, sits at or below the cap, so they are interactive,
  * and a task is batch only where it sleeps less often than the tasks around it.
  *
- * The order: an interactive task is queued with its vtime less vlead, tun.interactive_ns of CPU
- * time in vtime at its share (computed where it is placed, fdl_fair_place), so it goes ahead of
- * batch work of its queue that waits, as scx_bpfland's priority queue goes before its regular
- * queue. It is still charged everything it runs: its lead over a batch task is at most
- * interactive_ns of CPU time plus its wake credit, after which the batch task comes first; that
- * bounds how long batch work waits behind any one interactive task (scx_bpfland's starvation
- * threshold), and shares are unchanged: between cgroups the order is cgroup virtual time, which
- * no task's key moves.
+ * What it changes: an interactive task wakes with tun.interactive_ns more wake credit than batch
+ * work (fdl_fair_place: its vtime no further behind its queue's clock than wakeup_lag_ns +
+ * interactive_ns of CPU time at its share), so it goes ahead of the batch work waiting in its
+ * queue, as scx_bpfland's priority queue goes before its regular queue, and a request longer than
+ * a slice keeps its place after the slice. The credit is CPU time it is charged for like any
+ * other: batch work of its queue waits behind one interactive task for at most about
+ * wakeup_lag_ns + interactive_ns of its CPU time (scx_bpfland's starvation threshold), and a
+ * task that asks more than its share spends its credit and runs at its share. The order between
+ * cgroups is cgroup virtual time, which no task's credit moves; where cgroups share a queue (pods
+ * in their parent's), the credit is counted at the cgroup's share, as the wake credit is.
  */
 #ifndef __FDL_POLICY_INTERACTIVE_H
 #define __FDL_POLICY_INTERACTIVE_H
@@ -69,12 +71,14 @@ static __always_inline void fdl_nvcsw_woken(struct fdl_task *t, u64 now)
 	fdl_nvcsw_close(t, now);
 	t->interactive = !t->nvcsw_windows ||
 			 (t->avg_nvcsw && t->avg_nvcsw >= fdl.nvcsw_thresh);
+	if (t->interactive)
+		stat_inc(nr_interactive_wakeups);
 }
 
-/* The key a task goes by in its queue's vtime order: interactive work vlead ahead. */
-static __always_inline u64 fdl_task_key(struct fdl_task *t, u64 vtime)
+/* CPU time of wake credit the task keeps: interactive work interactive_ns more. */
+static __always_inline u64 fdl_wake_credit_ns(struct fdl_task *t)
 {
-	return t->interactive ? vtime - t->vlead : vtime;
+	return tun.wakeup_lag_ns + (t->interactive ? tun.interactive_ns : 0);
 }
 
 #endif /* __FDL_POLICY_INTERACTIVE_H */

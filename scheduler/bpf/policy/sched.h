@@ -719,7 +719,7 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	if (!be || rest)
 		keep = true;
 	else if (sc->best_q == pq)
-		keep = !(env_head_vtime(pq, &hv) && fdl_time_before(hv, fdl_task_key(t, t->vtime)));
+		keep = !(env_head_vtime(pq, &hv) && fdl_time_before(hv, t->vtime));
 	else if (be == pe)	/* both fair: the cgroup with less cgroup virtual time */
 		keep = !fdl_time_before(sc->fair_key,
 					fdl_fair_key(ptop ? ptop->cvtime : fdl.root_cvtime));

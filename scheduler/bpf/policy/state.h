@@ -86,11 +86,11 @@ struct fdl_task {
 	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
 	/* The interactive classifier (policy/interactive.h): */
 	u64 nvcsw_at;		/* when its current window began (0: none yet) */
-	u64 vlead;		/* interactive_ns in vtime at its share when it last woke */
 	u32 nvcsw;		/* voluntary switches (wake-ups) in the current window */
 	u32 avg_nvcsw;		/* their average, milli per second, over closed windows */
 	u32 nvcsw_windows;	/* 1 once a window has closed */
-	u32 interactive;	/* queued ahead of batch work of its queue */
+	u32 interactive;	/* woke with the interactive credit */
+	u32 __pad_interactive;
 };
 
 #ifdef FDL_NATIVE
