@@ -916,14 +916,15 @@ static __always_inline void fdl_on_tick(struct task_struct *p, struct fdl_task *
 static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
+	u64 now = env_now();
 
 	fdl_charge(t, cpu, false);
-	fdl_nvcsw_close(t, env_now());	/* work that runs without sleeping turns batch */
+	fdl_nvcsw_close(t, now);	/* work that runs without sleeping turns batch */
 	if (cc && !cc->picked)
 		cc->has_next = 0;
 	/* No longer CPU-bound work on this CPU (fdl_note_fair): the next task's ops.running says. */
 	if (cc)
-		fdl_cpu_burst(cc, env_now(), 0, 0);
+		fdl_cpu_burst(cc, now, 0, 0);
 }
 
 /* A task joins scx_fdl: it starts at the fair queue's clock. */
