@@ -8,6 +8,7 @@
 # schedulers and vCPU counts, not absolute nanoseconds.
 #
 # Usage: bench/cost.sh [--cpus 2,8] [--numa N] [--schedulers scx_fdl,scx_bpfland,...] [--secs 10] [--loops 1500] [OUT]
+#   --schedulers takes scx_fdl-NAME=PATH too: another scx_fdl build beside this tree's.
 #   --numa N: NUMA nodes of every VM with more than 2 vCPUs (vm/run.sh --numa: two sockets, each
 #   its own LLC, per node); default 1, where QEMU gives the vCPUs one socket and one LLC.
 #   OUT defaults to .cache/bench/results/cost-TIME; it gets console-N.log, cost-N.jsonl, report.txt.
@@ -25,7 +26,7 @@ while [[ $# -gt 0 ]]; do
         --schedulers) scheds=$2; shift 2 ;;
         --secs) secs=$2; shift 2 ;;
         --loops) loops=$2; shift 2 ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "bench/cost.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) out=$1; shift ;;
     esac
@@ -33,12 +34,28 @@ done
 out=${out:-$cache/bench/results/cost-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 extra=()
+# scx_fdl-NAME=PATH: another scx_fdl build (an older commit's) beside this tree's, in the same boot;
+# the guest runs it by that name with its default options.
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+guest_scheds=()
 for s in ${scheds//,/ }; do
+    if [[ $s == scx_fdl-*=* ]]; then
+        name=${s%%=*} path=${s#*=}
+        [[ $name =~ ^scx_fdl-[a-z0-9_]+$ && -x $path && -f $path ]] ||
+            { echo "bench/cost.sh: $s: want scx_fdl-NAME=PATH of an executable (NAME of a-z, 0-9, _)" >&2; exit 2; }
+        cp "$path" "$stage/$name"
+        extra+=("$stage/$name")
+        guest_scheds+=("$name")
+        continue
+    fi
+    guest_scheds+=("$s")
     [[ $s == scx_fdl || $s == scx_fdl+flat ]] && continue
     bin=$(ls "$cache"/peers/"$s"-*/bin/"$s" 2>/dev/null | head -1 || true)
     [[ -x $bin ]] || { echo "bench/cost.sh: $s is not built: run bench/setup.sh" >&2; exit 1; }
     extra+=("$bin")
 done
+scheds=$(IFS=,; echo "${guest_scheds[*]}")
 for n in ${cpus_list//,/ }; do
     echo "[cost] $n vCPUs: ${scheds//,/ } ($secs s each)"
     for attempt in 1 2 3; do

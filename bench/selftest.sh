@@ -79,7 +79,7 @@ after[12] += 3                 # [2048, 4096) us: the window's worst is at most 
 for name, d in (("before", dump(1, h)), ("after", dump(6, after))):
     open(f"{sys.argv[1]}/{name}.json", "w").write(json.dumps(d, indent=2))
 PY
-out=$(cd "$tmp/fd" && PATH="$tmp/bb:$PATH" CG=/sys/fs/cgroup OUT="$tmp/fd" BENCH_CGROUPS="loose fdl" bash -c '
+out=$(cd "$tmp/fd" && PATH="$tmp/bb:$PATH" CG=/sys/fs/cgroup OUT="$tmp/fd" BENCH_CGROUPS="loose fdl" FDL_CLI=scx_fdl bash -c '
     log_tail() { :; }
     eval "$(sed -n "/^# fdl_dump FILE:/,/^# prepare_params SCHED/p" "$0")"
     scx_fdl() { cat "$OUT/$which.json"; }

@@ -34,7 +34,7 @@ is_fdl() { case $1 in scx_fdl|scx_fdl+*) return 0 ;; esac; return 1; }
 # bench_fdl_set CGROUP KEY=VALUE...: scx_fdl set (fdl_params = "set"); a refusal is an error of
 # every measurement under this start of scx_fdl.
 bench_fdl_set() {
-    if ! out=$(scx_fdl set "$@" 2>&1); then
+    if ! out=$($FDL_CLI set "$@" 2>&1); then
         PARAM_ERR="${PARAM_ERR}scx_fdl set $* failed: $(echo "$out" | grep -v '^ *$' | tail -2 | tr '\n' ' '); "
     else
         say "scx_fdl set $*"
@@ -83,7 +83,7 @@ usage() { awk '/^usage_usec/ {print $2}' "$CG/$1/cpu.stat"; }
 # bucket (log2 microseconds, comma-separated; "-" if none were reported). On failure FDL_STATS_ERR
 # says why.
 fdl_dump() {
-    if ! scx_fdl dump > "$1.json" 2> "$1.err"; then
+    if ! $FDL_CLI dump > "$1.json" 2> "$1.err"; then
         FDL_STATS_ERR="${FDL_STATS_ERR}scx_fdl dump failed: $(log_tail "$1.err" 2); "
         return 1
     fi
@@ -180,6 +180,7 @@ kill_cgroups() {
 # SCHED_ERR says why.
 start_bench_sched() {
     SCHED_ERR=""
+    FDL_CLI=$(fdl_cli "$1")
     t0=$(now)
     # shellcheck disable=SC2046
     $(sched_cmd "$1") > "$SLOG/$1.log" 2>&1 &

@@ -5,8 +5,10 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from . import plan, report, runner, scenario
@@ -38,10 +40,15 @@ def parse_args(argv):
                     help="a name from bench/scenarios/ or the path of a scenario file")
     ap.add_argument("--schedulers", default=",".join(ALL_SCHEDULERS),
                     help="comma-separated, in the order run (default: %(default)s); scx_fdl+NAME: scx_fdl "
-                         "with the options of --fdl-variant NAME, in the same boot")
+                         "with the options of --fdl-variant NAME and/or the binary of --fdl-build NAME, in the "
+                         "same boot")
     ap.add_argument("--fdl-variant", action="append", default=[], metavar="NAME=OPTIONS",
                     help="scx_fdl+NAME in --schedulers runs scx_fdl with these options added, e.g. "
                          "nofp='--fair-preempt-us 0' (repeatable)")
+    ap.add_argument("--fdl-build", action="append", default=[], metavar="NAME=PATH",
+                    help="scx_fdl+NAME in --schedulers runs the scx_fdl binary at PATH (another build, e.g. an "
+                         "older commit's) instead of this tree's, so two builds meet the same workload in one "
+                         "boot; with --fdl-variant NAME also its options (repeatable)")
     ap.add_argument("--repeat", type=int, help="measurements per scheduler and variant (default: the scenario's)")
     ap.add_argument("--duration", type=int, metavar="SECS", help="measured seconds per measurement "
                     "(default: the scenario's)")
@@ -69,13 +76,24 @@ def parse_args(argv):
         if name in a.fdl_variants:
             ap.error(f"--fdl-variant: {name} defined twice")
         a.fdl_variants[name] = opts.strip()
+    a.fdl_builds = {}
+    for v in a.fdl_build:
+        name, eq, path = v.partition("=")
+        if not eq or not re.fullmatch(r"[a-z0-9_-]+", name) or not path:
+            ap.error(f"--fdl-build {v!r}: want NAME=PATH, NAME of a-z, 0-9, _ and -")
+        if name in a.fdl_builds:
+            ap.error(f"--fdl-build: {name} defined twice")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            ap.error(f"--fdl-build {v!r}: {path} is not an executable file")
+        a.fdl_builds[name] = os.path.abspath(path)
     for s in a.schedulers:
         base, variant = runner.split_scheduler(s)
         if base not in ALL_SCHEDULERS:
             ap.error(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(ALL_SCHEDULERS)}, scx_fdl+NAME)")
-        if "+" in s and (base != "scx_fdl" or variant not in a.fdl_variants):
-            ap.error(f"--schedulers: {s!r}: a variant is scx_fdl+NAME with --fdl-variant NAME=OPTIONS "
-                     f"(defined: {', '.join(sorted(a.fdl_variants)) or 'none'})")
+        if "+" in s and (base != "scx_fdl" or (variant not in a.fdl_variants and variant not in a.fdl_builds)):
+            defined = sorted(set(a.fdl_variants) | set(a.fdl_builds))
+            ap.error(f"--schedulers: {s!r}: a variant is scx_fdl+NAME with --fdl-variant NAME=OPTIONS or "
+                     f"--fdl-build NAME=PATH (defined: {', '.join(defined) or 'none'})")
     if len(set(a.schedulers)) != len(a.schedulers):
         ap.error("--schedulers: a scheduler named twice")
     if a.repeat is not None and a.repeat < 1:
@@ -118,7 +136,23 @@ def finish(sc, scheds, statuses, records, sched_events, meta, out_dir):
         + (" ".join(os.path.basename(p) for p in pngs) if isinstance(pngs, list) else f"({pngs})"))
 
 
+def stage_build(name, path, staging):
+    """A copy of another build's binary named scx_fdl-NAME: the guest installs binaries by their
+    names, and this tree's scx_fdl has the name scx_fdl."""
+    dst = os.path.join(staging, f"scx_fdl-{name}")
+    shutil.copy2(path, dst)
+    return dst
+
+
 def run_one(a, sc, runner_kind):
+    staging = tempfile.mkdtemp(prefix="fdl-builds-")
+    try:
+        return run_scenario(a, sc, runner_kind, staging)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def run_scenario(a, sc, runner_kind, staging):
     repeat = a.repeat or sc.repeat
     duration = a.duration or sc.duration_s
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -129,19 +163,25 @@ def run_one(a, sc, runner_kind):
 
     statuses, bins, cmds, binaries = {}, [], {}, {}
     for s in a.schedulers:
-        b, st = runner.resolve_scheduler(s)
+        b, st = runner.resolve_scheduler(s, a.fdl_builds)
         statuses[s] = st
         if st != "ok":
             log(f"{s}: {st}: its row will say so")
         elif b:
-            if b not in bins:
-                bins.append(b)
             binaries[s] = binary_id(b)
             # fdl_params = "set": the guest sets them with `scx_fdl set` once scx_fdl is enabled.
             base, variant = runner.split_scheduler(s)
             with_config = base == "scx_fdl" and sc.fdl_params == "config" and sc.fdl_config()
-            cmds[s] = base + (" --config fdl.toml" if with_config else "") + \
-                (" " + a.fdl_variants[variant] if variant else "")
+            # Another build runs under a name of its own (binaries are installed by name); the guest
+            # runs its set and dump with the same binary (fdl_cli in the plan).
+            prog = base
+            if variant in a.fdl_builds:
+                b = stage_build(variant, b, staging)
+                prog = os.path.basename(b)
+            if b not in bins:
+                bins.append(b)
+            cmds[s] = prog + (" --config fdl.toml" if with_config else "") + \
+                (" " + a.fdl_variants[variant] if variant in a.fdl_variants else "")
     run_scheds = [s for s in a.schedulers if statuses[s] == "ok"]
     probe = "fdl-probe"
     if a.probe != "fdl-probe":
@@ -204,7 +244,7 @@ def run_one(a, sc, runner_kind):
                 duration_s=duration, probe=probe, statuses=statuses, started=stamp, elapsed_s=round(elapsed),
                 complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
                 boots=boot, restarts=restarts, crash=info.get("crash"), binaries=binaries,
-                fdl_variants=a.fdl_variants, command="bench/run.sh " + " ".join(sys.argv[1:]))
+                fdl_variants=a.fdl_variants, fdl_builds=a.fdl_builds, command="bench/run.sh " + " ".join(sys.argv[1:]))
     if not info.get("complete"):
         log(f"the run did not finish (exit {rc}{'; guest kernel: ' + info['crash'] if info.get('crash') else ''}): "
             f"the report holds what was gathered; console: {info.get('console_log')}")

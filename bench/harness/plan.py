@@ -42,6 +42,14 @@ def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=()):
             out.append(f"        {s}) echo {q(sched_cmds[s])} ;;")
     out += ["    esac", "}", ""]
 
+    # The scx_fdl binary whose set and dump talk to the running scx_fdl (another build runs under
+    # a name of its own: bench/run.sh --fdl-build).
+    out += ["fdl_cli() {", "    case $1 in"]
+    for s in scheds:
+        if s.split("+")[0] == "scx_fdl":
+            out.append(f"        {s}) echo {q(sched_cmds[s].split()[0])} ;;")
+    out += ["        *) echo scx_fdl ;;", "    esac", "}", ""]
+
     # scx_fdl reads the FDL parameters; every other scheduler gets the stand-in weight.
     out += ["set_weights() {", '    if is_fdl "$1"; then']
     out += [f"        bench_weight {c.name} {c.cpu_weight}" for c in sc.cgroups.values()]

@@ -113,8 +113,14 @@ def text(agg, meta):
     out = [f"Scenario {agg['scenario']}: {agg['description']}",
            f"{meta['runner_desc']}; {meta['repeat']} repeat(s) of {meta['duration_s']} s; "
            "values: median [min-max] over repeats; ratios: median / EEVDF's median"]
-    out += [f"scx_fdl+{n}: scx_fdl {o}" for n, o in sorted((meta.get("fdl_variants") or {}).items())
-            if f"scx_fdl+{n}" in meta.get("schedulers", [])]
+    variants, builds = meta.get("fdl_variants") or {}, meta.get("fdl_builds") or {}
+    for n in sorted(set(variants) | set(builds)):
+        if f"scx_fdl+{n}" not in meta.get("schedulers", []):
+            continue
+        binary = (meta.get("binaries") or {}).get(f"scx_fdl+{n}") or {}
+        what = (f"the build at {builds[n]} ({binary.get('version') or 'version unknown'}, sha256 "
+                f"{binary.get('sha256', '?')})" if n in builds else "scx_fdl")
+        out.append(f"scx_fdl+{n}: {what}" + (f" {variants[n]}" if n in variants else ""))
     for v, per in agg["variants"].items():
         out.append(f"\n== {agg['scenario']} / {v} ==")
         rows = []

@@ -44,11 +44,15 @@ def split_scheduler(name):
     return base, variant
 
 
-def resolve_scheduler(name):
-    """(binary path or None, status): where the scheduler is, or why it cannot run."""
-    name, _ = split_scheduler(name)
+def resolve_scheduler(name, fdl_builds=None):
+    """(binary path or None, status): where the scheduler is, or why it cannot run. fdl_builds:
+    {variant: path} of other scx_fdl builds (bench/run.sh --fdl-build)."""
+    name, variant = split_scheduler(name)
     if name == "eevdf":
         return None, "ok"
+    if name == "scx_fdl" and variant in (fdl_builds or {}):
+        b = fdl_builds[variant]
+        return (b, "ok") if os.access(b, os.X_OK) else (None, f"not an executable: {b}")
     if name == "scx_fdl":
         b = os.environ.get("FDL_SCHED_BIN", os.path.join(ROOT, "target", "release", "scx_fdl"))
         return (b, "ok") if os.access(b, os.X_OK) else (None, f"not built: {b} missing (cargo build --release)")

@@ -5,7 +5,7 @@ import os
 import tempfile
 import unittest
 
-from . import main, matrix, plan, report, scenario, stats, verdict
+from . import main, matrix, plan, report, runner, scenario, stats, verdict
 
 GOOD = """\
 description = "test"
@@ -476,6 +476,44 @@ class SchedulerVariants(unittest.TestCase):
                           "fdl-probe", 5, 1)
         self.assertIn("scx_fdl+nofp) echo 'scx_fdl --fair-preempt-us 0' ;;", text)
         self.assertIn('if is_fdl "$1"; then', text)
+
+
+    def test_build_variant(self):
+        with tempfile.TemporaryDirectory() as d:
+            old = os.path.join(d, "scx_fdl")
+            with open(old, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(old, 0o755)
+            a = main.parse_args(["tiny", "--schedulers", "eevdf,scx_fdl,scx_fdl+old",
+                                 "--fdl-build", f"old={old}"])
+            self.assertEqual(a.fdl_builds, {"old": old})
+            self.assertEqual(runner.resolve_scheduler("scx_fdl+old", a.fdl_builds), (old, "ok"))
+            # A build with options of its own, and plain scx_fdl still this tree's.
+            a = main.parse_args(["tiny", "--schedulers", "scx_fdl+old", "--fdl-build", f"old={old}",
+                                 "--fdl-variant", "old=--fair-preempt-us 0"])
+            self.assertEqual(a.fdl_variants, {"old": "--fair-preempt-us 0"})
+            self.assertNotEqual(runner.resolve_scheduler("scx_fdl", a.fdl_builds)[0], old)
+            staged = main.stage_build("old", old, d)
+            self.assertEqual(os.path.basename(staged), "scx_fdl-old")
+            self.assertTrue(os.access(staged, os.X_OK))
+            for argv in (["--fdl-build", f"old={d}/missing"],              # no such binary
+                         ["--fdl-build", f"old={d}"],                      # a directory
+                         ["--fdl-build", "old="],                          # no path
+                         ["--fdl-build", f"Old={old}"],                    # bad name
+                         ["--fdl-build", f"old={old}", "--fdl-build", f"old={old}"]):  # twice
+                with self.assertRaises(SystemExit):
+                    main.parse_args(["tiny", "--schedulers", "scx_fdl+old"] + argv)
+
+    def test_plan_runs_set_and_dump_with_the_build_that_runs(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(GOOD)
+        self.addCleanup(os.unlink, f.name)
+        sc = scenario.load(f.name)
+        text = plan.write(sc, ["eevdf", "scx_fdl", "scx_fdl+old"],
+                          {"scx_fdl": "scx_fdl", "scx_fdl+old": "scx_fdl-old --slice-us 2000"}, "fdl-probe", 5, 1)
+        self.assertIn("scx_fdl+old) echo 'scx_fdl-old --slice-us 2000' ;;", text)
+        self.assertIn("scx_fdl+old) echo scx_fdl-old ;;", text)
+        self.assertIn("scx_fdl) echo scx_fdl ;;", text)
 
 
 class Restart(unittest.TestCase):
