@@ -411,11 +411,30 @@ static __always_inline int fdl_cgroup_set_summed(u64 cgid, bool on)
  * entity its work runs under: the container's if it is a deadline container, else the fair
  * container (a deadline container's task too while it runs by the fair order: t->via_fair).
  */
+static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
+					     struct fdl_cgroup **top, struct fdl_entity **dl);
+
 static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
 					  struct fdl_entity **dl)
 {
-	u64 cgid = fdl_task_cgid(t), q;
-	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
+	u64 cgid = fdl_task_cgid(t);
+
+	return fdl_task_queue_of(t, cgid, env_cgroup(cgid), top, dl);
+}
+
+/*
+ * The hot path's lookups, once each: fdl_charge and fdl_on_running look up the task's cgroup and
+ * the root's weight sum once and pass them to the _of forms below, which do what fdl_task_queue,
+ * fdl_task_share and fdl_entity_bw do without looking them up again (hash lookups were the bulk of
+ * those callbacks: the same two records were looked up three times per charge; bench/cost.sh).
+ */
+
+/* fdl_task_queue, with cgroup cgid's record cg (NULL: untracked) at hand. */
+static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
+					     struct fdl_cgroup **top, struct fdl_entity **dl)
+{
+	struct fdl_cgroup *c;
+	u64 q;
 
 	*top = NULL;
 	*dl = &fdl.fair;
@@ -431,6 +450,35 @@ static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup 
 	if (c->ent.deadline_rr_ns && !t->via_fair)
 		*dl = &c->ent;
 	return q;
+}
+
+/*
+ * fdl_task_share, with the task's cgroup (cgid, record cg) and the root's weight sum at hand: the
+ * root's own tasks and a first-level cgroup's without a lookup (fdl_member_share's walk, of one
+ * and two levels), deeper ones by the walk.
+ */
+static __always_inline u64 fdl_task_share_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
+					     s64 root_wsum)
+{
+	if (!cg)
+		return FDL_SHARE_ONE / (tun.nr_cpus ?: 1);
+	if (!cg->parent_cgid)
+		return fdl_share_of(FDL_SHARE_ONE, t->weight, cg->wsum);
+	if (cg->parent_cgid == FDL_ROOT_CGID)
+		return fdl_share_of(fdl_share_of(FDL_SHARE_ONE, cg->contrib ?: cg->weight, root_wsum),
+				    t->weight, cg->wsum);
+	return fdl_member_share(cgid, t->weight);
+}
+
+/* fdl_task_cgroup_share, with the task's cgroup (cgid, record cg) and the root's weight sum at hand. */
+static __always_inline u64 fdl_task_cgroup_share_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
+						    s64 root_wsum)
+{
+	if (!cg || !cg->parent_cgid)
+		return fdl_task_share_of(t, cgid, cg, root_wsum);
+	if (cg->parent_cgid == FDL_ROOT_CGID)
+		return fdl_share_of(FDL_SHARE_ONE, cg->contrib ?: cg->weight, root_wsum);
+	return fdl_member_share(cg->parent_cgid, cg->contrib ?: cg->weight);
 }
 
 /* The clock of a queue's task vtimes: its cgroup's, or the root queue's. */
@@ -449,11 +497,16 @@ static __always_inline u64 fdl_entity_id(struct fdl_entity *dl, u64 queue)
  * A container's share of the machine (fixed point): a first-level one's weight's part of the
  * root; a nested one's share through its ancestors.
  */
-static __always_inline u64 fdl_cgroup_share(struct fdl_cgroup *top)
+static __always_inline u64 fdl_cgroup_share_at(struct fdl_cgroup *top, s64 root_wsum)
 {
 	if (top->level > 1)
 		return fdl_member_share(top->parent_cgid, top->contrib ?: top->weight);
-	return fdl_share_of(FDL_SHARE_ONE, top->contrib ?: top->weight, fdl_root_wsum());
+	return fdl_share_of(FDL_SHARE_ONE, top->contrib ?: top->weight, root_wsum);
+}
+
+static __always_inline u64 fdl_cgroup_share(struct fdl_cgroup *top)
+{
+	return fdl_cgroup_share_at(top, top->level > 1 ? 0 : fdl_root_wsum());
 }
 
 /*
@@ -461,13 +514,19 @@ static __always_inline u64 fdl_cgroup_share(struct fdl_cgroup *top)
  * guarantee as the guarantees are scaled now if that is more (a nested container's share is only
  * what its ancestors leave it; its guarantee is a promise of the machine).
  */
-static __always_inline u64 fdl_entity_bw(struct fdl_cgroup *top, struct fdl_entity *dl)
+/* fdl_entity_bw with the root's weight sum at hand (no lookup for a first-level container). */
+static __always_inline u64 fdl_entity_bw_of(struct fdl_cgroup *top, struct fdl_entity *dl, s64 root_wsum)
 {
 	if (top && dl != &fdl.fair)
-		return fdl_max(fdl_bandwidth_cpus(fdl_cgroup_share(top), tun.nr_cpus),
+		return fdl_max(fdl_bandwidth_cpus(fdl_cgroup_share_at(top, root_wsum), tun.nr_cpus),
 			       fdl_budget_scaled(dl->budget_rate, fdl.budget_scale));
-	return fdl_fair_bw(fdl_root_wsum(), fdl.dl_wsum, fdl.dl_unboosted_wsum,
-			   tun.fair_floor_permille, tun.nr_cpus);
+	return fdl_fair_bw(root_wsum, fdl.dl_wsum, fdl.dl_unboosted_wsum, tun.fair_floor_permille,
+			   tun.nr_cpus);
+}
+
+static __always_inline u64 fdl_entity_bw(struct fdl_cgroup *top, struct fdl_entity *dl)
+{
+	return fdl_entity_bw_of(top, dl, fdl_root_wsum());
 }
 
 /*

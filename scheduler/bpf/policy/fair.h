@@ -21,15 +21,21 @@
  * hackbench tasks always woke ahead of one interactive task (VM: its p99 6.1 ms against EEVDF's
  * 1.7). Among the tasks of the queue's own cgroup, each task's own share bounds its credit.
  */
-static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
+static __always_inline void fdl_fair_place_at(struct fdl_task *t, u64 queue, struct fdl_entity *e,
+					      u64 share)
 {
-	u64 share = fdl_task_cgid(t) == queue ? fdl_task_share(t) : fdl_task_cgroup_share(t);
-
 	if (t->vqueue != queue) {
 		t->vqueue = queue;
 		t->vtime = e->vtime_now;
 	}
 	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now, fdl_vtime_delta(fdl_wake_credit_ns(t), share));
+}
+
+/* The share the credit is at: the task's own in its own cgroup's queue, else its cgroup's. */
+static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
+{
+	fdl_fair_place_at(t, queue, e, fdl_task_cgid(t) == queue ? fdl_task_share(t) :
+			  fdl_task_cgroup_share(t));
 }
 
 /*
@@ -60,7 +66,8 @@ static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, stru
 {
 	u64 v = t->vtime, head;
 
-	if (t->vqueue != queue)
+	/* The clock already at or past the task: nothing to move (and no DSQ to peek, a lookup). */
+	if (t->vqueue != queue || !fdl_time_before(e->vtime_now, v))
 		return;
 	if (env_min_head_vtime(queue, &head) && fdl_time_before(head, v))
 		v = head;

@@ -33,36 +33,37 @@ static __always_inline void fdl_count_dispatch(u32 path)
  */
 static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 {
-	u64 now = env_now(), delta = now - t->started_at, queue, bw, share;
-	struct fdl_cgroup *cg, *top, *first;
+	u64 now = env_now(), delta = now - t->started_at, queue, bw, share, cgid = fdl_task_cgid(t);
+	struct fdl_cgroup *cg = env_cgroup(cgid), *top, *first;
+	s64 root_wsum = fdl_root_wsum(), order_wsum;
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
 
 	t->started_at = now;
 	t->burst_ns += delta;
-	queue = fdl_task_queue(t, &top, &e);
+	queue = fdl_task_queue_of(t, cgid, cg, &top, &e);
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
-	share = fdl_task_share(t);
+	share = fdl_task_share_of(t, cgid, cg, root_wsum);
 	t->vtime += fdl_vtime_delta(delta, share);
-	cg = env_cgroup(fdl_task_cgid(t));
 	if (cg) {
 		__sync_fetch_and_add(&cg->usage_ns, delta);
-		fdl_sum_charge(fdl_task_cgid(t), cg, delta, 0);
+		fdl_sum_charge(cgid, cg, delta, 0);
 	}
 	/*
 	 * All work moves its cgroup on in cgroup virtual time, a deadline container's too, however
 	 * it got the CPU: the fair order then serves that container only up to its fair share.
 	 */
 	if (top) {
+		order_wsum = root_wsum - fdl.dl_wsum + fdl.dl_unboosted_wsum;	/* fdl_fair_order_wsum */
 		__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta,
-						fdl_cgroup_fair_share(top, fdl_fair_order_wsum())));
+						fdl_cgroup_fair_share(top, order_wsum)));
 		/*
 		 * A nested container's work is its first-level ancestor's too: that ancestor's own
 		 * queue is served in the fair order only for what the subtree has not used.
 		 */
 		if (top->level > 1 && (first = env_cgroup(top->top_cgid)) && first->has_dsq)
 			__sync_fetch_and_add(&first->cvtime, fdl_vtime_delta(delta,
-						fdl_cgroup_fair_share(first, fdl_fair_order_wsum())));
+						fdl_cgroup_fair_share(first, order_wsum)));
 	} else
 		__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
 	/*
@@ -72,8 +73,8 @@ static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 	 * pick by deadline would count as a long miss).
 	 */
 	if (t->via_fair && top)
-		fdl_entity_fill(&top->ent, delta, fdl_entity_bw(top, &top->ent));
-	bw = fdl_entity_bw(top, e);
+		fdl_entity_fill(&top->ent, delta, fdl_entity_bw_of(top, &top->ent, root_wsum));
+	bw = fdl_entity_bw_of(top, e, root_wsum);
 	fdl_entity_fill(e, delta, bw);
 	/* Its container's guarantee is spent by all of its work, however it got the CPU. */
 	if (top && top->ent.budget_rate)
@@ -82,7 +83,7 @@ static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 	if (cc && stays)
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, e->dl, now, bw, e->deadline_rr_ns,
 			    fdl_entity_budget_left(e, now));
-	return fdl.counters.nr_limited && fdl_bw_charge(fdl_task_cgid(t), delta, now);
+	return fdl.counters.nr_limited && fdl_bw_charge(cgid, delta, now);
 }
 
 /*
@@ -150,8 +151,9 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool woken)
 {
 	u64 now = env_now(), vdt = fdl_vdt(now), queue, cgid;
-	struct fdl_cgroup *top;
+	struct fdl_cgroup *top, *cg;
 	struct fdl_entity *e;
+	s64 root_wsum;
 
 	t->weight = weight;
 	if (woken)
@@ -165,15 +167,20 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 		fdl_cgroup_propagate(cgid, weight, 1, vdt);
 		stat_inc(nr_became_runnable);
 	}
-	queue = fdl_task_queue(t, &top, &e);
+	cgid = fdl_task_cgid(t);
+	cg = env_cgroup(cgid);
+	root_wsum = fdl_root_wsum();
+	queue = fdl_task_queue_of(t, cgid, cg, &top, &e);
 	if (e == &fdl.fair && !t->fair_counted) {
 		t->fair_counted = 1;
 		if (__sync_fetch_and_add(&fdl.fair.nr_runnable, 1) == 0)
 			fdl_entity_wake(&fdl.fair, vdt);
 	}
 	if (!top)	/* the root's own tasks wake as one cgroup */
-		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share(t));
-	fdl_fair_place(t, queue, fdl_queue_clock(top));
+		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share_of(t, cgid, cg, root_wsum));
+	fdl_fair_place_at(t, queue, fdl_queue_clock(top), cgid == queue ?
+			  fdl_task_share_of(t, cgid, cg, root_wsum) :
+			  fdl_task_cgroup_share_of(t, cgid, cg, root_wsum));
 }
 
 /* The task is no longer runnable (slept, exited, left scx): uncount it. */
@@ -814,36 +821,34 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
  */
 static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
-	u64 now = env_now(), queue, dl, bw, wait = 0, vdt, slice, clipped;
-	struct fdl_cgroup *cg, *top;
-	struct fdl_entity *e;
-	struct fdl_cpu *cc;
+	u64 now = env_now(), queue, dl, bw, wait = 0, vdt, slice, clipped, cgid = fdl_task_cgid(t);
+	struct fdl_cgroup *cg = env_cgroup(cgid), *top;
+	struct fdl_cpu *cc = env_cpu(cpu);
 	bool waited = t->enqueued_at;
+	struct fdl_entity *e;
 	s64 left;
 	u32 b;
 
 	t->started_at = t->slice_start = now;
-	if ((cc = env_cpu(cpu)))
+	if (cc)
 		fdl_cpu_burst(cc, now, t->burst_ns, t->vtime);
 	if (t->last_cpu && t->last_cpu != cpu + 1)
 		stat_inc(nr_migrations);
 	t->last_cpu = cpu + 1;
 	if (t->enqueued_at) {
 		wait = now - t->enqueued_at;
-		cg = env_cgroup(fdl_task_cgid(t));
 		if (cg) {
 			__sync_fetch_and_add(&cg->wait_ns, wait);
-			fdl_sum_charge(fdl_task_cgid(t), cg, 0, wait);
+			fdl_sum_charge(cgid, cg, 0, wait);
 			b = fdl_lat_bucket(wait);
 			if (b < FDL_LAT_BUCKETS)
 				__sync_fetch_and_add(&cg->runq_lat[b], 1);
 		}
 		t->enqueued_at = 0;
 	}
-	cc = env_cpu(cpu);
 	/* Taken from a deadline container's queue by the fair order: it runs as fair work. */
 	t->via_fair = 0;
-	queue = fdl_task_queue(t, &top, &e);
+	queue = fdl_task_queue_of(t, cgid, cg, &top, &e);
 	vdt = fdl_vdt(now);
 	if (e != &fdl.fair) {
 		dl = fdl_entity_order(e, now, vdt);
@@ -872,7 +877,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
 	fdl_entity_refresh(e, vdt);
 	dl = e->dl;
-	bw = fdl_entity_bw(top, e);
+	bw = fdl_entity_bw_of(top, e, fdl_root_wsum());
 	left = fdl_entity_budget_left(e, now);
 	slice = fdl_base_slice();
 	if (cc) {
@@ -882,7 +887,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 			slice = fdl_tier_slice(dl, bw, e->deadline_rr_ns, vdt, cc->next_dl, true, left);
 	}
 	/* The slice ends where a CPU limit above it runs out of runtime (at a tick: fdl_time_slice). */
-	clipped = fdl_bw_clip(fdl_task_cgid(t), slice, now);
+	clipped = fdl_bw_clip(cgid, slice, now);
 	if (clipped != tun.slice_ns)
 		env_set_slice(p, clipped);
 	fdl_time_slice(cpu, slice, now);
