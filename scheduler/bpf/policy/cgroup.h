@@ -406,27 +406,11 @@ static __always_inline int fdl_cgroup_set_summed(u64 cgid, bool on)
 }
 
 /*
- * The queue a task belongs to now: its container's (DSQ id = that cgroup's id; *top is the
- * container), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
- * entity its work runs under: the container's if it is a deadline container, else the fair
- * container (a deadline container's task too while it runs by the fair order: t->via_fair).
- */
-static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
-					     struct fdl_cgroup **top, struct fdl_entity **dl);
-
-static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
-					  struct fdl_entity **dl)
-{
-	u64 cgid = fdl_task_cgid(t);
-
-	return fdl_task_queue_of(t, cgid, env_cgroup(cgid), top, dl);
-}
-
-/*
- * The hot path's lookups, once each: fdl_charge and fdl_on_running look up the task's cgroup and
- * the root's weight sum once and pass them to the _of forms below, which do what fdl_task_queue,
- * fdl_task_share and fdl_entity_bw do without looking them up again (hash lookups were the bulk of
- * those callbacks: the same two records were looked up three times per charge; bench/cost.sh).
+ * The hot path's lookups, once each: fdl_charge, fdl_on_running and fdl_on_runnable look up the
+ * task's cgroup and the root's weight sum once and pass them to the _of forms below, which do
+ * what fdl_task_queue, fdl_task_share and fdl_entity_bw do without looking them up again (hash
+ * lookups were the bulk of those callbacks: the same two records were looked up three times per
+ * charge; bench/cost.sh).
  */
 
 /* fdl_task_queue, with cgroup cgid's record cg (NULL: untracked) at hand. */
@@ -450,6 +434,20 @@ static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgid, struc
 	if (c->ent.deadline_rr_ns && !t->via_fair)
 		*dl = &c->ent;
 	return q;
+}
+
+/*
+ * The queue a task belongs to now: its container's (DSQ id = that cgroup's id; *top is the
+ * container), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
+ * entity its work runs under: the container's if it is a deadline container, else the fair
+ * container (a deadline container's task too while it runs by the fair order: t->via_fair).
+ */
+static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
+					  struct fdl_entity **dl)
+{
+	u64 cgid = fdl_task_cgid(t);
+
+	return fdl_task_queue_of(t, cgid, env_cgroup(cgid), top, dl);
 }
 
 /*
