@@ -217,26 +217,6 @@ static __always_inline u64 fdl_task_cgid(struct fdl_task *t)
 	return t->acct_cgid ?: t->cgid;
 }
 
-/* The task's share of the machine. */
-static __always_inline u64 fdl_task_share(struct fdl_task *t)
-{
-	return fdl_member_share(fdl_task_cgid(t), t->weight);
-}
-
-/*
- * The share of task t's cgroup as a whole (fixed point): its place among its siblings through
- * the tree (fdl_member_share of the cgroup in its parent). The root's own tasks have no cgroup
- * around them but the machine: theirs is the task's own share.
- */
-static __always_inline u64 fdl_task_cgroup_share(struct fdl_task *t)
-{
-	struct fdl_cgroup *cg = env_cgroup(fdl_task_cgid(t));
-
-	if (!cg || !cg->parent_cgid)
-		return fdl_task_share(t);
-	return fdl_member_share(cg->parent_cgid, cg->contrib ?: cg->weight);
-}
-
 /*
  * The nearest cgroup, cgid (record cg) itself or an ancestor, that is summed (summed: true) or a
  * container (false: it has a queue); 0 if none is.
@@ -408,7 +388,7 @@ static __always_inline int fdl_cgroup_set_summed(u64 cgid, bool on)
 /*
  * The hot path's lookups, once each: fdl_charge, fdl_on_running and fdl_on_runnable look up the
  * task's cgroup and the root's weight sum once and pass them to the _of forms below, which do
- * what fdl_task_queue, fdl_task_share and fdl_entity_bw do without looking them up again (hash
+ * what fdl_task_queue and fdl_entity_bw do without looking them up again (hash
  * lookups were the bulk of those callbacks: the same two records were looked up three times per
  * charge; bench/cost.sh).
  */
@@ -451,9 +431,9 @@ static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup 
 }
 
 /*
- * fdl_task_share, with the task's cgroup (cgid, record cg) and the root's weight sum at hand: the
- * root's own tasks and a first-level cgroup's without a lookup (fdl_member_share's walk, of one
- * and two levels), deeper ones by the walk.
+ * The task's share of the machine (fdl_member_share of the task in its cgroup), with its cgroup
+ * (cgid, record cg) and the root's weight sum at hand: the root's own tasks and a first-level
+ * cgroup's without a lookup (the walk of one and two levels), deeper ones by the walk.
  */
 static __always_inline u64 fdl_task_share_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
 					     s64 root_wsum)
@@ -468,7 +448,11 @@ static __always_inline u64 fdl_task_share_of(struct fdl_task *t, u64 cgid, struc
 	return fdl_member_share(cgid, t->weight);
 }
 
-/* fdl_task_cgroup_share, with the task's cgroup (cgid, record cg) and the root's weight sum at hand. */
+/*
+ * The share of task t's cgroup as a whole (fixed point): its place among its siblings through
+ * the tree (fdl_member_share of the cgroup in its parent). The root's own tasks have no cgroup
+ * around them but the machine: theirs is the task's own share.
+ */
 static __always_inline u64 fdl_task_cgroup_share_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
 						    s64 root_wsum)
 {

@@ -2,7 +2,7 @@
 /*
  * The fair order: within a queue (the fair queue, or one deadline container's), tasks run in
  * weighted virtual time, vtime += runtime / share (fdl_vtime_delta), where the share is the
- * task's part of the machine through the cgroup tree (fdl_task_share). Each queue keeps its own
+ * task's part of the machine through the cgroup tree (fdl_task_share_of). Each queue keeps its own
  * clock, vtime_now (the latest vtime one of its members started with); vtimes are compared only
  * within one queue.
  */
@@ -31,11 +31,23 @@ static __always_inline void fdl_fair_place_at(struct fdl_task *t, u64 queue, str
 	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now, fdl_vtime_delta(fdl_wake_credit_ns(t), share));
 }
 
-/* The share the credit is at: the task's own in its own cgroup's queue, else its cgroup's. */
+/*
+ * The share the credit is at: the task's own in its own cgroup's queue, else its cgroup's; with
+ * its cgroup (cgid, record cg) and the root's weight sum at hand.
+ */
+static __always_inline u64 fdl_place_share_of(struct fdl_task *t, u64 queue, u64 cgid,
+					      struct fdl_cgroup *cg, s64 root_wsum)
+{
+	return cgid == queue ? fdl_task_share_of(t, cgid, cg, root_wsum) :
+			       fdl_task_cgroup_share_of(t, cgid, cg, root_wsum);
+}
+
 static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
 {
-	fdl_fair_place_at(t, queue, e, fdl_task_cgid(t) == queue ? fdl_task_share(t) :
-			  fdl_task_cgroup_share(t));
+	u64 cgid = fdl_task_cgid(t);
+
+	fdl_fair_place_at(t, queue, e, fdl_place_share_of(t, queue, cgid, env_cgroup(cgid),
+							  fdl_root_wsum()));
 }
 
 /*

@@ -178,9 +178,8 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 	}
 	if (!top)	/* the root's own tasks wake as one cgroup */
 		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share_of(t, cgid, cg, root_wsum));
-	fdl_fair_place_at(t, queue, fdl_queue_clock(top), cgid == queue ?
-			  fdl_task_share_of(t, cgid, cg, root_wsum) :
-			  fdl_task_cgroup_share_of(t, cgid, cg, root_wsum));
+	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
+			  fdl_place_share_of(t, queue, cgid, cg, root_wsum));
 }
 
 /* The task is no longer runnable (slept, exited, left scx): uncount it. */
