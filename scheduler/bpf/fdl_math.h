@@ -9,6 +9,10 @@
 
 #include "intf.h"
 
+#ifndef __always_inline	/* natively (BPF has it from its headers) */
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
 /* A share of the whole machine (all CPUs) in fixed point: FDL_SHARE_ONE is everything. */
 #define FDL_SHARE_SHIFT		20
 #define FDL_SHARE_ONE		(1ULL << FDL_SHARE_SHIFT)
@@ -588,6 +592,119 @@ static inline u32 fdl_lat_bucket(u64 wait_ns)
 		return 0;
 	b = fdl_ilog2(us) + 1;
 	return b < FDL_LAT_BUCKETS - 1 ? b : FDL_LAT_BUCKETS - 1;
+}
+
+/*
+ * PELT, per-entity load tracking (kernel/sched/pelt.c), for the load balancer. Time is counted in
+ * periods of 1024 us (ns >> 10 gives the "us" unit); what happened p periods ago weighs y^p, with
+ *
+ *	y^32 = 1/2,   sum over p >= 0 of 1024 * y^p = LOAD_AVG_MAX = 47742 (in this fixed point)
+ *
+ * An entity's sums add, for each period, the part of it (0..1024) during which it was runnable
+ * (times a load: a weight or a count) or running; its averages are the sums over their maximum:
+ *
+ *	load_avg     = factor * load_sum / divider          (factor: a task's weight; 1 for a domain)
+ *	runnable_avg = runnable_sum / divider               (scaled by FDL_PELT_SCALE)
+ *	util_avg     = util_sum / divider                   (scaled by FDL_PELT_SCALE)
+ *	divider      = LOAD_AVG_MAX - 1024 + period_contrib
+ *
+ * A blocked entity accumulates nothing: its sums only decay, by y^p when next updated.
+ */
+#define FDL_PELT_PERIOD		1024	/* us (2^10 ns units) in one period */
+#define FDL_PELT_HALFLIFE	32	/* periods: y^32 = 1/2 */
+#define FDL_PELT_SCALE		(1ULL << FDL_PELT_SHIFT)	/* SCHED_CAPACITY_SCALE (the shift: intf.h) */
+#define FDL_LOAD_AVG_MAX	47742	/* the most a sum of 1024-us contributions reaches */
+
+/* y^n * (2^32 - 1), n = 0..31: floor((2^32 - 1) * 2^(-n/32)). */
+static const u32 fdl_pelt_y_inv[FDL_PELT_HALFLIFE] = {
+	0xffffffff, 0xfa83b2da, 0xf5257d14, 0xefe4b99a, 0xeac0c6e6, 0xe5b906e6, 0xe0ccdeeb, 0xdbfbb796,
+	0xd744fcc9, 0xd2a81d91, 0xce248c14, 0xc9b9bd85, 0xc5672a10, 0xc12c4cc9, 0xbd08a39e, 0xb8fbaf46,
+	0xb504f333, 0xb123f581, 0xad583ee9, 0xa9a15ab4, 0xa5fed6a9, 0xa2704302, 0x9ef5325f, 0x9b8d39b9,
+	0x9837f050, 0x94f4efa8, 0x91c3d373, 0x8ea4398a, 0x8b95c1e3, 0x88980e80, 0x85aac367, 0x82cd8698,
+};
+
+/*
+ * val * y^n: halved once per 32 periods, then times y^(n mod 32) in 32-bit fixed point
+ * (val * m >> 32 in two 32x32 halves: BPF has no 128-bit product). Gone after 63 half-lives.
+ */
+static __always_inline u64 fdl_pelt_decay(u64 val, u64 n)
+{
+	u64 m;
+
+	if (n > FDL_PELT_HALFLIFE * 63)
+		return 0;
+	val >>= n / FDL_PELT_HALFLIFE;
+	m = fdl_pelt_y_inv[n % FDL_PELT_HALFLIFE];
+	return (val >> 32) * m + (((val & 0xffffffffULL) * m) >> 32);
+}
+
+/*
+ * The contribution of a stretch that crosses p > 0 period boundaries: d1 us that close the
+ * period it began in (decayed p periods), p - 1 whole periods, and d3 us of the current one:
+ *
+ *	c = d1 * y^p + 1024 * sum_{k=1}^{p-1} y^k + d3
+ *	  = d1 * y^p + (LOAD_AVG_MAX - LOAD_AVG_MAX * y^p - 1024) + d3
+ */
+static __always_inline u64 fdl_pelt_segments(u64 p, u64 d1, u64 d3)
+{
+	return fdl_pelt_decay(d1, p) +
+	       (FDL_LOAD_AVG_MAX - fdl_pelt_decay(FDL_LOAD_AVG_MAX, p) - FDL_PELT_PERIOD) + d3;
+}
+
+/*
+ * Bring an entity's sums to now_ns; over the stretch since its last update it held load (its
+ * weight sum, or 1), runnable (a count) and running (0 or 1). Averages are recomputed when a
+ * period boundary was crossed (fdl_pelt_avg). Returns whether one was.
+ */
+static __always_inline int fdl_pelt_accumulate(struct fdl_pelt *sa, u64 now_ns, u64 load, u64 runnable,
+				      u64 running)
+{
+	u64 delta, periods, contrib;
+
+	if (!sa->last_update_ns || now_ns < sa->last_update_ns) {
+		sa->last_update_ns = now_ns;	/* the first update, or a clock that went back */
+		return 0;
+	}
+	delta = (now_ns - sa->last_update_ns) >> 10;
+	if (!delta)
+		return 0;
+	sa->last_update_ns += delta << 10;
+	delta += sa->period_contrib;
+	periods = delta / FDL_PELT_PERIOD;
+	contrib = delta;
+	if (periods) {
+		sa->load_sum = fdl_pelt_decay(sa->load_sum, periods);
+		sa->runnable_sum = fdl_pelt_decay(sa->runnable_sum, periods);
+		sa->util_sum = fdl_pelt_decay(sa->util_sum, periods);
+		delta %= FDL_PELT_PERIOD;
+		contrib = fdl_pelt_segments(periods, FDL_PELT_PERIOD - sa->period_contrib, delta);
+	}
+	sa->period_contrib = delta;
+	if (load)
+		sa->load_sum += load * contrib;
+	if (runnable)
+		sa->runnable_sum += (runnable * contrib) << FDL_PELT_SHIFT;
+	if (running)
+		sa->util_sum += contrib << FDL_PELT_SHIFT;
+	return periods > 0;
+}
+
+/* The averages from the sums (above); factor scales load_avg (a task's weight, else 1). */
+static __always_inline void fdl_pelt_avg(struct fdl_pelt *sa, u64 factor)
+{
+	u64 divider = FDL_LOAD_AVG_MAX - FDL_PELT_PERIOD + sa->period_contrib;
+
+	sa->load_avg = factor * sa->load_sum / divider;
+	sa->runnable_avg = sa->runnable_sum / divider;
+	sa->util_avg = sa->util_sum / divider;
+}
+
+/* Both: bring the sums to now_ns and, if a period closed, the averages. */
+static __always_inline void fdl_pelt_update(struct fdl_pelt *sa, u64 now_ns, u64 load, u64 runnable,
+				   u64 running, u64 factor)
+{
+	if (fdl_pelt_accumulate(sa, now_ns, load, runnable, running))
+		fdl_pelt_avg(sa, factor);
 }
 
 #endif /* __FDL_MATH_H */

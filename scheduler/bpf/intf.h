@@ -13,6 +13,7 @@
 #ifndef __VMLINUX_H__
 /* Outside BPF (bindgen, native unit tests) the kernel's integer names come from here. */
 typedef unsigned char u8;
+typedef unsigned short u16;
 typedef unsigned int u32;
 typedef int s32;
 typedef unsigned long long u64;
@@ -274,6 +275,73 @@ struct fdl_counters {
 	u64 nr_hold_failures;	/* throttled tasks queued anyway: no release timer could be armed */
 };
 
+/*
+ * PELT sums and averages of one entity (fdl_math.h, fdl_pelt_*): a task, a queue domain, a CPU.
+ * load_avg is in sched_ext weights (100: one nice-0 task always runnable); runnable_avg and
+ * util_avg in FDL_PELT_SCALE (1024: always) per runnable task or running CPU.
+ */
+struct fdl_pelt {
+	u64 last_update_ns;	/* the sums hold up to here (0: never updated) */
+	u64 load_sum;
+	u64 runnable_sum;
+	u64 util_sum;
+	u64 load_avg;
+	u64 runnable_avg;
+	u64 util_avg;
+	u32 period_contrib;	/* us of the current 1024-us period already in the sums */
+	u32 __pad;
+};
+
+enum fdl_lb_consts {
+	FDL_PELT_SHIFT		= 10,	/* runnable_avg, util_avg: 1 << 10 is one task, one CPU */
+	FDL_LB_ACTIVE		= 16,	/* tasks each domain remembers as candidates to move */
+	FDL_LB_MAX_MOVES	= 16,	/* moves the balancer asks for at once */
+};
+
+/* A task that was runnable in a domain since the balancer's last period: a candidate to move. */
+struct fdl_lb_task {
+	s32 pid;
+	u32 weight;
+	u64 load_avg;		/* its PELT load when recorded */
+};
+
+/*
+ * A queue domain's load (policy/load.h): PELT over the summed weight and count of the tasks
+ * runnable there (a task counts in the domain it last waited or ran in), the tasks recorded as
+ * candidates, and the moves that took effect.
+ */
+struct fdl_dom_load {
+	struct fdl_pelt pelt;	/* load, runnable (util is the CPUs', fdl_loads_args.cpu_util) */
+	u64 weight_sum;		/* weights of the tasks runnable in it now */
+	u64 nr_runnable;	/* tasks runnable in it now */
+	u64 lb_gen;		/* the balancer period its candidates are of */
+	u64 nr_active;		/* candidates recorded in that period (the ring holds the last 16) */
+	u64 nr_moved_in;	/* tasks the balancer moved here that then ran here */
+	struct fdl_lb_task active[FDL_LB_ACTIVE];
+};
+
+/* fdl_read_loads (BPF_PROG_RUN): every domain's load and every CPU's utilisation, brought to now. */
+struct fdl_loads_args {
+	u64 now_ns;
+	u32 nr_doms;
+	u32 nr_cpus;
+	struct fdl_dom_load doms[FDL_MAX_DOMS];
+	u64 cpu_util[FDL_MAX_CPUS];	/* each CPU's PELT util_avg (1024: always busy) */
+};
+
+/* One move the balancer asks for: task pid to domain dom, at its next enqueue. */
+struct fdl_lb_move {
+	s32 pid;
+	u32 dom;
+};
+
+/* fdl_set_moves (BPF_PROG_RUN): the balancer's moves for this period (they replace the last). */
+struct fdl_moves_args {
+	u32 nr_moves;
+	s32 ret;
+	struct fdl_lb_move moves[FDL_LB_MAX_MOVES];
+};
+
 /* Tunables, set by the loader before load (read-only data). */
 struct fdl_tunables {
 	u64 slice_ns;		/* longest time slice */
@@ -298,10 +366,13 @@ struct fdl_tunables {
 	u32 nr_cpus;		/* possible CPUs */
 	s32 stall_pid;		/* test only: never dispatch this task (0: off) */
 	u32 nr_doms;		/* queue domains (LLCs; 1: one queue per container for the machine) */
+	u32 load_tracking;	/* PELT per task, domain and CPU, and the balancer's moves (policy/load.h) */
+	u32 __pad_load;
 	u8 cpu_dom[FDL_MAX_CPUS];	/* each CPU's domain */
 	/* For each domain, every domain in the order its idle CPUs look for work: itself, then by distance. */
 	u8 dom_order[FDL_MAX_DOMS][FDL_MAX_DOMS];
 	s32 dom_node[FDL_MAX_DOMS];	/* each domain's NUMA node (where its DSQs are allocated) */
+	u16 dom_cpu[FDL_MAX_DOMS];	/* a CPU of each domain (where a task moved there is queued) */
 };
 
 #endif /* __FDL_INTF_H */

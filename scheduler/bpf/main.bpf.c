@@ -184,6 +184,9 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	/* Throttled: no idle CPU is claimed for it; enqueue holds it. */
 	if (fdl_bw_blocked(t, scx_bpf_now(), &at))
 		return prev_cpu;
+	/* Moved by the balancer: an idle CPU is looked for in its new domain first. */
+	if (tun.load_tracking && (cpu = fdl_lb_cpu(p, t, p->pid)) >= 0)
+		prev_cpu = cpu;
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	if (is_idle) {
 		t->enqueued_at = scx_bpf_now();
@@ -220,24 +223,34 @@ void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
 
-	if (t)
-		fdl_on_runnable(t, p->scx.weight, enq_flags & FDL_ENQ_WAKEUP);
+	if (!t)
+		return;
+	fdl_on_runnable(t, p->scx.weight, enq_flags & FDL_ENQ_WAKEUP);
+	if (tun.load_tracking)
+		fdl_load_runnable(t, env_dom(scx_bpf_task_cpu(p)), scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
 
-	if (t)
-		fdl_on_quiescent(t);
+	if (!t)
+		return;
+	fdl_on_quiescent(t);
+	if (tun.load_tracking)
+		fdl_load_quiescent(t, scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_running, struct task_struct *p)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
+	s32 cpu = scx_bpf_task_cpu(p);
 
-	if (t)
-		fdl_on_running(p, t, scx_bpf_task_cpu(p));
+	if (!t)
+		return;
+	fdl_on_running(p, t, cpu);
+	if (tun.load_tracking)
+		fdl_load_running(t, p->pid, cpu, env_dom(cpu), scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_tick, struct task_struct *p)
@@ -251,9 +264,13 @@ void BPF_STRUCT_OPS(fdl_tick, struct task_struct *p)
 void BPF_STRUCT_OPS(fdl_stopping, struct task_struct *p, bool runnable)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
+	s32 cpu = scx_bpf_task_cpu(p);
 
-	if (t)
-		fdl_on_stopping(t, scx_bpf_task_cpu(p));
+	if (!t)
+		return;
+	fdl_on_stopping(t, cpu);
+	if (tun.load_tracking)
+		fdl_load_stopping(t, cpu, scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)
@@ -296,8 +313,11 @@ void BPF_STRUCT_OPS(fdl_exit_task, struct task_struct *p, struct scx_exit_task_a
 	struct fdl_task *t = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 
 	/* A task leaving scx while still counted as runnable must not stay in the sums. */
-	if (t)
+	if (t) {
 		fdl_on_quiescent(t);
+		if (tun.load_tracking)
+			fdl_load_quiescent(t, scx_bpf_now());
+	}
 }
 
 /* All zero: a cgroup's record as it enters the map, filled in there (it is too big for the stack). */
@@ -456,6 +476,57 @@ int fdl_set_buffer(struct fdl_buffer_args *args)
 	}
 	cg->bw.buffer_ns = args->buffer_ns;
 	args->ret = 0;
+	return 0;
+}
+
+/*
+ * The load balancer (scheduler/src/load_balance.rs) reads every domain's load and every CPU's
+ * utilisation, brought to now. A domain's record is copied under its lock; a CPU's util is read
+ * without one (its own CPU writes it): a torn read costs one sample, not a decision's safety.
+ */
+SEC("syscall")
+int fdl_read_loads(struct fdl_loads_args *args)
+{
+	struct fdl_dom_ctx *dc;
+	struct fdl_cpu *cc;
+	struct fdl_pelt util;
+	u64 now = scx_bpf_now();
+	u32 d, cpu, zero = 0;
+
+	args->now_ns = now;
+	args->nr_doms = env_nr_doms();
+	args->nr_cpus = tun.nr_cpus;
+	bpf_for(d, 0, FDL_MAX_DOMS) {
+		if (d >= env_nr_doms())
+			break;
+		dc = env_dom_ctx(d);
+		if (!dc)
+			continue;
+		bpf_spin_lock(&dc->lock);
+		args->doms[d] = dc->load;
+		bpf_spin_unlock(&dc->lock);
+		fdl_dom_pelt(&args->doms[d], now);
+		fdl_pelt_avg(&args->doms[d].pelt, 1);
+	}
+	bpf_for(cpu, 0, FDL_MAX_CPUS) {
+		if (cpu >= tun.nr_cpus)
+			break;
+		cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+		if (!cc)
+			continue;
+		util = cc->util;
+		fdl_pelt_accumulate(&util, now, 0, 0, cc->util_running);
+		fdl_pelt_avg(&util, 1);
+		args->cpu_util[cpu] = util.util_avg;
+	}
+	return 0;
+}
+
+/* The balancer's moves for this period (policy/load.h); a bad request changes nothing. */
+SEC("syscall")
+int fdl_set_moves(struct fdl_moves_args *args)
+{
+	args->ret = fdl_lb_set_moves(args->moves, args->nr_moves);
 	return 0;
 }
 

@@ -24,7 +24,7 @@ use crate::maps::Bpf;
 use crate::options::Opts;
 use crate::params::InForce;
 use crate::reports::{self, Job, Records, Reports, View};
-use crate::{config, guarantee, limits, stats, stats_server, topology};
+use crate::{config, guarantee, limits, load_balance, stats, stats_server, topology};
 
 /// Where cgroup v2 is mounted.
 pub const CGROUP_ROOT: &str = "/sys/fs/cgroup";
@@ -49,6 +49,8 @@ pub struct Scheduler<'obj> {
     /// The cgroups' records, read by the reports thread, which makes every report.
     records: Arc<dyn Records>,
     reports: Reports,
+    /// The load balancer (None: one queue domain, or --balance-interval-ms 0).
+    balancer: Option<load_balance::Balancer>,
 }
 
 impl<'obj> Scheduler<'obj> {
@@ -99,7 +101,10 @@ impl<'obj> Scheduler<'obj> {
                 tun.dom_order[d][k] = e as u8;
             }
             tun.dom_node[d] = doms.node[d] as i32;
+            tun.dom_cpu[d] = doms.first_cpu(d) as u16;
         }
+        // Load tracking costs every wake-up and switch a little: only where the balancer uses it.
+        tun.load_tracking = load_balance::Balancer::wanted(opts.balance_interval_ms, doms.node.len()) as u32;
         tun.slice_ns = opts.slice_us * 1000;
         tun.min_slice_ns = opts.min_slice_us * 1000;
         tun.slice_floor_ns = opts.slice_floor_us * 1000;
@@ -149,10 +154,21 @@ impl<'obj> Scheduler<'obj> {
             opts.fair_floor_permille as f64 / 1000.0,
             file_config,
         )?;
+        let balancer = load_balance::Balancer::new(
+            Duration::from_millis(opts.balance_interval_ms),
+            doms.node.clone(),
+            nr_cpus,
+        );
+        match &balancer {
+            Some(b) => info!("load balancer: every {} ms across {} domains", b.every.as_millis(), doms.node.len()),
+            None if doms.node.len() > 1 => info!("load balancer: off (--balance-interval-ms 0)"),
+            None => info!("load balancer: not needed with one queue domain"),
+        }
         let bpf = Bpf { skel, doms };
         let records: Arc<dyn Records> = Arc::new(bpf.records()?);
         let reports = Reports::spawn()?;
-        let mut sched = Self { bpf, struct_ops: Some(struct_ops), cfg, exits, loads: 0, records, reports };
+        let mut sched =
+            Self { bpf, struct_ops: Some(struct_ops), cfg, exits, loads: 0, records, reports, balancer };
         sched.cfg.apply_config(&sched.bpf, config);
         Ok(sched)
     }
@@ -226,6 +242,9 @@ impl<'obj> Scheduler<'obj> {
             } else if last_control.elapsed() >= guarantee::PERIOD {
                 self.cfg.control_guarantees(&self.bpf, last_control.elapsed());
                 last_control = Instant::now();
+            }
+            if let Some(b) = self.balancer.as_mut().filter(|b| b.due()) {
+                b.run(&self.bpf);
             }
             if last_sync.elapsed() >= Duration::from_secs(1) {
                 self.cfg.sync_params(&self.bpf);

@@ -19,6 +19,7 @@ mod daemon;
 mod guarantee;
 mod guarantee_loop;
 mod limits;
+mod load_balance;
 mod maps;
 mod monitor;
 mod options;

@@ -11,7 +11,7 @@ use scx_utils::uei_exited;
 
 use crate::bpf_skel::BpfSkel;
 use crate::stats::{self, SchedulerStats};
-use crate::{bpf_intf, limits, topology};
+use crate::{bpf_intf, limits, load_balance, topology};
 
 /// Runs one of the BPF side's syscall programs (BPF_PROG_RUN) on `args`, which it reads and writes.
 /// `T` must be one of the bindgen structs of intf.h: plain old data, shared with the BPF side.
@@ -22,6 +22,14 @@ fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> 
     Ok(())
 }
 
+/// Every queue domain's load and every CPU's utilisation, brought to now (fdl_read_loads).
+fn read_loads(skel: &BpfSkel) -> Result<Box<bpf_intf::fdl_loads_args>> {
+    // SAFETY: plain old data, for which all zero is a valid value.
+    let mut args: Box<bpf_intf::fdl_loads_args> = Box::new(unsafe { std::mem::zeroed() });
+    run_syscall(&skel.progs.fdl_read_loads, args.as_mut()).context("running fdl_read_loads")?;
+    Ok(args)
+}
+
 /// The loaded BPF program: its maps and syscall programs, typed.
 pub struct Bpf<'obj> {
     pub skel: BpfSkel<'obj>,
@@ -30,6 +38,35 @@ pub struct Bpf<'obj> {
 }
 
 impl Bpf<'_> {
+    /// Every queue domain's load and every CPU's utilisation, brought to now.
+    pub fn read_loads(&self) -> Result<Box<bpf_intf::fdl_loads_args>> {
+        read_loads(&self.skel)
+    }
+
+    /// The load balancer's period on the BPF side: the candidates it records are of this one.
+    pub fn lb_gen(&self) -> u64 {
+        self.skel.maps.bss_data.as_ref().map_or(0, |b| b.fdl.lb.gen)
+    }
+
+    /// The balancer's moves for the period (none: a new period all the same).
+    pub fn set_moves(&self, moves: &[load_balance::Move]) -> Result<()> {
+        // SAFETY: plain old data, for which all zero is a valid value.
+        let mut args: bpf_intf::fdl_moves_args = unsafe { std::mem::zeroed() };
+        if moves.len() > args.moves.len() {
+            bail!("{} moves asked, at most {} at once", moves.len(), args.moves.len());
+        }
+        for (slot, m) in args.moves.iter_mut().zip(moves) {
+            slot.pid = m.pid;
+            slot.dom = m.to as u32;
+        }
+        args.nr_moves = moves.len() as u32;
+        run_syscall(&self.skel.progs.fdl_set_moves, &mut args).context("running fdl_set_moves")?;
+        match args.ret {
+            0 => Ok(()),
+            r => bail!("the BPF side refused the moves ({r}): a domain out of range"),
+        }
+    }
+
     /// Sets a cgroup's effective weight (0: back to its cpu.weight) through the BPF side.
     pub fn set_boost(&self, cgid: u64, weight: u32) -> Result<()> {
         let mut args = bpf_intf::fdl_boost_args { cgid, weight, ret: 0 };
@@ -184,6 +221,18 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         stats::by_domain(&per_cpu, &doms.cpu_dom, &doms.labels)
     };
     let (busy, all, online) = stats::domain_times(&doms.cpu_dom, &doms.labels);
+    // Tracked only where the balancer runs (several domains): otherwise none to show.
+    let tracked = skel.maps.rodata_data.as_ref().is_some_and(|r| r.tun.load_tracking != 0);
+    let loads = if tracked { read_loads(skel).ok() } else { None };
+    let per_dom = |f: &dyn Fn(&bpf_intf::fdl_dom_load) -> f64| -> std::collections::BTreeMap<String, f64> {
+        let Some(l) = &loads else { return Default::default() };
+        doms.labels.iter().zip(l.doms.iter()).map(|(label, d)| (label.clone(), f(d))).collect()
+    };
+    let scale = (1u64 << bpf_intf::fdl_lb_consts_FDL_PELT_SHIFT) as f64;
+    let util: std::collections::BTreeMap<String, f64> = loads.as_ref().map_or_else(Default::default, |l| {
+        let per_cpu: Vec<f64> = l.cpu_util[..(l.nr_cpus as usize).min(l.cpu_util.len())].iter().map(|&u| u as f64 / scale).collect();
+        stats::by_domain(&per_cpu, &doms.cpu_dom, &doms.labels)
+    });
     SchedulerStats {
         dispatched: stats::DISPATCH_PATHS.iter().zip(s.nr_dispatched).map(|(p, n)| (p.to_string(), n)).collect(),
         deadline_enqueued: s.nr_deadline_enqueued,
@@ -216,6 +265,12 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         domain_took_own: take(bpf_intf::fdl_dom_take_FDL_DOM_OWN),
         domain_took_steal: take(bpf_intf::fdl_dom_take_FDL_DOM_STEAL),
         domain_took_order: take(bpf_intf::fdl_dom_take_FDL_DOM_ORDER),
+        domain_load: per_dom(&|d| d.pelt.load_avg as f64),
+        domain_runnable: per_dom(&|d| d.pelt.runnable_avg as f64 / scale),
+        domain_util: util,
+        domain_moved_in: per_dom(&|d| d.nr_moved_in as f64).into_iter().map(|(k, v)| (k, v as u64)).collect(),
+        balancer_periods: load_balance::PERIODS.load(std::sync::atomic::Ordering::Relaxed),
+        balancer_moves: load_balance::MOVES.load(std::sync::atomic::Ordering::Relaxed),
         ..Default::default()
     }
 }

@@ -128,9 +128,11 @@ pub fn scheduler_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Du
 }
 
 /// The queue domains' line of --monitor (None with a single domain): each domain's load (its
-/// utilisation over the interval times its CPUs) and the tasks its CPUs took per second from their own domain, from another because their
-/// own had none (steal) and from another by the queue's order; then the largest deviation of a
-/// domain's load from their average, as a part of that average (reference §5's imbalance).
+/// utilisation over the interval times its CPUs), the tasks its CPUs took per second from their
+/// own domain, from another because their own had none (steal) and from another by the queue's
+/// order, its PELT load (what the balancer evens out) and the tasks moved in per second; then the
+/// balancer's moves per second and the largest deviation of a domain's load from their average,
+/// as a part of that average (reference §5's imbalance).
 pub fn domains_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Duration) -> Option<String> {
     if now.domain_busy_secs.len() < 2 {
         return None;
@@ -160,15 +162,18 @@ pub fn domains_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Dura
         .iter()
         .map(|(d, l)| {
             format!(
-                "{d} {l:.2} of {} CPUs, took/s {:.0} own {:.0} steal {:.0} order",
+                "{d} {l:.2} of {} CPUs, took/s {:.0} own {:.0} steal {:.0} order, load {:.0}, moved in/s {:.1}",
                 now.domain_cpus.get(*d).copied().unwrap_or(0),
                 rate(&now.domain_took_own, &before.domain_took_own, d),
                 rate(&now.domain_took_steal, &before.domain_took_steal, d),
-                rate(&now.domain_took_order, &before.domain_took_order, d)
+                rate(&now.domain_took_order, &before.domain_took_order, d),
+                now.domain_load.get(*d).copied().unwrap_or(0.0),
+                rate(&now.domain_moved_in, &before.domain_moved_in, d)
             )
         })
         .collect();
-    Some(format!("domains: {}; imbalance {:.1} %", parts.join("; "), imbalance * 100.0))
+    let moves = now.balancer_moves.saturating_sub(before.balancer_moves) as f64 / secs;
+    Some(format!("domains: {}; balancer moves/s {moves:.1}; imbalance {:.1} %", parts.join("; "), imbalance * 100.0))
 }
 
 /// Prints `--monitor`'s screen at each read of the statistics (stats_server::monitor): the
@@ -282,13 +287,16 @@ mod tests {
             domain_took_own: m(200, 100),
             domain_took_steal: m(0, 20),
             domain_took_order: m(2, 0),
+            domain_load: f(400.0, 210.4),
+            domain_moved_in: m(0, 3),
+            balancer_moves: 4,
             ..Default::default()
         };
         let line = domains_line(&now, &before, Duration::from_secs(2)).unwrap();
         // Loads 2.0 and 1.0 CPUs: average 1.5, each 0.5 (33.3 %) from it.
         assert_eq!(
             line,
-            "domains: llc0 2.00 of 2 CPUs, took/s 100 own 0 steal 1 order; llc1 1.00 of 2 CPUs, took/s 50 own 10 steal 0 order; imbalance 33.3 %"
+            "domains: llc0 2.00 of 2 CPUs, took/s 100 own 0 steal 1 order, load 400, moved in/s 0.0; llc1 1.00 of 2 CPUs, took/s 50 own 10 steal 0 order, load 210, moved in/s 1.5; balancer moves/s 2.0; imbalance 33.3 %"
         );
         let one = SchedulerStats { domain_busy_secs: [("llc0".to_string(), 1.0)].into(), ..Default::default() };
         assert_eq!(domains_line(&one, &one, Duration::from_secs(1)), None);

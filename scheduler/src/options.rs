@@ -208,6 +208,13 @@ pub struct Opts {
     #[arg(long)]
     pub flat_queues: bool,
 
+    /// Period of the load balancer, in milliseconds; 0: off. With several queue domains, it reads
+    /// each domain's PELT load and moves tasks between NUMA nodes when a node is more than 17 %
+    /// from the average, then between the LLCs of a node at 5 % (reference §5, as scx_rusty).
+    /// With one domain (or --flat-queues) there is nothing to balance and it does not run.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub balance_interval_ms: u64,
+
     /// Only on a kernel without ops.cgroup_set_bandwidth (before 6.17), where scx_fdl cannot
     /// enforce CPU limits (cpu.max): run anyway, the limited cgroups' tasks unlimited. Each
     /// limited cgroup is logged and counted (scx_fdl_cgroups_unenforced_cpu_max). Without it,

@@ -124,6 +124,12 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_domain_cpu", kind: Counter, scale: Microseconds, help: Scheduler("domain_cpu_secs") },
     Def { name: "scx_fdl_domain_cpus", kind: Gauge, scale: Count, help: Scheduler("domain_cpus") },
     Def { name: "scx_fdl_domain_took_tasks", kind: Counter, scale: Count, help: Text("Tasks a queue domain's CPUs took, with several domains, by where from: own (their own domain's queues), steal (another domain's, their own having none of that queue's work), order (another domain's whose first task was more than a slice ahead in the queue's virtual time)") },
+    Def { name: "scx_fdl_domain_load", kind: Gauge, scale: Count, help: Scheduler("domain_load") },
+    Def { name: "scx_fdl_domain_runnable", kind: Gauge, scale: Count, help: Scheduler("domain_runnable") },
+    Def { name: "scx_fdl_domain_util", kind: Gauge, scale: Count, help: Scheduler("domain_util") },
+    Def { name: "scx_fdl_domain_moved_in_tasks", kind: Counter, scale: Count, help: Scheduler("domain_moved_in") },
+    Def { name: "scx_fdl_balancer_periods", kind: Counter, scale: Count, help: Scheduler("balancer_periods") },
+    Def { name: "scx_fdl_balancer_moves", kind: Counter, scale: Count, help: Scheduler("balancer_moves") },
     Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: Scheduler("starvation_clamps") },
     Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: Scheduler("fair_misses") },
     Def { name: "scx_fdl_cgroups_untracked", kind: Counter, scale: Count, help: Scheduler("cgroups_untracked") },
@@ -333,6 +339,17 @@ impl Build<'_> {
                 self.counter("scx_fdl_domain_took_tasks", vec![("domain", d.clone()), ("from", from.into())], ep, *n);
             }
         }
+        for (name, m) in [("scx_fdl_domain_load", &s.domain_load), ("scx_fdl_domain_runnable", &s.domain_runnable), ("scx_fdl_domain_util", &s.domain_util)] {
+            for (d, v) in m {
+                self.gauge(name, vec![("domain", d.clone())], *v);
+            }
+        }
+        for (d, n) in &s.domain_moved_in {
+            self.counter("scx_fdl_domain_moved_in_tasks", vec![("domain", d.clone())], ep, *n);
+        }
+        // The balancer's totals are the process's, kept over reloads of the BPF side.
+        self.counter("scx_fdl_balancer_periods", vec![], (0, 0), s.balancer_periods);
+        self.counter("scx_fdl_balancer_moves", vec![], (0, 0), s.balancer_moves);
         self.counter("scx_fdl_starvation_clamps", vec![], ep, s.starvation_clamps);
         self.counter("scx_fdl_fair_deadline_misses", vec![], ep, s.fair_misses);
         self.counter("scx_fdl_cgroups_untracked", vec![], ep, s.cgroups_untracked);

@@ -129,6 +129,24 @@ pub struct SchedulerStats {
     #[stat(desc = "Per queue domain, with several: tasks its CPUs took from another domain whose first task was more than a slice ahead in the queue's virtual time (migrations that keep the queue's order across domains)")]
     #[serde(default)]
     pub domain_took_order: BTreeMap<String, u64>,
+    #[stat(desc = "Per queue domain: PELT load of the tasks runnable there (sched_ext weights: 100 is one nice-0 task always runnable), what the load balancer evens out")]
+    #[serde(default)]
+    pub domain_load: BTreeMap<String, f64>,
+    #[stat(desc = "Per queue domain: PELT average of its runnable tasks (1.0: one task always runnable)")]
+    #[serde(default)]
+    pub domain_runnable: BTreeMap<String, f64>,
+    #[stat(desc = "Per queue domain: PELT utilisation of its CPUs, summed (1.0: one CPU always busy)")]
+    #[serde(default)]
+    pub domain_util: BTreeMap<String, f64>,
+    #[stat(desc = "Per queue domain: tasks the load balancer moved there that then ran there")]
+    #[serde(default)]
+    pub domain_moved_in: BTreeMap<String, u64>,
+    #[stat(desc = "Load balancer periods run (none with one queue domain or --balance-interval-ms 0)")]
+    #[serde(default)]
+    pub balancer_periods: u64,
+    #[stat(desc = "Moves the load balancer asked for (a task runs in its new domain from its next enqueue)")]
+    #[serde(default)]
+    pub balancer_moves: u64,
     #[stat(desc = "Cgroups not tracked by the BPF side (deeper than 16 levels, or beyond its map): scheduled as their nearest tracked ancestor")]
     pub cgroups_untracked: u64,
     #[stat(desc = "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves")]

@@ -133,6 +133,11 @@ impl Domains {
         }
     }
 
+    /// The lowest CPU of domain `d` (where a task the balancer moves there is queued).
+    pub fn first_cpu(&self, d: usize) -> usize {
+        self.cpu_dom.iter().position(|&x| x == d).unwrap_or(0)
+    }
+
     /// One line for the log.
     pub fn summary(&self) -> String {
         if self.order.len() == 1 {

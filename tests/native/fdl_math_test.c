@@ -1,6 +1,7 @@
 // Native unit tests of scheduler/bpf/fdl_math.h: the same header the BPF program includes,
 // compiled as ordinary C. Build and run: tests/native/run.sh
 #include <stdio.h>
+#include <string.h>
 
 #include "fdl_math.h"
 
@@ -312,8 +313,99 @@ static void test_classifier_math(void)
 		 fdl_rate_milli(~0ULL, 1000000000ULL), FDL_RATE_MAX_COUNT * 1000);
 }
 
+/* PELT against the kernel's constants (reference §3): y^32 = 1/2, LOAD_AVG_MAX = 47742. */
+static void test_pelt(void)
+{
+	const u64 US = 1000, MS = 1000 * US;
+	struct fdl_pelt sa;
+	u64 m = 0, prev = 1, i, t;
+
+	/* y^32 = 1/2 (to the table's precision), y^64 = 1/4, gone after 63 half-lives. */
+	CHECK_EQ("y^32 halves", fdl_pelt_decay(1ULL << 20, 32), (1ULL << 19) - 1);
+	CHECK_EQ("y^64 quarters", fdl_pelt_decay(1ULL << 20, 64), (1ULL << 18) - 1);
+	CHECK_EQ("y^0 keeps (less one unit)", fdl_pelt_decay(1000, 0), 999);
+	CHECK_EQ("decayed away after 63 half-lives", fdl_pelt_decay(~0ULL, 32 * 63 + 1), 0);
+	CHECK_EQ("a big value decays without overflow", fdl_pelt_decay(~0ULL, 32) >> 62, 1);
+	/* The series max = max * y + 1024 settles at the kernel's LOAD_AVG_MAX. */
+	for (i = 0; i < 1000 && m != prev; i++) {
+		prev = m;
+		m = fdl_pelt_decay(m, 1) + FDL_PELT_PERIOD;
+	}
+	CHECK_EQ("1024 * sum y^p = LOAD_AVG_MAX", m, FDL_LOAD_AVG_MAX);
+	/* A stretch of one whole period that closed one period ago: 1024 * y, nothing between. */
+	CHECK_EQ("one period's segments: d1 decayed once",
+		 fdl_pelt_segments(1, FDL_PELT_PERIOD, 0), fdl_pelt_decay(FDL_PELT_PERIOD, 1));
+	{
+		/* y^3 * d1 + 1024 (y + y^2) + d3, the closed form within the fixed point's rounding */
+		u64 got = fdl_pelt_segments(3, 100, 7), want = fdl_pelt_decay(100, 3) +
+			  fdl_pelt_decay(1024, 1) + fdl_pelt_decay(1024, 2) + 7;
+
+		CHECK_EQ("three periods' segments: d1 y^3 + 1024 (y + y^2) + d3",
+			 got + 4 >= want && got <= want + 4, 1);
+	}
+
+	/*
+	 * Always running for a second: util and runnable near 1024 (a little above it: the closed
+	 * form of the segments rounds up, as the kernel's does), load near the weight.
+	 */
+	memset(&sa, 0, sizeof(sa));
+	fdl_pelt_update(&sa, 1, 1, 1, 1, 100);
+	for (t = 1; t <= 1000; t++)
+		fdl_pelt_update(&sa, 1 + t * MS, 1, 1, 1, 100);
+	CHECK_EQ("always running: util_avg ~ 1024", sa.util_avg >= 1000 && sa.util_avg <= 1030, 1);
+	CHECK_EQ("always running: runnable_avg ~ 1024", sa.runnable_avg >= 1000, 1);
+	CHECK_EQ("always runnable: load_avg ~ weight", sa.load_avg >= 97 && sa.load_avg <= 100, 1);
+	/* Blocked for 32 periods (32 x 1024 x 1024 ns): everything halves. */
+	fdl_pelt_update(&sa, 1 + 1000 * MS + 32 * 1024 * 1024, 0, 0, 0, 100);
+	CHECK_EQ("blocked one half-life: util halves", sa.util_avg >= 490 && sa.util_avg <= 515, 1);
+	CHECK_EQ("blocked one half-life: load halves", sa.load_avg >= 47 && sa.load_avg <= 51, 1);
+	/* Blocked for a minute: nothing left. */
+	fdl_pelt_update(&sa, 61000 * MS, 0, 0, 0, 100);
+	CHECK_EQ("blocked a minute: util 0", sa.util_avg, 0);
+	CHECK_EQ("blocked a minute: load 0", sa.load_avg, 0);
+
+	/* Runs 1 ms, sleeps 3 ms, for two seconds: util near a quarter, whatever the steps. */
+	memset(&sa, 0, sizeof(sa));
+	fdl_pelt_update(&sa, 1, 0, 0, 0, 100);
+	for (t = 0; t < 500; t++) {
+		fdl_pelt_update(&sa, 1 + (4 * t + 1) * MS, 1, 1, 1, 100);
+		fdl_pelt_update(&sa, 1 + (4 * t + 4) * MS, 0, 0, 0, 100);
+	}
+	CHECK_EQ("a quarter duty cycle: util ~ 256", sa.util_avg >= 236 && sa.util_avg <= 276, 1);
+	CHECK_EQ("a quarter duty cycle: load ~ weight / 4", sa.load_avg >= 22 && sa.load_avg <= 28, 1);
+
+	/* A domain's load sums its tasks' weights: two always runnable tasks of 100 and 300 -> 400. */
+	memset(&sa, 0, sizeof(sa));
+	fdl_pelt_update(&sa, 1, 400, 2, 0, 1);
+	for (t = 1; t <= 1000; t++)
+		fdl_pelt_update(&sa, 1 + t * MS, 400, 2, 0, 1);
+	CHECK_EQ("a domain of weights 100 + 300: load ~ 400", sa.load_avg >= 390 && sa.load_avg <= 400, 1);
+	CHECK_EQ("two tasks runnable: runnable ~ 2048", sa.runnable_avg >= 2000 && sa.runnable_avg <= 2060, 1);
+
+	/* One update over 100 ms accumulates as a hundred of 1 ms (within rounding). */
+	{
+		struct fdl_pelt a, b;
+
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		fdl_pelt_update(&a, MS, 1, 1, 1, 100);
+		fdl_pelt_update(&b, MS, 1, 1, 1, 100);
+		fdl_pelt_update(&a, 101 * MS, 1, 1, 1, 100);
+		for (t = 2; t <= 101; t++)
+			fdl_pelt_update(&b, t * MS, 1, 1, 1, 100);
+		CHECK_EQ("split updates agree within 0.5 %",
+			 a.util_sum * 1000 / b.util_sum >= 995 && a.util_sum * 1000 / b.util_sum <= 1005, 1);
+	}
+	/* A clock that went back is not a huge stretch. */
+	memset(&sa, 0, sizeof(sa));
+	fdl_pelt_update(&sa, 10 * MS, 1, 1, 1, 100);
+	fdl_pelt_update(&sa, 5 * MS, 1, 1, 1, 100);
+	CHECK_EQ("clock went back: nothing accumulated", sa.util_sum, 0);
+}
+
 int main(void)
 {
+	test_pelt();
 	test_classifier_math();
 	test_budget_scale();
 	test_bandwidth();

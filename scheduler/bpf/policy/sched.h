@@ -13,6 +13,7 @@
 #include "fair.h"
 #include "preempt.h"
 #include "bandwidth.h"
+#include "load.h"
 
 static __always_inline void fdl_count_dispatch(u32 path)
 {
@@ -363,11 +364,12 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		sibling = -1;
 	/*
 	 * In the domain of the CPU it was placed for (kicked now, or timed to be preempted below):
-	 * that CPU's dispatcher looks there first.
+	 * that CPU's dispatcher looks there first; else in the domain the balancer moves it to.
 	 */
 	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags,
 			 victim >= 0 ? victim : sibling >= 0 ? sibling : cpu >= 0 ? cpu :
-			 later >= 0 ? later : cross);
+			 later >= 0 ? later : cross >= 0 ? cross :
+			 tun.load_tracking ? fdl_lb_cpu(p, t, p->pid) : -1);
 	if (own == FDL_DSQ_FAIR)
 		stat_inc(nr_fair_enqueued);
 	else

@@ -64,6 +64,16 @@ struct fdl_state {
 	 * tasks' averages of voluntary switches, milli per second, as their windows close.
 	 */
 	u64 nvcsw_thresh;
+	/*
+	 * The load balancer's moves for this period (policy/load.h; fdl_set_moves writes them), and
+	 * the period's generation: a task looks at the moves once per generation.
+	 */
+	struct {
+		u64 gen;
+		u32 nr_moves;
+		u32 __pad;
+		struct fdl_lb_move moves[FDL_LB_MAX_MOVES];
+	} lb;
 	struct fdl_counters counters;
 };
 
@@ -91,6 +101,14 @@ struct fdl_task {
 	u32 nvcsw_windows;	/* 1 once a window has closed */
 	u32 interactive;	/* woke with the interactive credit */
 	u32 __pad_interactive;
+	/* Load tracking and balancing (policy/load.h): */
+	struct fdl_pelt pelt;	/* its own PELT (load_avg: weight x runnable) */
+	u32 load_dom;		/* the domain whose sums hold it while runnable, plus one (0: none) */
+	u32 load_weight;	/* the weight added there */
+	u32 lb_dom;		/* the domain the balancer moves it to, plus one (0: none) */
+	u32 __pad_lb;
+	u64 lb_seen_gen;	/* the balancer period whose moves it looked at */
+	u64 lb_rec_gen;		/* the balancer period it was recorded a candidate in, plus one */
 };
 
 #ifdef FDL_NATIVE

@@ -1,0 +1,355 @@
+//! The load balancer (issue 13; reference §5, after scx_rusty): once a period it reads every
+//! queue domain's PELT load and the tasks each domain ran in the period (the BPF side's
+//! fdl_read_loads), and asks the BPF side to move a few of them (fdl_set_moves).
+//!
+//! Two passes, as scx_rusty: first across NUMA nodes, when a node's load is more than 17 % of the
+//! average away from it; then across the LLCs of each node, at 5 %. Between the most and the
+//! least loaded of a level, the task whose load is closest to half the smaller of the two
+//! imbalances moves, and only if the total imbalance drops; then again, up to FDL_LB_MAX_MOVES.
+//! Loads are in sched_ext weights (100: one nice-0 task always runnable). A task whose weight is
+//! more than one CPU could serve (an infeasible weight: reference §5) counts at the clamped
+//! weight, so that it does not make its domain look heavier than a CPU can make it.
+//!
+//! The BPF side does the rest: a task asked to move is queued in its new domain at its next
+//! enqueue, and its wake-up looks for an idle CPU there first. An idle CPU still takes work from
+//! any domain (env.h's env_dom_take): the balancer is for where work waits, not for whether it runs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use log::{debug, warn};
+
+use crate::bpf_intf;
+use crate::maps::Bpf;
+
+/// Across NUMA nodes, a node's imbalance above this part of the average load triggers a move.
+pub const NODE_THRESHOLD: f64 = 0.17;
+/// Across the LLCs of one node, likewise.
+pub const DOM_THRESHOLD: f64 = 0.05;
+
+/// A task a domain ran in the period, with its PELT load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub pid: i32,
+    pub weight: u32,
+    pub load: f64,
+}
+
+/// A queue domain as the balancer sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomLoad {
+    pub node: usize,
+    pub load: f64,
+    pub candidates: Vec<Candidate>,
+}
+
+/// One move: task `pid` (of load `load`) from domain `from` to domain `to`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Move {
+    pub pid: i32,
+    pub from: usize,
+    pub to: usize,
+    pub load: f64,
+}
+
+/// The infeasible-weights clamp (Chandra et al., OSDI 2000; reference §5). Tasks of weights w_i
+/// and duty cycles d_i (runnable part, 0..1) on `cpus` CPUs: no task can use more than one CPU,
+/// so while the largest weight exceeds its share, w_max >= L / P with L = sum w_i d_i, the
+/// largest weights are clamped to
+///
+///     lambda = (L - sum of the clamped w_i d_i) / (P - sum of the clamped d_i)
+///
+/// until lambda >= the next weight. Returns lambda, or None when every weight is feasible.
+pub fn infeasible_lambda(tasks: &[(f64, f64)], cpus: f64) -> Option<f64> {
+    let mut sorted: Vec<(f64, f64)> = tasks.iter().copied().filter(|&(w, d)| w > 0.0 && d > 0.0).collect();
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let total: f64 = sorted.iter().map(|(w, d)| w * d).sum();
+    let (mut clamped_load, mut clamped_duty, mut lambda) = (0.0, 0.0, None);
+    for (i, &(w, d)) in sorted.iter().enumerate() {
+        let left = cpus - clamped_duty;
+        if left <= 0.0 {
+            break;
+        }
+        let share = (total - clamped_load) / left;
+        if w <= share {
+            break;
+        }
+        clamped_load += w * d;
+        clamped_duty += d;
+        let l = (total - clamped_load) / (cpus - clamped_duty).max(f64::MIN_POSITIVE);
+        // Clamped down to lambda, but only while the next weight is above it.
+        let next = sorted.get(i + 1).map_or(0.0, |n| n.0);
+        lambda = Some(l.max(next));
+        if l >= next {
+            break;
+        }
+    }
+    lambda
+}
+
+/// Applies the clamp to the candidates and to their domains' loads: a candidate of infeasible
+/// weight counts at lambda x its duty cycle (its load / its weight). Only the candidates are
+/// known by weight, so a domain's other tasks stay as measured.
+pub fn clamp_infeasible(doms: &mut [DomLoad], cpus: usize) {
+    let tasks: Vec<(f64, f64)> = doms
+        .iter()
+        .flat_map(|d| d.candidates.iter())
+        .map(|c| (c.weight as f64, if c.weight > 0 { (c.load / c.weight as f64).min(1.0) } else { 0.0 }))
+        .collect();
+    let Some(lambda) = infeasible_lambda(&tasks, cpus as f64) else { return };
+    for d in doms.iter_mut() {
+        for c in d.candidates.iter_mut() {
+            let w = c.weight as f64;
+            if w > lambda && w > 0.0 {
+                let clamped = c.load * lambda / w;
+                d.load = (d.load - (c.load - clamped)).max(0.0);
+                c.load = clamped;
+            }
+        }
+    }
+}
+
+/// One level's pass: groups (nodes, or one node's domains) of domain indices; moves from the
+/// most to the least loaded group while one is beyond `threshold` of the average and a move
+/// lowers the total imbalance. Domain loads are updated as moves are planned.
+fn balance_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold: f64, moves: &mut Vec<Move>, max: usize) {
+    if groups.len() < 2 {
+        return;
+    }
+    let load = |doms: &[DomLoad], g: &[usize]| g.iter().map(|&d| doms[d].load).sum::<f64>();
+    while moves.len() < max {
+        let loads: Vec<f64> = groups.iter().map(|g| load(doms, g)).collect();
+        let avg = loads.iter().sum::<f64>() / groups.len() as f64;
+        if avg <= 0.0 {
+            return;
+        }
+        let (push, &push_load) = loads.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
+        let (pull, &pull_load) = loads.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).unwrap();
+        let (push_imb, pull_imb) = (push_load - avg, avg - pull_load);
+        if push_imb <= threshold * avg || pull_imb <= threshold * avg {
+            return;
+        }
+        let target = push_imb.min(pull_imb) / 2.0;
+        // The candidate of the push group closest to the target, from any of its domains.
+        let best = groups[push]
+            .iter()
+            .flat_map(|&d| doms[d].candidates.iter().enumerate().map(move |(i, c)| (d, i, c.load)))
+            .filter(|&(_, _, l)| l > 0.0)
+            .min_by(|a, b| (a.2 - target).abs().total_cmp(&(b.2 - target).abs()));
+        let Some((from, i, x)) = best else { return };
+        let before = push_imb + pull_imb;
+        let after = (push_load - x - avg).abs() + (pull_load + x - avg).abs();
+        if after >= before {
+            return;
+        }
+        // Into the least loaded domain of the pull group.
+        let to = *groups[pull].iter().min_by(|&&a, &&b| doms[a].load.total_cmp(&doms[b].load)).unwrap();
+        let c = doms[from].candidates.remove(i);
+        doms[from].load -= x;
+        doms[to].load += x;
+        moves.push(Move { pid: c.pid, from, to, load: x });
+    }
+}
+
+/// The period's moves: across nodes first, then across the domains of each node.
+pub fn plan(doms: &mut [DomLoad], max: usize) -> Vec<Move> {
+    let mut moves = Vec::new();
+    let mut nodes: Vec<usize> = doms.iter().map(|d| d.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let by_node: Vec<Vec<usize>> =
+        nodes.iter().map(|&n| (0..doms.len()).filter(|&d| doms[d].node == n).collect()).collect();
+    balance_level(doms, &by_node, NODE_THRESHOLD, &mut moves, max);
+    for node in &by_node {
+        let groups: Vec<Vec<usize>> = node.iter().map(|&d| vec![d]).collect();
+        balance_level(doms, &groups, DOM_THRESHOLD, &mut moves, max);
+    }
+    moves
+}
+
+/// Balancer periods run and moves asked, for the statistics (read with the BPF side's counters).
+pub static PERIODS: AtomicU64 = AtomicU64::new(0);
+pub static MOVES: AtomicU64 = AtomicU64::new(0);
+
+/// The balancer's state between periods.
+pub struct Balancer {
+    pub every: Duration,
+    last: Instant,
+    nodes: Vec<usize>,
+    nr_cpus: usize,
+}
+
+impl Balancer {
+    /// Whether there is a balancer (and load tracking on the BPF side): several domains, and a
+    /// period.
+    pub fn wanted(every_ms: u64, nr_doms: usize) -> bool {
+        nr_doms > 1 && every_ms > 0
+    }
+
+    /// A balancer for `nodes` (each domain's NUMA node); None unless wanted.
+    pub fn new(every: Duration, nodes: Vec<usize>, nr_cpus: usize) -> Option<Self> {
+        Self::wanted(every.as_millis() as u64, nodes.len()).then(|| Self {
+            every,
+            last: Instant::now(),
+            nodes,
+            nr_cpus,
+        })
+    }
+
+    pub fn due(&self) -> bool {
+        self.last.elapsed() >= self.every
+    }
+
+    /// The domains as the balancer sees them, from the BPF side's figures (candidates of the
+    /// current period only: a domain that ran nothing since has none).
+    pub fn view(&self, loads: &bpf_intf::fdl_loads_args, gen: u64) -> Vec<DomLoad> {
+        (0..(loads.nr_doms as usize).min(self.nodes.len()))
+            .map(|d| {
+                let l = &loads.doms[d];
+                let n = if l.lb_gen == gen { (l.nr_active as usize).min(l.active.len()) } else { 0 };
+                DomLoad {
+                    node: self.nodes[d],
+                    load: l.pelt.load_avg as f64,
+                    candidates: l.active[..n]
+                        .iter()
+                        .filter(|c| c.pid > 0)
+                        .map(|c| Candidate { pid: c.pid, weight: c.weight, load: c.load_avg as f64 })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// One period: read, plan, ask.
+    pub fn run(&mut self, bpf: &Bpf) {
+        self.last = Instant::now();
+        let gen = bpf.lb_gen();
+        let loads = match bpf.read_loads() {
+            Ok(l) => l,
+            Err(e) => {
+                warn!("load balancer: {e:#}");
+                return;
+            }
+        };
+        let mut doms = self.view(&loads, gen);
+        clamp_infeasible(&mut doms, self.nr_cpus);
+        let moves = plan(&mut doms, bpf_intf::fdl_lb_consts_FDL_LB_MAX_MOVES as usize);
+        for m in &moves {
+            debug!("load balancer: pid {} ({:.0}) from domain {} to {}", m.pid, m.load, m.from, m.to);
+        }
+        // Every period, moves or none: the generation also starts the next period's candidates.
+        match bpf.set_moves(&moves) {
+            Ok(()) => {
+                PERIODS.fetch_add(1, Ordering::Relaxed);
+                MOVES.fetch_add(moves.len() as u64, Ordering::Relaxed);
+            }
+            Err(e) => warn!("load balancer: {e:#}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dom(node: usize, load: f64, cands: &[(i32, f64)]) -> DomLoad {
+        DomLoad {
+            node,
+            load,
+            candidates: cands.iter().map(|&(pid, load)| Candidate { pid, weight: 100, load }).collect(),
+        }
+    }
+
+    #[test]
+    fn balanced_domains_move_nothing() {
+        let mut d = vec![dom(0, 200.0, &[(1, 100.0), (2, 100.0)]), dom(0, 204.0, &[(3, 100.0)])];
+        assert!(plan(&mut d, 16).is_empty(), "2 % apart is within the 5 % threshold");
+    }
+
+    #[test]
+    fn four_hogs_on_one_llc_spread_to_two_each() {
+        let hogs: Vec<(i32, f64)> = (1..=4).map(|p| (p, 100.0)).collect();
+        let mut d = vec![dom(0, 400.0, &hogs), dom(0, 0.0, &[])];
+        let m = plan(&mut d, 16);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m.iter().all(|m| m.from == 0 && m.to == 1));
+        assert_eq!((d[0].load, d[1].load), (200.0, 200.0));
+    }
+
+    #[test]
+    fn a_move_that_does_not_lower_the_imbalance_is_not_made() {
+        // 300 against 100: moving the only task (300) would make it 0 against 400.
+        let mut d = vec![dom(0, 300.0, &[(1, 300.0)]), dom(0, 100.0, &[(2, 100.0)])];
+        assert!(plan(&mut d, 16).is_empty());
+    }
+
+    #[test]
+    fn the_task_closest_to_half_the_imbalance_moves() {
+        // 600 against 200: imbalances 200 and 200, target 100: the 90 task, not the 400 or 30.
+        let mut d = vec![dom(0, 600.0, &[(1, 400.0), (2, 90.0), (3, 30.0)]), dom(0, 200.0, &[])];
+        let m = plan(&mut d, 1);
+        assert_eq!(m[0].pid, 2, "{m:?}");
+    }
+
+    #[test]
+    fn nodes_first_at_17_percent_then_llcs_at_5() {
+        // Node 0 (domains 0, 1) holds 800, node 1 (2, 3) 0: node pass moves half across, into
+        // node 1's least loaded domain each time, then each node's LLCs are evened out.
+        let hogs: Vec<(i32, f64)> = (1..=8).map(|p| (p, 100.0)).collect();
+        let mut d = vec![dom(0, 800.0, &hogs), dom(0, 0.0, &[]), dom(1, 0.0, &[]), dom(1, 0.0, &[])];
+        let m = plan(&mut d, 16);
+        let loads: Vec<f64> = d.iter().map(|d| d.load).collect();
+        assert_eq!(loads, vec![200.0, 200.0, 200.0, 200.0], "{m:?}");
+        // The node pass moved four tasks across nodes before any move within a node.
+        assert!(m[..4].iter().all(|m| m.to >= 2), "{m:?}");
+    }
+
+    #[test]
+    fn a_node_imbalance_below_17_percent_is_left() {
+        // Nodes 500 and 400: 11 % from the average of 450; within node 0, 300 and 200 are not.
+        let mut d = vec![
+            dom(0, 300.0, &[(1, 100.0), (2, 100.0), (3, 100.0)]),
+            dom(0, 200.0, &[(4, 100.0), (5, 100.0)]),
+            dom(1, 200.0, &[(6, 100.0), (7, 100.0)]),
+            dom(1, 200.0, &[(8, 100.0), (9, 100.0)]),
+        ];
+        let m = plan(&mut d, 16);
+        assert!(m.iter().all(|m| d[m.from].node == d[m.to].node), "no move across nodes: {m:?}");
+        assert!(m.is_empty(), "300 / 200: moving a 100 task only swaps the imbalance: {m:?}");
+    }
+
+    #[test]
+    fn at_most_the_moves_asked() {
+        let hogs: Vec<(i32, f64)> = (1..=40).map(|p| (p, 10.0)).collect();
+        let mut d = vec![dom(0, 400.0, &hogs), dom(0, 0.0, &[])];
+        assert_eq!(plan(&mut d, 16).len(), 16);
+    }
+
+    #[test]
+    fn infeasible_weights_are_clamped() {
+        // Two CPUs: one task of weight 10000 and two of 100, all always runnable. The big one can
+        // use one CPU at most: lambda = (L - 10000) / (2 - 1) = 200, and 200 >= 100 ends it.
+        let tasks = [(10000.0, 1.0), (100.0, 1.0), (100.0, 1.0)];
+        assert_eq!(infeasible_lambda(&tasks, 2.0), Some(200.0));
+        // Feasible: three equal weights on two CPUs.
+        assert_eq!(infeasible_lambda(&[(100.0, 1.0); 3], 2.0), None);
+        // Two heavy on three CPUs beside one light: both clamped; lambda down to the light's.
+        let l = infeasible_lambda(&[(5000.0, 1.0), (5000.0, 1.0), (100.0, 1.0)], 3.0).unwrap();
+        assert_eq!(l, 100.0);
+    }
+
+    #[test]
+    fn a_clamped_candidate_lightens_its_domain() {
+        let mut d = vec![
+            DomLoad { node: 0, load: 10100.0, candidates: vec![
+                Candidate { pid: 1, weight: 10000, load: 10000.0 },
+                Candidate { pid: 2, weight: 100, load: 100.0 },
+            ] },
+            DomLoad { node: 0, load: 100.0, candidates: vec![Candidate { pid: 3, weight: 100, load: 100.0 }] },
+        ];
+        clamp_infeasible(&mut d, 2);
+        assert_eq!(d[0].candidates[0].load, 200.0);
+        assert_eq!(d[0].load, 300.0);
+        assert_eq!(d[1].load, 100.0);
+    }
+}
