@@ -24,7 +24,8 @@ attach() {
             "$1" > /tmp/peer.log 2>&1 &
             pid=$!
             i=0
-            while ! scx_ops | grep -q . && [ $i -lt 1800 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+            # Until enabled, not until named: at 8 vCPUs a peer is named well before it is enabled.
+            while [ "$(scx_state)" != enabled ] && [ $i -lt 1800 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
             ;;
     esac
     [ "$(scx_state)" = enabled ]
@@ -46,7 +47,11 @@ hb_runs() {
 }
 hb_runs eevdf
 for s in "$@"; do
-    attach "$s" && hb_runs "$s"
+    if attach "$s"; then
+        hb_runs "$s"
+    else
+        echo "FDL-COST-FAIL $s did not attach for the hackbench runs: $(tail -2 /tmp/peer.log 2>/dev/null | tr '\n' ' ')"
+    fi
     detach
 done
 

@@ -25,8 +25,6 @@
  *	env_task_allowed(p, cpu)          p may run on cpu
  *	env_set_slice(p, slice)           p's remaining slice
  *	env_random()                      a pseudo-random u32
- *	env_dom_ctx(dom)                  a queue domain's load record (struct fdl_dom_ctx), or NULL
- *	env_dom_lock(dc), env_dom_unlock(dc)   its lock (nothing but arithmetic may run under it)
  *	env_arm_timer(cpu, delay_ns)      kick cpu (preempt) after delay_ns
  *	env_hold(p, slice, flags)         put p in the hold queue (throttled: FDL_DSQ_HOLD)
  *	env_arm_hold(delay_ns)            run the hold queue's release pass after delay_ns
@@ -73,9 +71,7 @@ struct fdl_cpu {
 	u64 run_start;		/* since when fdl_cpu_burst's burst_ns holds, ns */
 	u64 burst_ns;		/* the CPU time its task had run since it last woke, by run_start */
 	u64 vtime;		/* its task's vtime when it started or kept the CPU (queue cont's clock) */
-	struct fdl_pelt util;	/* PELT of its busy time (util: running), written by this CPU only */
-	u32 util_running;	/* a task runs on it now (util accumulates as busy) */
-	u32 __pad_util;
+	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */
 };
 
 /*
@@ -133,18 +129,6 @@ struct {
 	__type(value, struct fdl_cpu);
 } cpu_ctxs SEC(".maps");
 
-/* A queue domain's load (policy/load.h), written by its CPUs and by wakers under its lock. */
-struct fdl_dom_ctx {
-	struct bpf_spin_lock lock;
-	struct fdl_dom_load load;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FDL_MAX_DOMS);
-	__type(key, u32);
-	__type(value, struct fdl_dom_ctx);
-} dom_ctxs SEC(".maps");
 
 /* Frequent events, counted per CPU (see struct fdl_cpu_stats) and summed by the loader. */
 struct {
@@ -235,21 +219,6 @@ static __always_inline u32 env_dom_order(u32 dom, u32 k)
 	return tun.dom_order[dom & (FDL_MAX_DOMS - 1)][k & (FDL_MAX_DOMS - 1)] & (FDL_MAX_DOMS - 1);
 }
 
-static __always_inline struct fdl_dom_ctx *env_dom_ctx(u32 dom)
-{
-	return bpf_map_lookup_elem(&dom_ctxs, &dom);
-}
-
-static __always_inline void env_dom_lock(struct fdl_dom_ctx *dc)
-{
-	bpf_spin_lock(&dc->lock);
-}
-
-static __always_inline void env_dom_unlock(struct fdl_dom_ctx *dc)
-{
-	bpf_spin_unlock(&dc->lock);
-}
-
 /* Queue domains (at least one: a loader that wrote no tables has one). */
 static __always_inline u32 env_nr_doms(void)
 {
@@ -285,32 +254,15 @@ static __always_inline bool env_dsq_head_vtime(u64 id, u64 *vtime)
 }
 
 /*
- * With load tracking (policy/load.h), whether domain other holds more runnable weight than own
- * now: work is taken across domains by the queue's order only from a heavier domain, so that the
- * order does not carry tasks back and forth between evenly loaded domains (nor undo the
- * balancer's moves). Read without the domains' locks: a stale figure costs one take.
- */
-static __always_inline bool env_dom_heavier(u32 other, u32 own)
-{
-	struct fdl_dom_ctx *o, *m;
-
-	if (!tun.load_tracking)
-		return true;
-	o = env_dom_ctx(other);
-	m = env_dom_ctx(own);
-	return o && m && o->load.weight_sum > m->load.weight_sum;
-}
-
-/*
  * A random other of the n domains whose head in queue dsq is more than a slice of vtime ahead of
- * domain own's (and, with load tracking, that is the heavier: env_dom_heavier), or -1.
+ * domain own's, or -1.
  */
 static __always_inline s32 env_dom_ahead(u64 dsq, u32 own, u32 n)
 {
 	u32 other = env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
 	u64 own_v, other_v;
 
-	if (env_dom_heavier(other, own) && env_dsq_head_vtime(fdl_dom_dsq(dsq, own), &own_v) &&
+	if (env_dsq_head_vtime(fdl_dom_dsq(dsq, own), &own_v) &&
 	    env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
 	    fdl_time_before(other_v + tun.slice_ns, own_v))
 		return other;

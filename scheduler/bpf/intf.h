@@ -294,11 +294,12 @@ struct fdl_pelt {
 
 enum fdl_lb_consts {
 	FDL_PELT_SHIFT		= 10,	/* runnable_avg, util_avg: 1 << 10 is one task, one CPU */
-	FDL_LB_ACTIVE		= 16,	/* tasks each domain remembers as candidates to move */
+	FDL_LB_ACTIVE		= 8,	/* tasks each CPU remembers as candidates to move, per period */
+	FDL_LB_DOM_ACTIVE	= 32,	/* candidates fdl_read_loads gives per domain */
 	FDL_LB_MAX_MOVES	= 16,	/* moves the balancer asks for at once */
 };
 
-/* A task that was runnable in a domain since the balancer's last period: a candidate to move. */
+/* A task that ran in a domain since the balancer's last period: a candidate to move. */
 struct fdl_lb_task {
 	s32 pid;
 	u32 weight;
@@ -306,18 +307,35 @@ struct fdl_lb_task {
 };
 
 /*
- * A queue domain's load (policy/load.h): PELT over the summed weight and count of the tasks
- * runnable there (a task counts in the domain it last waited or ran in), the tasks recorded as
- * candidates, and the moves that took effect.
+ * One CPU's load (policy/load.h): PELT over the summed weights and count of the tasks runnable on
+ * it (a task counts on the CPU it woke for, then on the CPU it runs on) and over its busy time.
+ * Written under the CPU's run-queue lock, which every callback about a task on it holds; a task
+ * that leaves it for another CPU is taken out through removed_* (atomics), folded in at its next
+ * update.
  */
-struct fdl_dom_load {
-	struct fdl_pelt pelt;	/* load, runnable (util is the CPUs', fdl_loads_args.cpu_util) */
-	u64 weight_sum;		/* weights of the tasks runnable in it now */
-	u64 nr_runnable;	/* tasks runnable in it now */
+struct fdl_cpu_load {
+	struct fdl_pelt pelt;	/* load: weights; runnable: tasks; util: busy */
+	u64 weight_sum;		/* weights of the tasks runnable on it now */
+	u64 nr_runnable;	/* tasks runnable on it now */
+	u64 removed_weight;	/* taken out by other CPUs, not folded in yet */
+	u64 removed_nr;
+	u32 running;		/* a task runs on it: util accumulates */
+	u32 __pad;
 	u64 lb_gen;		/* the balancer period its candidates are of */
-	u64 nr_active;		/* candidates recorded in that period (the ring holds the last 16) */
-	u64 nr_moved_in;	/* tasks the balancer moved here that then ran here */
+	u64 nr_active;		/* candidates recorded in that period (the ring holds the last 8) */
+	u64 nr_moved_in;	/* tasks the balancer moved to its domain that then ran here */
 	struct fdl_lb_task active[FDL_LB_ACTIVE];
+};
+
+/* A queue domain's load, summed over its CPUs by fdl_read_loads. */
+struct fdl_dom_load {
+	struct fdl_pelt pelt;	/* the averages only: load, runnable, util of its CPUs, summed */
+	u64 weight_sum;
+	u64 nr_runnable;
+	u64 lb_gen;		/* the balancer period its candidates are of */
+	u64 nr_active;		/* candidates below */
+	u64 nr_moved_in;
+	struct fdl_lb_task active[FDL_LB_DOM_ACTIVE];
 };
 
 /* fdl_read_loads (BPF_PROG_RUN): every domain's load and every CPU's utilisation, brought to now. */

@@ -227,7 +227,7 @@ void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 	fdl_on_runnable(t, p->scx.weight, enq_flags & FDL_ENQ_WAKEUP);
 	if (tun.load_tracking)
-		fdl_load_runnable(t, env_dom(scx_bpf_task_cpu(p)), scx_bpf_now());
+		fdl_load_runnable(t, scx_bpf_task_cpu(p), scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)
@@ -238,7 +238,7 @@ void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)
 		return;
 	fdl_on_quiescent(t);
 	if (tun.load_tracking)
-		fdl_load_quiescent(t, scx_bpf_now());
+		fdl_load_quiescent(t, scx_bpf_task_cpu(p), scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_running, struct task_struct *p)
@@ -316,7 +316,7 @@ void BPF_STRUCT_OPS(fdl_exit_task, struct task_struct *p, struct scx_exit_task_a
 	if (t) {
 		fdl_on_quiescent(t);
 		if (tun.load_tracking)
-			fdl_load_quiescent(t, scx_bpf_now());
+			fdl_load_quiescent(t, scx_bpf_task_cpu(p), scx_bpf_now());
 	}
 }
 
@@ -480,44 +480,51 @@ int fdl_set_buffer(struct fdl_buffer_args *args)
 }
 
 /*
- * The load balancer (scheduler/src/load_balance.rs) reads every domain's load and every CPU's
- * utilisation, brought to now. A domain's record is copied under its lock; a CPU's util is read
- * without one (its own CPU writes it): a torn read costs one sample, not a decision's safety.
+ * The load balancer (scheduler/src/load_balance.rs) reads every domain's load, its CPUs' summed
+ * (fdl_cpu_load_view), with the candidates they recorded in the current period, and every CPU's
+ * utilisation, all brought to now.
  */
 SEC("syscall")
 int fdl_read_loads(struct fdl_loads_args *args)
 {
-	struct fdl_dom_ctx *dc;
+	u64 now = scx_bpf_now(), gen = fdl.lb.gen, w, n, k, m;
+	struct fdl_cpu_load *cl;
+	struct fdl_dom_load *dl;
+	struct fdl_pelt pelt;
 	struct fdl_cpu *cc;
-	struct fdl_pelt util;
-	u64 now = scx_bpf_now();
-	u32 d, cpu, zero = 0;
+	u32 d, cpu, i, zero = 0;
 
 	args->now_ns = now;
 	args->nr_doms = env_nr_doms();
 	args->nr_cpus = tun.nr_cpus;
-	bpf_for(d, 0, FDL_MAX_DOMS) {
-		if (d >= env_nr_doms())
-			break;
-		dc = env_dom_ctx(d);
-		if (!dc)
-			continue;
-		bpf_spin_lock(&dc->lock);
-		args->doms[d] = dc->load;
-		bpf_spin_unlock(&dc->lock);
-		fdl_dom_pelt(&args->doms[d], now);
-		fdl_pelt_avg(&args->doms[d].pelt, 1);
-	}
 	bpf_for(cpu, 0, FDL_MAX_CPUS) {
 		if (cpu >= tun.nr_cpus)
 			break;
 		cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
 		if (!cc)
 			continue;
-		util = cc->util;
-		fdl_pelt_accumulate(&util, now, 0, 0, cc->util_running);
-		fdl_pelt_avg(&util, 1);
-		args->cpu_util[cpu] = util.util_avg;
+		cl = &cc->load;
+		fdl_cpu_load_view(cl, &pelt, &w, &n, now);
+		args->cpu_util[cpu] = pelt.util_avg;
+		d = env_dom(cpu) & (FDL_MAX_DOMS - 1);
+		dl = &args->doms[d];
+		dl->pelt.load_avg += pelt.load_avg;
+		dl->pelt.runnable_avg += pelt.runnable_avg;
+		dl->pelt.util_avg += pelt.util_avg;
+		dl->weight_sum += w;
+		dl->nr_runnable += n;
+		dl->nr_moved_in += cl->nr_moved_in;
+		dl->lb_gen = gen;
+		if (cl->lb_gen != gen)
+			continue;
+		k = cl->nr_active;
+		bpf_for(i, 0, FDL_LB_ACTIVE) {
+			m = dl->nr_active;
+			if (i >= k || m >= FDL_LB_DOM_ACTIVE)
+				break;
+			dl->active[m & (FDL_LB_DOM_ACTIVE - 1)] = cl->active[i];
+			dl->nr_active = m + 1;
+		}
 	}
 	return 0;
 }

@@ -26,13 +26,6 @@
 #define FAKE_CGROUPS	64
 #define FAKE_QLEN	64
 #define FAKE_DSQS	8
-#define FAKE_DOMS	4
-
-/* A queue domain's load record (env.h's, with a lock the tests check is released). */
-struct fdl_dom_ctx {
-	int locked;
-	struct fdl_dom_load load;
-};
 
 /* A task as the fake kernel sees it. */
 struct task_struct {
@@ -67,7 +60,6 @@ struct fake_env {
 	u64 hold_at;
 	u32 rnd;
 	struct fdl_scan scan;
-	struct fdl_dom_ctx dom[FAKE_DOMS];
 	u32 nr_doms;			/* 0: one */
 	/*
 	 * An interleaving: when mb_hook_at barriers have passed (counted from 1), env_mb() calls
@@ -120,21 +112,6 @@ static inline u32 env_nr_doms(void)
 	return env.nr_doms ?: 1;
 }
 
-static inline struct fdl_dom_ctx *env_dom_ctx(u32 dom)
-{
-	return dom < env_nr_doms() && dom < FAKE_DOMS ? &env.dom[dom] : NULL;
-}
-
-static inline void env_dom_lock(struct fdl_dom_ctx *dc)
-{
-	if (dc->locked++)
-		fprintf(stderr, "fake_env: domain lock taken twice\n");
-}
-
-static inline void env_dom_unlock(struct fdl_dom_ctx *dc)
-{
-	dc->locked--;
-}
 
 /* The queue with this id, created on first use. */
 static inline struct fake_dsq *fake_dsq(u64 id)

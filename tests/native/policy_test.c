@@ -2464,24 +2464,24 @@ static void test_weight_and_boost_writers_race(void)
 }
 
 /*
- * Load tracking (policy/load.h): a task counts in the domain it woke for, moves with it to the
- * domain it runs in, and leaves when it sleeps; each domain records its period's candidates once;
- * a balancer move is taken at the next enqueue and counted when it arrives; a bad request
- * changes nothing; every domain lock is released.
+ * Load tracking (policy/load.h): a task counts on the CPU it woke for, moves with the CPU it runs
+ * on (its old CPU's sums through the removed counters, folded in there later), and leaves when it
+ * sleeps; each CPU records its period's candidates once; a balancer move is taken at the next
+ * enqueue and counted when it arrives; a bad request changes nothing.
  */
-static void test_load_follows_tasks_between_domains(void)
+static void test_load_follows_tasks_between_cpus(void)
 {
 	struct task *a = &tasks[0], *b = &tasks[1];
 	struct fdl_lb_move moves[2] = { { .pid = 11, .dom = 1 }, { .pid = 12, .dom = 7 } };
-	struct fdl_dom_load *d0, *d1;
+	struct fdl_cpu_load *c0 = &env.cpu[0].load, *c2 = &env.cpu[2].load;
+	struct fdl_pelt pelt;
+	u64 w, n;
 
 	reset(4);
 	env.nr_doms = 2;
 	tun.nr_doms = 2;
 	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
 	tun.dom_cpu[1] = 2;
-	d0 = &env.dom[0].load;
-	d1 = &env.dom[1].load;
 	a->p.pid = 11;
 	b->p.pid = 12;
 	a->t.weight = 100;
@@ -2489,38 +2489,42 @@ static void test_load_follows_tasks_between_domains(void)
 
 	fdl_load_runnable(&a->t, 0, env.now);
 	fdl_load_runnable(&b->t, 0, env.now);
-	CHECK("both count in domain 0", d0->weight_sum == 400 && d0->nr_runnable == 2,
-	      "weight %llu runnable %llu", d0->weight_sum, d0->nr_runnable);
+	CHECK("both count on CPU 0", c0->weight_sum == 400 && c0->nr_runnable == 2,
+	      "weight %llu runnable %llu", c0->weight_sum, c0->nr_runnable);
 	fdl_load_running(&a->t, a->p.pid, 0, 0, env.now);
-	fdl_load_running(&b->t, b->p.pid, 2, 1, env.now);	/* taken by a CPU of domain 1 */
-	CHECK("b moved with its CPU", d0->weight_sum == 100 && d1->weight_sum == 300 &&
-	      d0->nr_runnable == 1 && d1->nr_runnable == 1, "d0 %llu d1 %llu", d0->weight_sum,
-	      d1->weight_sum);
-	CHECK("each recorded once as a candidate of its domain",
-	      d0->nr_active == 1 && d0->active[0].pid == 11 && d1->nr_active == 1 &&
-	      d1->active[0].pid == 12 && d1->active[0].weight == 300, "d0 %llu d1 %llu",
-	      d0->nr_active, d1->nr_active);
-	/* Both run for a second and stop: the domains' loads are their weights. */
+	fdl_load_running(&b->t, b->p.pid, 2, 1, env.now);	/* taken by CPU 2, of domain 1 */
+	CHECK("b moved with its CPU: out of CPU 0 through its removed counters",
+	      c0->weight_sum == 400 && c0->removed_weight == 300 && c0->removed_nr == 1 &&
+	      c2->weight_sum == 300 && c2->nr_runnable == 1, "c0 %llu (removed %llu) c2 %llu",
+	      c0->weight_sum, c0->removed_weight, c2->weight_sum);
+	fdl_cpu_load_view(c0, &pelt, &w, &n, env.now);
+	CHECK("a reader sees CPU 0 without it at once", w == 100 && n == 1, "%llu %llu", w, n);
+	CHECK("each recorded once as a candidate of its CPU",
+	      c0->nr_active == 1 && c0->active[0].pid == 11 && c2->nr_active == 1 &&
+	      c2->active[0].pid == 12 && c2->active[0].weight == 300, "c0 %llu c2 %llu",
+	      c0->nr_active, c2->nr_active);
+	/* Both run for a second and stop: the CPUs' loads are their weights, and they were busy. */
 	env.now += 1000 * MS;
 	fdl_load_stopping(&a->t, 0, env.now);
 	fdl_load_stopping(&b->t, 2, env.now);
-	fdl_pelt_avg(&b->t.pelt, b->t.weight);
-	fdl_pelt_avg(&env.cpu[1].util, 1);
-	fdl_pelt_avg(&env.cpu[2].util, 1);
+	CHECK("CPU 0 folded the removal in at its next update", c0->weight_sum == 100 &&
+	      c0->removed_weight == 0 && c0->removed_nr == 0, "%llu", c0->weight_sum);
 	fdl_load_running(&a->t, a->p.pid, 0, 0, env.now);	/* again, same period: not recorded */
 	fdl_load_stopping(&a->t, 0, env.now);
-	CHECK("a candidate once per period", d0->nr_active == 1, "%llu", d0->nr_active);
-	fdl_dom_pelt(d0, env.now);
-	fdl_pelt_avg(&d0->pelt, 1);
-	fdl_dom_pelt(d1, env.now);
-	fdl_pelt_avg(&d1->pelt, 1);
-	CHECK("domain loads are the weights runnable there", d0->pelt.load_avg >= 95 &&
-	      d0->pelt.load_avg <= 100 && d1->pelt.load_avg >= 285 && d1->pelt.load_avg <= 300,
-	      "d0 %llu d1 %llu", d0->pelt.load_avg, d1->pelt.load_avg);
+	CHECK("a candidate once per period", c0->nr_active == 1, "%llu", c0->nr_active);
+	fdl_cpu_load_view(c0, &pelt, &w, &n, env.now);
+	CHECK("CPU 0's load is a's weight, its util busy", pelt.load_avg >= 95 &&
+	      pelt.load_avg <= 100 && pelt.util_avg >= 1000, "load %llu util %llu", pelt.load_avg,
+	      pelt.util_avg);
+	fdl_cpu_load_view(c2, &pelt, &w, &n, env.now);
+	CHECK("CPU 2's load is b's weight", pelt.load_avg >= 285 && pelt.load_avg <= 300,
+	      "%llu", pelt.load_avg);
+	fdl_cpu_load_view(&env.cpu[1].load, &pelt, &w, &n, env.now);
+	CHECK("an idle CPU has none", pelt.load_avg == 0 && pelt.util_avg == 0, "%llu",
+	      pelt.load_avg);
+	fdl_pelt_avg(&b->t.pelt, b->t.weight);
 	CHECK("a task's load is its weight while runnable", b->t.pelt.load_avg >= 285 &&
 	      b->t.pelt.load_avg <= 300, "%llu", b->t.pelt.load_avg);
-	CHECK("the CPUs were busy", env.cpu[2].util.util_avg >= 1000 && env.cpu[1].util.util_avg == 0,
-	      "cpu2 %llu cpu1 %llu", env.cpu[2].util.util_avg, env.cpu[1].util.util_avg);
 
 	/* A request naming a domain that does not exist changes nothing. */
 	CHECK("bad domain refused", fdl_lb_set_moves(moves, 2) == -EINVAL && fdl.lb.gen == 0 &&
@@ -2535,34 +2539,36 @@ static void test_load_follows_tasks_between_domains(void)
 	fdl_load_running(&a->t, a->p.pid, 1, 0, env.now);	/* an idle CPU of domain 0 took it */
 	fdl_load_stopping(&a->t, 1, env.now);
 	CHECK("a move that did not arrive is kept for the next enqueue",
-	      fdl_lb_cpu(&a->p, &a->t, a->p.pid) == 2 && d1->nr_moved_in == 0, "lb_dom %u", a->t.lb_dom);
+	      fdl_lb_cpu(&a->p, &a->t, a->p.pid) == 2 && env.cpu[1].load.nr_moved_in == 0, "lb_dom %u",
+	      a->t.lb_dom);
 	fdl_load_running(&a->t, a->p.pid, 3, 1, env.now);
-	CHECK("the move arrived and was counted", d1->nr_moved_in == 1 && a->t.lb_dom == 0 &&
-	      d0->weight_sum == 0 && d1->weight_sum == 400, "moved %llu d0 %llu d1 %llu",
-	      d1->nr_moved_in, d0->weight_sum, d1->weight_sum);
+	CHECK("the move arrived and was counted", env.cpu[3].load.nr_moved_in == 1 &&
+	      a->t.lb_dom == 0 && a->t.load_cpu == 4, "moved %llu", env.cpu[3].load.nr_moved_in);
 	CHECK("a new period's candidates replace the old: a, where it first ran in it",
-	      d0->lb_gen == 1 && d0->nr_active == 1 && d0->active[0].pid == 11 && d1->lb_gen == 1 &&
-	      d1->nr_active == 0, "d0 gen %llu n %llu, d1 gen %llu n %llu", d0->lb_gen, d0->nr_active,
-	      d1->lb_gen, d1->nr_active);
-	/* Not asked again in the same period, even if queued again. */
-	CHECK("a move is taken once", fdl_lb_cpu(&a->p, &a->t, a->p.pid) == -1, "lb_dom %u", a->t.lb_dom);
+	      env.cpu[1].load.lb_gen == 1 && env.cpu[1].load.nr_active == 1 &&
+	      env.cpu[1].load.active[0].pid == 11 && env.cpu[3].load.nr_active == 0, "cpu1 n %llu",
+	      env.cpu[1].load.nr_active);
+	CHECK("a move is taken once", fdl_lb_cpu(&a->p, &a->t, a->p.pid) == -1, "lb_dom %u",
+	      a->t.lb_dom);
 
-	/* Both sleep: the domains are empty, and their loads decay. */
-	fdl_load_quiescent(&a->t, env.now);
-	fdl_load_quiescent(&b->t, env.now);
-	CHECK("sleepers leave the sums", d0->weight_sum == 0 && d1->weight_sum == 0 &&
-	      d0->nr_runnable == 0 && d1->nr_runnable == 0, "d1 %llu", d1->weight_sum);
+	/* Both sleep where they run: the sums are empty, and the loads decay. */
+	fdl_load_quiescent(&a->t, 3, env.now);
+	fdl_load_quiescent(&b->t, 2, env.now);
+	CHECK("sleepers leave the sums", env.cpu[3].load.weight_sum == 0 && c2->weight_sum == 0 &&
+	      c2->nr_runnable == 0, "c2 %llu", c2->weight_sum);
+	fdl_cpu_load_view(&env.cpu[1].load, &pelt, &w, &n, env.now);
+	CHECK("CPU 1, idle since a left it, holds the removal until its next update; readers see it",
+	      env.cpu[1].load.removed_weight == 100 && w == 0 && n == 0, "removed %llu w %llu",
+	      env.cpu[1].load.removed_weight, w);
 	env.now += 100 * MS;
-	fdl_dom_pelt(d1, env.now);
-	fdl_pelt_avg(&d1->pelt, 1);
-	CHECK("blocked load decays (3 half-lives: ~1/8)", d1->pelt.load_avg >= 30 &&
-	      d1->pelt.load_avg <= 45, "%llu", d1->pelt.load_avg);
-	CHECK("every lock released", !env.dom[0].locked && !env.dom[1].locked, "%d %d", env.dom[0].locked, env.dom[1].locked);
+	fdl_cpu_load_view(c2, &pelt, &w, &n, env.now);
+	CHECK("blocked load decays (3 half-lives: ~1/8)", pelt.load_avg >= 30 && pelt.load_avg <= 45,
+	      "%llu", pelt.load_avg);
 }
 
 int main(void)
 {
-	test_load_follows_tasks_between_domains();
+	test_load_follows_tasks_between_cpus();
 	test_interactive_before_batch();
 	test_slice_ends_inside_a_tick();
 	test_late_pick_is_counted();

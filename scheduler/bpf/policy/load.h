@@ -1,142 +1,177 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Load tracking and the balancer's moves (issue 13; reference §3, §5). PELT (fdl_math.h) per
- * task, per queue domain and per CPU:
+ * task and per CPU, summed by domain when read:
  *
  * - a task's own sums (load_avg = weight x runnable), which the balancer uses to choose one;
- * - a domain's sums over the weights and count of the tasks runnable in it: a task counts in the
- *   domain of the CPU it woke for, and moves with it when it starts on a CPU of another domain;
- *   wakers of any CPU write them, so under the domain's lock;
- * - a CPU's busy time (util), written by that CPU only.
+ * - a CPU's sums over the weights and count of the tasks runnable on it and over its busy time
+ *   (struct fdl_cpu_load). A task counts on the CPU it woke for and moves with the CPU it runs
+ *   on. Every callback about a task holds the run-queue lock of the task's CPU, which is the CPU
+ *   whose sums it writes, as the kernel's cfs_rq: no lock of ours, no line shared by a domain. A
+ *   task taken to another CPU (a dispatch from a queue) leaves its old CPU's sums through that
+ *   CPU's removed_* counters (atomics), folded in at the old CPU's next update.
  *
- * The balancer (scheduler/src/load_balance.rs) reads them once a period (fdl_read_loads), with the
- * tasks each domain ran in that period as its candidates, and asks for moves (fdl_set_moves): a
- * task asked to move is queued in its new domain at its next enqueue (fdl_lb_cpu), and its wake-up
- * looks for an idle CPU there first.
+ * The balancer (scheduler/src/load_balance.rs) reads them once a period (fdl_read_loads, which
+ * sums each domain's CPUs), with the tasks each CPU ran in the period as candidates, and asks for
+ * moves (fdl_set_moves): a task asked to move is queued in its new domain at its next enqueue
+ * (fdl_lb_cpu), and its wake-up looks for an idle CPU there first.
  */
 #ifndef __FDL_POLICY_LOAD_H
 #define __FDL_POLICY_LOAD_H
 
 #include "state.h"
 
+static __always_inline struct fdl_cpu_load *fdl_cpu_load(s32 cpu)
+{
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	return cc ? &cc->load : NULL;
+}
+
+/* Take what other CPUs removed out of cl's counts (a copy's, or under its CPU's lock). */
+static __always_inline void fdl_cpu_load_fold(struct fdl_cpu_load *cl, u64 rw, u64 rn)
+{
+	cl->weight_sum -= fdl_min(cl->weight_sum, rw);
+	cl->nr_runnable -= fdl_min(cl->nr_runnable, rn);
+}
+
 /*
- * Bring a domain's sums to now with the weights and tasks it held since (under its lock). The
- * averages (divisions) are left to whoever reads them: fdl_read_loads.
+ * Bring a CPU's sums to now (under its run-queue lock): what other CPUs removed first, then the
+ * stretch since its last update with the weights, tasks and busy state it held. The averages
+ * (divisions) are left to the reader, fdl_read_loads.
  */
-static __always_inline void fdl_dom_pelt(struct fdl_dom_load *dl, u64 now)
+static __always_inline void fdl_cpu_load_sync(struct fdl_cpu_load *cl, u64 now)
 {
-	fdl_pelt_accumulate(&dl->pelt, now, dl->weight_sum, dl->nr_runnable, 0);
-}
+	u64 rw = cl->removed_weight, rn = cl->removed_nr;
 
-/* Count task t in domain dom (add), or no longer. */
-static __always_inline void fdl_dom_account(struct fdl_task *t, u32 dom, bool add, u64 now)
-{
-	struct fdl_dom_ctx *dc = env_dom_ctx(dom);
-
-	if (!dc)
-		return;
-	env_dom_lock(dc);
-	fdl_dom_pelt(&dc->load, now);
-	if (add) {
-		dc->load.weight_sum += t->load_weight;
-		dc->load.nr_runnable++;
-	} else {
-		dc->load.weight_sum -= fdl_min(dc->load.weight_sum, t->load_weight);
-		dc->load.nr_runnable -= dc->load.nr_runnable ? 1 : 0;
+	if (rw || rn) {
+		__sync_fetch_and_sub(&cl->removed_weight, rw);
+		__sync_fetch_and_sub(&cl->removed_nr, rn);
+		fdl_cpu_load_fold(cl, rw, rn);
 	}
-	env_dom_unlock(dc);
+	fdl_pelt_accumulate(&cl->pelt, now, cl->weight_sum, cl->nr_runnable, cl->running);
 }
 
-/* t stops being runnable (it sleeps or leaves): it waited or was runnable up to now. */
-static __always_inline void fdl_load_quiescent(struct fdl_task *t, u64 now)
+/*
+ * Take t out of the sums of the CPU it counts on. On cpu itself (whose lock is held) directly;
+ * on another through that CPU's removed counters.
+ */
+static __always_inline void fdl_load_leave(struct fdl_task *t, s32 cpu, u64 now)
+{
+	s32 at = (s32)t->load_cpu - 1;
+	struct fdl_cpu_load *cl;
+
+	if (!t->load_cpu)
+		return;
+	t->load_cpu = 0;
+	if (!(cl = fdl_cpu_load(at)))
+		return;
+	if (at == cpu) {
+		fdl_cpu_load_sync(cl, now);
+		fdl_cpu_load_fold(cl, t->load_weight, 1);
+	} else {
+		__sync_fetch_and_add(&cl->removed_weight, t->load_weight);
+		__sync_fetch_and_add(&cl->removed_nr, 1);
+	}
+}
+
+/* Count t on cpu (whose lock is held; cl: its sums, synced to now). */
+static __always_inline void fdl_load_join(struct fdl_task *t, struct fdl_cpu_load *cl, s32 cpu)
+{
+	cl->weight_sum += t->load_weight;
+	cl->nr_runnable++;
+	t->load_cpu = cpu + 1;
+}
+
+/* t stops being runnable (it sleeps or leaves) on cpu: it was runnable up to now. */
+static __always_inline void fdl_load_quiescent(struct fdl_task *t, s32 cpu, u64 now)
 {
 	fdl_pelt_accumulate(&t->pelt, now, 1, 1, 0);
-	if (!t->load_dom)
-		return;
-	fdl_dom_account(t, t->load_dom - 1, false, now);
-	t->load_dom = 0;
+	fdl_load_leave(t, cpu, now);
 }
 
-/* t became runnable, for a CPU of domain dom: its sums only decayed while it slept. */
-static __always_inline void fdl_load_runnable(struct fdl_task *t, u32 dom, u64 now)
+/* t became runnable, on cpu: its sums only decayed while it slept. */
+static __always_inline void fdl_load_runnable(struct fdl_task *t, s32 cpu, u64 now)
 {
-	if (t->load_dom)	/* still counted somewhere (not seen to sleep): not twice */
-		fdl_load_quiescent(t, now);
+	struct fdl_cpu_load *cl = fdl_cpu_load(cpu);
+
+	fdl_load_leave(t, cpu, now);	/* still counted somewhere (not seen to sleep): not twice */
 	fdl_pelt_accumulate(&t->pelt, now, 0, 0, 0);
 	t->load_weight = t->weight;
-	fdl_dom_account(t, dom, true, now);
-	t->load_dom = dom + 1;
+	if (!cl)
+		return;
+	fdl_cpu_load_sync(cl, now);
+	fdl_load_join(t, cl, cpu);
 }
 
 /*
  * t (pid) starts on cpu, of domain dom. It waited up to now, and the CPU was idle since its last
- * task stopped. If it counted in another domain it moves here; the first time in a balancer
- * period it is recorded as one of this domain's candidates; a move the balancer asked for that
- * reached its domain is done and counted.
+ * task stopped. If it counted on another CPU it moves here; the first time in a balancer period
+ * it is recorded as one of this CPU's candidates; a move the balancer asked for that reached its
+ * domain is done and counted.
  */
 static __always_inline void fdl_load_running(struct fdl_task *t, s32 pid, s32 cpu, u32 dom,
 					     u64 now)
 {
-	struct fdl_cpu *cc = env_cpu(cpu);
-	struct fdl_dom_ctx *dc;
+	struct fdl_cpu_load *cl = fdl_cpu_load(cpu);
 	u64 gen = fdl.lb.gen, slot;
-	bool join, record;
 
 	fdl_pelt_accumulate(&t->pelt, now, 1, 1, 0);
-	if (cc) {
-		fdl_pelt_accumulate(&cc->util, now, 0, 0, 0);
-		cc->util_running = 1;
-	}
-	join = t->load_dom != dom + 1;
-	record = t->lb_rec_gen != gen + 1;
-	if (!join && !record && !t->lb_dom)
+	if (!cl)
 		return;
-	if (record)	/* its load as the balancer sees it: once per period */
-		fdl_pelt_avg(&t->pelt, t->weight);
-	if (join && t->load_dom)
-		fdl_dom_account(t, t->load_dom - 1, false, now);
-	dc = env_dom_ctx(dom);
-	if (!dc)
-		return;
-	env_dom_lock(dc);
-	if (join) {
-		fdl_dom_pelt(&dc->load, now);
-		dc->load.weight_sum += t->load_weight;
-		dc->load.nr_runnable++;
+	if (t->load_cpu != (u32)cpu + 1)
+		fdl_load_leave(t, cpu, now);
+	fdl_cpu_load_sync(cl, now);
+	if (!t->load_cpu)
+		fdl_load_join(t, cl, cpu);
+	cl->running = 1;
+	if (cl->lb_gen != gen) {	/* the first of a new period here: the old candidates go */
+		cl->lb_gen = gen;
+		cl->nr_active = 0;
 	}
-	if (dc->load.lb_gen != gen) {	/* the first of a new period: the old candidates go */
-		dc->load.lb_gen = gen;
-		dc->load.nr_active = 0;
+	if (t->lb_rec_gen != gen + 1) {
+		fdl_pelt_avg(&t->pelt, t->weight);	/* its load as the balancer sees it */
+		slot = cl->nr_active++ & (FDL_LB_ACTIVE - 1);
+		cl->active[slot].pid = pid;
+		cl->active[slot].weight = t->weight;
+		cl->active[slot].load_avg = t->pelt.load_avg;
+		t->lb_rec_gen = gen + 1;
 	}
-	if (record) {
-		slot = dc->load.nr_active++ & (FDL_LB_ACTIVE - 1);
-		dc->load.active[slot].pid = pid;
-		dc->load.active[slot].weight = t->weight;
-		dc->load.active[slot].load_avg = t->pelt.load_avg;
-	}
-	if (t->lb_dom == dom + 1)
-		dc->load.nr_moved_in++;
-	env_dom_unlock(dc);
-	t->load_dom = dom + 1;
-	t->lb_rec_gen = gen + 1;
 	/* Arrived; else it is queued there again next time, until the balancer's next period. */
-	if (t->lb_dom == dom + 1)
+	if (t->lb_dom == dom + 1) {
+		cl->nr_moved_in++;
 		t->lb_dom = 0;
+	}
 }
 
 /*
- * t stops running on cpu. No update at a tick: a task that runs on is brought up to date when
- * it stops or sleeps, the CPU's util by the reader (util_running).
+ * t stops running on cpu. No update at a tick: a task that runs on is brought up to date when it
+ * stops or sleeps, and a CPU's sums by the reader.
  */
 static __always_inline void fdl_load_stopping(struct fdl_task *t, s32 cpu, u64 now)
 {
-	struct fdl_cpu *cc = env_cpu(cpu);
+	struct fdl_cpu_load *cl = fdl_cpu_load(cpu);
 
 	fdl_pelt_accumulate(&t->pelt, now, 1, 1, 1);
-	if (cc) {
-		fdl_pelt_accumulate(&cc->util, now, 1, 1, 1);
-		cc->util_running = 0;
-	}
+	if (!cl)
+		return;
+	fdl_cpu_load_sync(cl, now);
+	cl->running = 0;
+}
+
+/*
+ * A CPU's sums as the reader sees them at now, in *pelt, *weight_sum, *nr_runnable: read without
+ * the CPU's lock (a torn read costs one sample, not a decision's safety), removed tasks out, the
+ * stretch since its last update in, the averages computed.
+ */
+static __always_inline void fdl_cpu_load_view(const struct fdl_cpu_load *cl, struct fdl_pelt *pelt,
+					      u64 *weight_sum, u64 *nr_runnable, u64 now)
+{
+	*pelt = cl->pelt;
+	*weight_sum = cl->weight_sum - fdl_min(cl->weight_sum, cl->removed_weight);
+	*nr_runnable = cl->nr_runnable - fdl_min(cl->nr_runnable, cl->removed_nr);
+	fdl_pelt_accumulate(pelt, now, *weight_sum, *nr_runnable, cl->running);
+	fdl_pelt_avg(pelt, 1);
 }
 
 /*

@@ -103,7 +103,7 @@ struct fdl_task {
 	u32 __pad_interactive;
 	/* Load tracking and balancing (policy/load.h): */
 	struct fdl_pelt pelt;	/* its own PELT (load_avg: weight x runnable) */
-	u32 load_dom;		/* the domain whose sums hold it while runnable, plus one (0: none) */
+	u32 load_cpu;		/* the CPU whose sums hold it while runnable, plus one (0: none) */
 	u32 load_weight;	/* the weight added there */
 	u32 lb_dom;		/* the domain the balancer moves it to, plus one (0: none) */
 	u32 __pad_lb;
