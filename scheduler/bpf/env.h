@@ -129,7 +129,6 @@ struct {
 	__type(value, struct fdl_cpu);
 } cpu_ctxs SEC(".maps");
 
-
 /* Frequent events, counted per CPU (see struct fdl_cpu_stats) and summed by the loader. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -653,21 +653,21 @@ static __always_inline u64 fdl_pelt_segments(u64 p, u64 d1, u64 d3)
 
 /*
  * Bring an entity's sums to now_ns; over the stretch since its last update it held load (its
- * weight sum, or 1), runnable (a count) and running (0 or 1). Averages are recomputed when a
- * period boundary was crossed (fdl_pelt_avg). Returns whether one was.
+ * weight sum, or 1), runnable (a count) and running (0 or 1). The averages are the reader's
+ * (fdl_pelt_avg): divisions stay off the hot path.
  */
-static __always_inline int fdl_pelt_accumulate(struct fdl_pelt *sa, u64 now_ns, u64 load, u64 runnable,
+static __always_inline void fdl_pelt_accumulate(struct fdl_pelt *sa, u64 now_ns, u64 load, u64 runnable,
 				      u64 running)
 {
 	u64 delta, periods, contrib;
 
 	if (!sa->last_update_ns || now_ns < sa->last_update_ns) {
 		sa->last_update_ns = now_ns;	/* the first update, or a clock that went back */
-		return 0;
+		return;
 	}
 	delta = (now_ns - sa->last_update_ns) >> 10;
 	if (!delta)
-		return 0;
+		return;
 	sa->last_update_ns += delta << 10;
 	delta += sa->period_contrib;
 	periods = delta / FDL_PELT_PERIOD;
@@ -686,7 +686,6 @@ static __always_inline int fdl_pelt_accumulate(struct fdl_pelt *sa, u64 now_ns, 
 		sa->runnable_sum += (runnable * contrib) << FDL_PELT_SHIFT;
 	if (running)
 		sa->util_sum += contrib << FDL_PELT_SHIFT;
-	return periods > 0;
 }
 
 /* The averages from the sums (above); factor scales load_avg (a task's weight, else 1). */
@@ -697,14 +696,6 @@ static __always_inline void fdl_pelt_avg(struct fdl_pelt *sa, u64 factor)
 	sa->load_avg = factor * sa->load_sum / divider;
 	sa->runnable_avg = sa->runnable_sum / divider;
 	sa->util_avg = sa->util_sum / divider;
-}
-
-/* Both: bring the sums to now_ns and, if a period closed, the averages. */
-static __always_inline void fdl_pelt_update(struct fdl_pelt *sa, u64 now_ns, u64 load, u64 runnable,
-				   u64 running, u64 factor)
-{
-	if (fdl_pelt_accumulate(sa, now_ns, load, runnable, running))
-		fdl_pelt_avg(sa, factor);
 }
 
 #endif /* __FDL_MATH_H */

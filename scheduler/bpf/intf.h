@@ -330,21 +330,17 @@ struct fdl_cpu_load {
 /* A queue domain's load, summed over its CPUs by fdl_read_loads. */
 struct fdl_dom_load {
 	struct fdl_pelt pelt;	/* the averages only: load, runnable, util of its CPUs, summed */
-	u64 weight_sum;
-	u64 nr_runnable;
-	u64 lb_gen;		/* the balancer period its candidates are of */
-	u64 nr_active;		/* candidates below */
+	u64 nr_active;		/* candidates below, of the current balancer period */
 	u64 nr_moved_in;
 	struct fdl_lb_task active[FDL_LB_DOM_ACTIVE];
 };
 
-/* fdl_read_loads (BPF_PROG_RUN): every domain's load and every CPU's utilisation, brought to now. */
+/* fdl_read_loads (BPF_PROG_RUN): every domain's load, brought to now. */
 struct fdl_loads_args {
 	u64 now_ns;
 	u32 nr_doms;
-	u32 nr_cpus;
+	u32 __pad;
 	struct fdl_dom_load doms[FDL_MAX_DOMS];
-	u64 cpu_util[FDL_MAX_CPUS];	/* each CPU's PELT util_avg (1024: always busy) */
 };
 
 /* One move the balancer asks for: task pid to domain dom, at its next enqueue. */
@@ -384,7 +380,7 @@ struct fdl_tunables {
 	u32 nr_cpus;		/* possible CPUs */
 	s32 stall_pid;		/* test only: never dispatch this task (0: off) */
 	u32 nr_doms;		/* queue domains (LLCs; 1: one queue per container for the machine) */
-	u32 load_tracking;	/* PELT per task, domain and CPU, and the balancer's moves (policy/load.h) */
+	u32 load_tracking;	/* PELT per task and CPU, and the balancer's moves (policy/load.h) */
 	u32 __pad_load;
 	u8 cpu_dom[FDL_MAX_CPUS];	/* each CPU's domain */
 	/* For each domain, every domain in the order its idle CPUs look for work: itself, then by distance. */

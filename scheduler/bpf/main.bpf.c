@@ -481,8 +481,8 @@ int fdl_set_buffer(struct fdl_buffer_args *args)
 
 /*
  * The load balancer (scheduler/src/load_balance.rs) reads every domain's load, its CPUs' summed
- * (fdl_cpu_load_view), with the candidates they recorded in the current period, and every CPU's
- * utilisation, all brought to now.
+ * (fdl_cpu_load_view) and brought to now, with the candidates they recorded in the current
+ * balancer period.
  */
 SEC("syscall")
 int fdl_read_loads(struct fdl_loads_args *args)
@@ -496,7 +496,6 @@ int fdl_read_loads(struct fdl_loads_args *args)
 
 	args->now_ns = now;
 	args->nr_doms = env_nr_doms();
-	args->nr_cpus = tun.nr_cpus;
 	bpf_for(cpu, 0, FDL_MAX_CPUS) {
 		if (cpu >= tun.nr_cpus)
 			break;
@@ -505,16 +504,12 @@ int fdl_read_loads(struct fdl_loads_args *args)
 			continue;
 		cl = &cc->load;
 		fdl_cpu_load_view(cl, &pelt, &w, &n, now);
-		args->cpu_util[cpu] = pelt.util_avg;
 		d = env_dom(cpu) & (FDL_MAX_DOMS - 1);
 		dl = &args->doms[d];
 		dl->pelt.load_avg += pelt.load_avg;
 		dl->pelt.runnable_avg += pelt.runnable_avg;
 		dl->pelt.util_avg += pelt.util_avg;
-		dl->weight_sum += w;
-		dl->nr_runnable += n;
 		dl->nr_moved_in += cl->nr_moved_in;
-		dl->lb_gen = gen;
 		if (cl->lb_gen != gen)
 			continue;
 		k = cl->nr_active;

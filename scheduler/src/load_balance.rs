@@ -200,13 +200,13 @@ impl Balancer {
         self.last.elapsed() >= self.every
     }
 
-    /// The domains as the balancer sees them, from the BPF side's figures (candidates of the
-    /// current period only: a domain that ran nothing since has none).
-    pub fn view(&self, loads: &bpf_intf::fdl_loads_args, gen: u64) -> Vec<DomLoad> {
+    /// The domains as the balancer sees them, from the BPF side's figures (fdl_read_loads gives
+    /// the candidates of the current period only: a domain that ran nothing since has none).
+    pub fn view(&self, loads: &bpf_intf::fdl_loads_args) -> Vec<DomLoad> {
         (0..(loads.nr_doms as usize).min(self.nodes.len()))
             .map(|d| {
                 let l = &loads.doms[d];
-                let n = if l.lb_gen == gen { (l.nr_active as usize).min(l.active.len()) } else { 0 };
+                let n = (l.nr_active as usize).min(l.active.len());
                 DomLoad {
                     node: self.nodes[d],
                     load: l.pelt.load_avg as f64,
@@ -223,7 +223,6 @@ impl Balancer {
     /// One period: read, plan, ask.
     pub fn run(&mut self, bpf: &Bpf) {
         self.last = Instant::now();
-        let gen = bpf.lb_gen();
         let loads = match bpf.read_loads() {
             Ok(l) => l,
             Err(e) => {
@@ -231,7 +230,7 @@ impl Balancer {
                 return;
             }
         };
-        let mut doms = self.view(&loads, gen);
+        let mut doms = self.view(&loads);
         clamp_infeasible(&mut doms, self.nr_cpus);
         let moves = plan(&mut doms, bpf_intf::fdl_lb_consts_FDL_LB_MAX_MOVES as usize);
         for m in &moves {

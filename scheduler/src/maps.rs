@@ -22,7 +22,7 @@ fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> 
     Ok(())
 }
 
-/// Every queue domain's load and every CPU's utilisation, brought to now (fdl_read_loads).
+/// Every queue domain's load, brought to now (fdl_read_loads).
 fn read_loads(skel: &BpfSkel) -> Result<Box<bpf_intf::fdl_loads_args>> {
     // SAFETY: plain old data, for which all zero is a valid value.
     let mut args: Box<bpf_intf::fdl_loads_args> = Box::new(unsafe { std::mem::zeroed() });
@@ -38,14 +38,9 @@ pub struct Bpf<'obj> {
 }
 
 impl Bpf<'_> {
-    /// Every queue domain's load and every CPU's utilisation, brought to now.
+    /// Every queue domain's load, brought to now.
     pub fn read_loads(&self) -> Result<Box<bpf_intf::fdl_loads_args>> {
         read_loads(&self.skel)
-    }
-
-    /// The load balancer's period on the BPF side: the candidates it records are of this one.
-    pub fn lb_gen(&self) -> u64 {
-        self.skel.maps.bss_data.as_ref().map_or(0, |b| b.fdl.lb.gen)
     }
 
     /// The balancer's moves for the period (none: a new period all the same).
@@ -229,10 +224,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         doms.labels.iter().zip(l.doms.iter()).map(|(label, d)| (label.clone(), f(d))).collect()
     };
     let scale = (1u64 << bpf_intf::fdl_lb_consts_FDL_PELT_SHIFT) as f64;
-    let util: std::collections::BTreeMap<String, f64> = loads.as_ref().map_or_else(Default::default, |l| {
-        let per_cpu: Vec<f64> = l.cpu_util[..(l.nr_cpus as usize).min(l.cpu_util.len())].iter().map(|&u| u as f64 / scale).collect();
-        stats::by_domain(&per_cpu, &doms.cpu_dom, &doms.labels)
-    });
+
     SchedulerStats {
         dispatched: stats::DISPATCH_PATHS.iter().zip(s.nr_dispatched).map(|(p, n)| (p.to_string(), n)).collect(),
         deadline_enqueued: s.nr_deadline_enqueued,
@@ -267,7 +259,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         domain_took_order: take(bpf_intf::fdl_dom_take_FDL_DOM_ORDER),
         domain_load: per_dom(&|d| d.pelt.load_avg as f64),
         domain_runnable: per_dom(&|d| d.pelt.runnable_avg as f64 / scale),
-        domain_util: util,
+        domain_util: per_dom(&|d| d.pelt.util_avg as f64 / scale),
         domain_moved_in: per_dom(&|d| d.nr_moved_in as f64).into_iter().map(|(k, v)| (k, v as u64)).collect(),
         balancer_periods: load_balance::PERIODS.load(std::sync::atomic::Ordering::Relaxed),
         balancer_moves: load_balance::MOVES.load(std::sync::atomic::Ordering::Relaxed),
