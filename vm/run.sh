@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Boot the sched_ext kernel under QEMU (TCG), run one guest scenario, exit with its verdict.
 #
-# Usage: vm/run.sh [--cpus N] [--numa NODES] [--mem MB] [--timeout SECS] [--log FILE] SCENARIO [ARGS...]
+# Usage: vm/run.sh [--cpus N] [--max-cpus N] [--numa NODES] [--mem MB] [--timeout SECS] [--log FILE] SCENARIO [ARGS...]
 #   SCENARIO  a script in tests/vm/ (without .sh), or the path of a guest script elsewhere
 #             (containing a /, e.g. bench/guest/bench.sh), run inside the guest with ARGS
 #   --cpus    vCPUs (default 2)          --mem  guest memory in MiB (default 1024)
+#   --max-cpus possible CPUs (default: --cpus): the guest boots --cpus of them (kernel maxcpus=)
+#             and leaves the rest offline, as on machines sized for CPU hotplug (without --numa)
 #   --numa    NUMA nodes (default 1): the vCPUs and memory split evenly, two sockets per node;
 #             QEMU 7.2 gives each socket its own last-level cache, so --cpus 8 --numa 2 is
 #             2 nodes x 2 LLCs x 2 CPUs
@@ -20,15 +22,16 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-cpus=2 numa=1 mem=1024 timeout=600 logfile=
+cpus=2 max_cpus= numa=1 mem=1024 timeout=600 logfile=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --cpus) cpus=$2; shift 2 ;;
+        --max-cpus) max_cpus=$2; shift 2 ;;
         --numa) numa=$2; shift 2 ;;
         --mem) mem=$2; shift 2 ;;
         --timeout) timeout=$2; shift 2 ;;
         --log) logfile=$2; shift 2 ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) break ;;
     esac
@@ -49,6 +52,14 @@ for f in $guest_files; do [[ -f $f ]] || die "FDL_GUEST_FILES: no file $f"; done
 [[ $cpus =~ ^[0-9]+$ && $cpus -ge 1 ]] || die "--cpus wants a positive number, got '$cpus'"
 [[ $numa =~ ^[0-9]+$ && $numa -ge 1 ]] || die "--numa wants a positive number, got '$numa'"
 smp=(-smp "$cpus")
+if [[ -n $max_cpus ]]; then
+    [[ $max_cpus =~ ^[0-9]+$ && $max_cpus -ge $cpus && $numa -eq 1 ]] ||
+        die "--max-cpus wants a number of at least --cpus ($cpus), without --numa; got '$max_cpus'"
+    # QEMU's hot-pluggable vCPUs (-smp N,maxcpus=M) are not possible CPUs to this kernel
+    # ("plus 0 hotplug CPUs"): all M are present and the kernel brings up only N.
+    smp=(-smp "$max_cpus")
+    kernel_cpus="maxcpus=$cpus"
+fi
 if [[ $numa -gt 1 ]]; then
     (( cpus % (2 * numa) == 0 && mem % numa == 0 )) ||
         die "--numa $numa: --cpus ($cpus) must be a multiple of $((2 * numa)) and --mem ($mem) of $numa"
@@ -113,12 +124,12 @@ pin_vcpus() {
 pin=${FDL_PIN_VCPUS:-auto}
 [[ $pin == auto ]] && { ((cpus <= $(nproc))) && pin=1 || pin=0; }
 [[ $pin == 1 ]] && pin_vcpus &
-log "booting $(cat "$kdir/release") with $cpus vCPUs$([[ $numa -gt 1 ]] && echo " in $numa NUMA nodes") (TCG): scenario $scenario $*; console -> $logfile"
+log "booting $(cat "$kdir/release") with $cpus vCPUs${max_cpus:+ online of $max_cpus}$([[ $numa -gt 1 ]] && echo " in $numa NUMA nodes") (TCG): scenario $scenario $*; console -> $logfile"
 set +e
 timeout -k 10 "$timeout" qemu-system-x86_64 \
     -accel tcg -cpu max "${smp[@]}" -m "${mem}M" \
     -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio.gz" \
-    -append "console=ttyS0 quiet loglevel=4 panic=-1 ${FDL_KERNEL_ARGS:-}" \
+    -append "console=ttyS0 quiet loglevel=4 panic=-1 ${kernel_cpus:-} ${FDL_KERNEL_ARGS:-}" \
     -name scx-fdl,debug-threads=on \
     -nodefaults -display none -serial stdio -no-reboot < /dev/null |
     stdbuf -oL tr -d '\r' | tee "$logfile"

@@ -377,16 +377,23 @@ struct fdl_tunables {
 	u32 interactive_max_rate;
 	u32 __pad_interactive;
 	u32 fair_floor_permille;	/* fair work's least bandwidth, per mille of the machine */
-	u32 nr_cpus;		/* possible CPUs */
+	/*
+	 * The machine's capacity, in online CPUs: shares, bandwidths, slices and the starvation
+	 * window are counted in them (a CPU hotplug restarts scx_fdl, which counts again). The
+	 * possible CPUs, often many more on a virtual machine (240 possible of 8 online), are only
+	 * the range of CPU ids the tables cover (nr_cpu_ids).
+	 */
+	u32 nr_cpus;
+	u32 nr_cpu_ids;		/* possible CPUs: CPU ids run from 0 to nr_cpu_ids - 1 */
 	s32 stall_pid;		/* test only: never dispatch this task (0: off) */
 	u32 nr_doms;		/* queue domains (LLCs; 1: one queue per container for the machine) */
 	u32 load_tracking;	/* PELT per task and CPU, and the balancer's moves (policy/load.h) */
-	u32 __pad_load;
 	u8 cpu_dom[FDL_MAX_CPUS];	/* each CPU's domain */
 	/* For each domain, every domain in the order its idle CPUs look for work: itself, then by distance. */
 	u8 dom_order[FDL_MAX_DOMS][FDL_MAX_DOMS];
 	s32 dom_node[FDL_MAX_DOMS];	/* each domain's NUMA node (where its DSQs are allocated) */
 	u16 dom_cpu[FDL_MAX_DOMS];	/* a CPU of each domain (where a task moved there is queued) */
+	u16 online_cpu[FDL_MAX_CPUS];	/* the online CPUs' ids, nr_cpus of them (victim candidates) */
 };
 
 #endif /* __FDL_INTF_H */

@@ -497,7 +497,7 @@ int fdl_read_loads(struct fdl_loads_args *args)
 	args->now_ns = now;
 	args->nr_doms = env_nr_doms();
 	bpf_for(cpu, 0, FDL_MAX_CPUS) {
-		if (cpu >= tun.nr_cpus)
+		if (cpu >= tun.nr_cpu_ids)
 			break;
 		cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
 		if (!cc)
@@ -550,7 +550,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)
 	fdl.fair.dl = scx_bpf_now() + tun.fair_deadline_ns;
 	fdl.min_rr_ns = tun.fair_deadline_ns;
 	bpf_for(cpu, 0, FDL_MAX_CPUS) {
-		if (cpu >= tun.nr_cpus)
+		if (cpu >= tun.nr_cpu_ids)
 			break;
 		timer = bpf_map_lookup_elem(&timers, &cpu);
 		if (!timer)

@@ -108,7 +108,8 @@ pub fn measure(interval: Duration) -> Result<(String, Vec<Callback>)> {
     let before = struct_ops_counters();
     std::thread::sleep(interval);
     let after = struct_ops_counters();
-    let nr_cpus = libbpf_rs::num_possible_cpus().unwrap_or(1);
+    // The share of the machine's CPU time: its online CPUs (possible ones never run anything).
+    let nr_cpus = crate::topology::online_cpus()?.len();
     Ok((ops, difference(&before, &after, interval.as_secs_f64(), nr_cpus)))
 }
 

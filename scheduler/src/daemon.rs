@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use libbpf_rs::libbpf_sys::bpf_object_open_opts;
 use libbpf_rs::{Link, OpenObject};
 use log::{error, info, warn};
@@ -74,22 +74,27 @@ impl<'obj> Scheduler<'obj> {
         }));
         let mut skel = scx_ops_open!(builder, open_object, fdl_ops, None::<bpf_object_open_opts>)?;
 
-        let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")?;
+        // Possible CPUs size the tables (CPU ids); online ones are the capacity every share,
+        // bandwidth and slice is counted in (a hotplug restarts scx_fdl, which counts again).
+        let nr_cpu_ids = libbpf_rs::num_possible_cpus().context("counting possible CPUs")?;
         let max_doms = crate::bpf_intf::fdl_consts_FDL_MAX_DOMS as usize;
-        let doms = match topology::Machine::read() {
+        let (doms, online) = match topology::Machine::read() {
             Ok(m) => {
                 info!("{}", m.summary());
-                if opts.flat_queues {
-                    topology::Domains::flat(nr_cpus)
-                } else {
-                    m.domains(max_doms)?
-                }
+                let doms = if opts.flat_queues { topology::Domains::flat(nr_cpu_ids) } else { m.domains(max_doms)? };
+                (doms, m.online)
             }
             Err(e) => {
                 warn!("{e:#}: one queue domain for the machine, as with --flat-queues");
-                topology::Domains::flat(nr_cpus)
+                (topology::Domains::flat(nr_cpu_ids), topology::online_cpus()?)
             }
         };
+        let tun_cpus = crate::bpf_intf::fdl_consts_FDL_MAX_CPUS as usize;
+        if online.is_empty() || nr_cpu_ids > tun_cpus || online.iter().any(|&c| c >= nr_cpu_ids) {
+            bail!("{} online CPUs ({}) of {nr_cpu_ids} possible: scx_fdl's tables hold CPU ids below {tun_cpus}",
+                  online.len(), topology::ranges(&online));
+        }
+        let nr_cpus = online.len();
         info!("{}{}", doms.summary(), if opts.flat_queues { " (--flat-queues)" } else { "" });
         let tun = &mut skel.maps.rodata_data.as_mut().unwrap().tun;
         tun.nr_doms = doms.order.len() as u32;
@@ -111,6 +116,10 @@ impl<'obj> Scheduler<'obj> {
         tun.wakeup_lag_ns = opts.wakeup_lag_us * 1000;
         tun.starvation_ns = opts.starvation_ms * 1_000_000;
         tun.nr_cpus = nr_cpus as u32;
+        tun.nr_cpu_ids = nr_cpu_ids as u32;
+        for (i, &cpu) in online.iter().enumerate() {
+            tun.online_cpu[i] = cpu as u16;
+        }
         tun.stall_pid = opts.test_stall_pid.unwrap_or(0);
         tun.fair_deadline_ns = opts.fair_deadline_us * 1000;
         tun.fair_preempt_ns = opts.fair_preempt_us * 1000;
@@ -145,7 +154,7 @@ impl<'obj> Scheduler<'obj> {
         log_verified_insns(&skel, load_start.elapsed());
         let struct_ops = scx_ops_attach!(skel, fdl_ops)?;
         info!(
-            "scx_fdl attached: {nr_cpus} CPUs, slice {} us, wake-up lag {} us, starvation bound {} ms",
+            "scx_fdl attached: {nr_cpus} CPUs online of {nr_cpu_ids} possible, slice {} us, wake-up lag {} us, starvation bound {} ms",
             opts.slice_us, opts.wakeup_lag_us, opts.starvation_ms
         );
         let cfg = InForce::new(

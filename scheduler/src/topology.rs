@@ -31,6 +31,14 @@ pub struct Machine {
     pub smt: bool,
 }
 
+/// The CPUs online now (sysfs), for when the topology cannot be read: the machine's capacity is
+/// counted in them, not in the possible CPUs.
+pub fn online_cpus() -> Result<Vec<usize>> {
+    let path = "/sys/devices/system/cpu/online";
+    let list = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    scx_utils::read_cpulist(list.trim()).with_context(|| format!("parsing {path}: {:?}", list.trim()))
+}
+
 impl Machine {
     /// Reads the machine now.
     pub fn read() -> Result<Self> {

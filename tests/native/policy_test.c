@@ -134,8 +134,10 @@ static void reset(int n)
 		.starvation_ns = 1000 * MS, .fair_deadline_ns = 5 * MS, .fair_floor_permille = 50,
 		.guarantee_window_ns = 100 * MS, .fair_preempt_ns = 20 * MS,
 		.sibling_preempt_ns = 0, .slice_floor_ns = 0,
-		.nr_cpus = n,
+		.nr_cpus = n, .nr_cpu_ids = n,
 	};
+	for (int c = 0; c < n; c++)
+		tun.online_cpu[c] = c;
 	env.now = 1000 * MS;
 	env.rnd = 1;
 	probe_wakes = false;

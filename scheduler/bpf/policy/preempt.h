@@ -12,8 +12,8 @@
 #include "cgroup.h"
 
 /*
- * Candidates examined for one wake-up: the task's last CPU, one chosen at random and the one
- * after it, so the two are distinct (on two CPUs: both).
+ * Candidates examined for one wake-up: the task's last CPU, one online CPU chosen at random and
+ * the online one after it, so the two are distinct (on two CPUs: both).
  */
 #define FDL_VICTIM_CANDIDATES	3
 
@@ -260,7 +260,7 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 	int k;
 
 	fdl_for(k, 0, FDL_VICTIM_CANDIDATES) {
-		cpu = k == 0 ? t->last_cpu - 1 : (s32)((r + k - 1) % nr);
+		cpu = k == 0 ? t->last_cpu - 1 : tun.online_cpu[((r + k - 1) % nr) & (FDL_MAX_CPUS - 1)];
 		v.cpu[k] = cpu >= 0 && env_task_allowed(p, cpu) ? cpu : -1;
 	}
 	best = fdl_choose_among(&v);
