@@ -14,11 +14,12 @@
  *	env_scan()                        this CPU's scratch record for the dispatcher's scan
  *	env_insert_vtime(p, dsq, slice, vtime, flags, cpu)   queue p in vtime order, in the domain of
  *	                                  cpu, the CPU it was placed for (-1: the CPU it is queued on)
- *	env_move_to_local(dsq)            move the head of dsq to this CPU (its own domain's first,
- *	                                  then the nearest domain's with work); false if empty
+ *	env_move_to_local(dsq, lead)      move the head of dsq to this CPU (its own domain's first,
+ *	                                  unless another's is more than lead of vtime ahead, then
+ *	                                  the nearest domain's with work); false if empty
  *	env_nr_queued(dsq)                tasks in dsq (all domains)
- *	env_head_vtime(dsq, &vtime)       the vtime of the head env_move_to_local would take; false if
- *	                                  empty
+ *	env_head_vtime(dsq, &vtime, lead) the vtime of the head env_move_to_local would take (a
+ *	                                  sampled remote one counted lead later); false if empty
  *	env_min_head_vtime(dsq, &vtime)   the least vtime of its domains' heads; false if all empty
  *	env_kick(cpu, preempt)            wake an idle CPU, or end the running slice (preempt)
  *	env_pick_idle(p)                  claim an idle CPU p may use, or -1
@@ -32,7 +33,7 @@
  *	env_create_dsq(id)                create a queue, a DSQ per domain (sleepable context);
  *	                                  0 or -errno (then none is left)
  *	env_destroy_dsq(id)               destroy a queue's DSQs
- *	env_move_unblocked(dsq)           move dsq's first task that no CPU limit blocks to this
+ *	env_move_unblocked(dsq, lead)     move dsq's first task that no CPU limit blocks to this
  *	                                  CPU, the blocked ones it passes to the hold queue; false if
  *	                                  none (domain by domain as env_move_to_local; one domain's
  *	                                  walk, move_unblocked_dom, is the program's, with the
@@ -253,19 +254,27 @@ static __always_inline bool env_dsq_head_vtime(u64 id, u64 *vtime)
 }
 
 /*
- * A random other of the n domains whose head in queue dsq is more than a slice of vtime ahead of
- * domain own's, or -1.
+ * The first domain in own's order (own first, then the nearest) whose DSQ of queue dsq has work,
+ * with its head's vtime; -1 if none.
  */
-static __always_inline s32 env_dom_ahead(u64 dsq, u32 own, u32 n)
+static __always_inline s32 env_dom_base(u64 dsq, u32 own, u32 n, u64 *vtime)
 {
-	u32 other = env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
-	u64 own_v, other_v;
+	u32 k, d;
 
-	if (env_dsq_head_vtime(fdl_dom_dsq(dsq, own), &own_v) &&
-	    env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
-	    fdl_time_before(other_v + tun.slice_ns, own_v))
-		return other;
+	bpf_for(k, 0, FDL_MAX_DOMS) {
+		if (k >= n)
+			break;
+		d = env_dom_order(own, k);
+		if (env_dsq_head_vtime(fdl_dom_dsq(dsq, d), vtime))
+			return d;
+	}
 	return -1;
+}
+
+/* A random domain other than own, of n > 1. */
+static __always_inline u32 env_dom_sample(u32 own, u32 n)
+{
+	return env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
 }
 
 /* Defined by the program (main.bpf.c), with the policy's check: env_move_unblocked in one DSQ. */
@@ -282,18 +291,28 @@ static __always_inline bool env_take_dsq(u64 id, int unblocked)
  * Nothing else would move a task between domains while its own kept work (a queue's four tasks
  * in one LLC and two in another: the two got a CPU each, the four half of one, for good), so the
  * queue's order also holds across domains, sampled: a random other domain's head that is more
- * than a slice of vtime ahead of this domain's goes first. A global function: the dispatcher
- * calls it at several sites, and its loop is verified once.
+ * than lead of vtime ahead of the head this CPU would take (its own domain's, or if that is
+ * empty the nearest one's) goes first (the policy's lead: a slice of one of the queue's members'
+ * CPU time, fdl_queue_lead). Compared with its own domain's head only, a CPU whose own domain ran
+ * empty took from the nearest domain whatever waited further away: on 8 emulated CPUs, node 0's
+ * CPUs served its 5 busy loops and node 1's 11 loops got a third of a CPU each for seconds
+ * (tests/vm/topology.sh: one loop 485 ms in 2 s against 2000 on node 0). A global function: the
+ * dispatcher calls it at several sites, and its loop is verified once.
  */
-FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked)
+FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked, u64 lead)
 {
-	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = env_nr_doms();
-	s32 ahead;
+	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = env_nr_doms(), other;
+	u64 base_v, other_v;
+	s32 base;
 
 	if (n <= 1)
 		return env_take_dsq(dsq, unblocked);
-	ahead = env_dom_ahead(dsq, own, n);
-	if (ahead >= 0 && env_take_dsq(fdl_dom_dsq(dsq, ahead), unblocked)) {
+	base = env_dom_base(dsq, own, n, &base_v);
+	other = env_dom_sample(own, n);
+	if (base >= 0 && other != (u32)base &&
+	    env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
+	    fdl_time_before(other_v + lead, base_v) &&
+	    env_take_dsq(fdl_dom_dsq(dsq, other), unblocked)) {
 		env_count_dom_take(FDL_DOM_ORDER);
 		return 1;
 	}
@@ -308,14 +327,14 @@ FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked)
 	return 0;
 }
 
-static __always_inline bool env_move_to_local(u64 dsq)
+static __always_inline bool env_move_to_local(u64 dsq, u64 lead)
 {
-	return env_dom_take(dsq, 0);
+	return env_dom_take(dsq, 0, lead);
 }
 
-static __always_inline bool env_move_unblocked(u64 dsq)
+static __always_inline bool env_move_unblocked(u64 dsq, u64 lead)
 {
-	return env_dom_take(dsq, 1);
+	return env_dom_take(dsq, 1, lead);
 }
 
 FDL_GLOBAL s32 env_nr_queued(u64 dsq)
@@ -333,17 +352,27 @@ FDL_GLOBAL s32 env_nr_queued(u64 dsq)
 	return sum;
 }
 
-static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime)
+/*
+ * The vtime a task of queue dsq that would keep this CPU competes with: the head this CPU would
+ * take (its own domain's, else the nearest one's), or a random other domain's head counted lead
+ * later, whichever is earlier, as env_dom_take chooses.
+ */
+static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
 {
-	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = env_nr_doms();
+	u32 own = env_dom(bpf_get_smp_processor_id()), n = env_nr_doms(), other;
+	u64 other_v;
+	s32 base;
 
-	bpf_for(k, 0, FDL_MAX_DOMS) {
-		if (k >= n)
-			break;
-		if (env_dsq_head_vtime(fdl_dom_dsq(dsq, env_dom_order(own, k)), vtime))
-			return true;
+	if (n <= 1)
+		return env_dsq_head_vtime(dsq, vtime);
+	base = env_dom_base(dsq, own, n, vtime);
+	other = env_dom_sample(own, n);
+	if (other != (u32)base && env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
+	    (base < 0 || fdl_time_before(other_v + lead, *vtime))) {
+		*vtime = other_v + lead;
+		return true;
 	}
-	return false;
+	return base >= 0;
 }
 
 /*
@@ -467,7 +496,7 @@ static __always_inline s32 env_create_dsq(u64 id)
 
 #ifdef FDL_NATIVE
 /* Defined by the test, with the policy's check (the program builds it on move_unblocked_dom). */
-static bool env_move_unblocked(u64 dsq);
+static bool env_move_unblocked(u64 dsq, u64 lead);
 #endif
 
 /* Count one event of this CPU: no atomics, the CPU is the only writer of its copy. */

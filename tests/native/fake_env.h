@@ -178,10 +178,12 @@ static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u
 	fake_insert_at(q, at, p, vtime);
 }
 
-static inline bool env_move_to_local(u64 dsq)
+/* One domain: lead (the queue's order across domains) has nothing to compare. */
+static inline bool env_move_to_local(u64 dsq, u64 lead)
 {
 	struct task_struct *p = fake_pop(fake_dsq(dsq));
 
+	(void)lead;
 	if (!p)
 		return false;
 	fake_insert_at(&env.local[env.cur_cpu], env.local[env.cur_cpu].n, p, 0);
@@ -193,10 +195,11 @@ static inline s32 env_nr_queued(u64 dsq)
 	return fake_dsq(dsq)->n;
 }
 
-static inline bool env_head_vtime(u64 dsq, u64 *vtime)
+static inline bool env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
 {
 	struct fake_dsq *q = fake_dsq(dsq);
 
+	(void)lead;	/* one domain */
 	if (!q->n)
 		return false;
 	*vtime = q->vtime[0];
@@ -206,7 +209,7 @@ static inline bool env_head_vtime(u64 dsq, u64 *vtime)
 /* One domain: its head is the least. */
 static inline bool env_min_head_vtime(u64 dsq, u64 *vtime)
 {
-	return env_head_vtime(dsq, vtime);
+	return env_head_vtime(dsq, vtime, 0);
 }
 
 static inline void env_kick(s32 cpu, bool preempt)

@@ -72,12 +72,13 @@ static struct task *task_of(struct task_struct *p)
 }
 
 /* env.h's env_move_unblocked, as main.bpf.c defines it, over the fake queues. */
-static bool env_move_unblocked(u64 dsq)
+static bool env_move_unblocked(u64 dsq, u64 lead)
 {
 	struct fake_dsq *q = fake_dsq(dsq), *hold = fake_dsq(FDL_DSQ_HOLD);
 	struct task_struct *p;
 	u64 at = 0, blocker;
 
+	(void)lead;	/* one domain */
 	while (q->n) {
 		p = fake_remove(q, 0);
 		if ((blocker = fdl_bw_blocked(&task_of(p)->t, env.now, &at))) {

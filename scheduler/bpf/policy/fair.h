@@ -2,9 +2,9 @@
 /*
  * The fair order: within a queue (the fair queue, or one deadline container's), tasks run in
  * weighted virtual time, vtime += runtime / share (fdl_vtime_delta), where the share is the
- * task's part of the machine through the cgroup tree (fdl_task_share_of). Each queue keeps its own
- * clock, vtime_now (the latest vtime one of its members started with); vtimes are compared only
- * within one queue.
+ * task's part of its queue: its part of the machine through the cgroup tree (fdl_task_share_of)
+ * over its queue's (fdl_share_in_queue). Each queue keeps its own clock, vtime_now (the latest
+ * vtime one of its members started with); vtimes are compared only within one queue.
  */
 #ifndef __FDL_POLICY_FAIR_H
 #define __FDL_POLICY_FAIR_H
@@ -42,22 +42,61 @@ static __always_inline u64 fdl_place_share_of(struct fdl_task *t, u64 queue, u64
 			       fdl_task_cgroup_share_of(t, cgid, cg, root_wsum);
 }
 
+/*
+ * The share of the machine of queue top's cgroup (the root's own queue: all of it), fixed point.
+ * Task vtimes count CPU time at the task's share of its queue, not of the machine:
+ *
+ *	vtime += runtime * share(queue) / share(task)
+ *
+ * A queue's share of the machine moves with everything runnable beside it (a shell's forks in
+ * the root cgroup make the root's weight sum several times larger for a moment). Counted at their
+ * machine share, the members of a queue that ran at such a moment were charged several times
+ * their CPU time and the ones waiting were not, so the order among them followed who happened to
+ * run when, not what each had had. Within its queue, a task's share moves only with the queue's
+ * own members. (The root's own queue is the root's: its tasks' shares still move with the
+ * first-level cgroups beside them, whose weights share the root's sum.)
+ */
+static __always_inline u64 fdl_queue_share(struct fdl_cgroup *top, s64 root_wsum)
+{
+	return top ? fdl_cgroup_share_at(top, root_wsum) : FDL_SHARE_ONE;
+}
+
+/* A share of the machine as a part of its queue's (qshare), fixed point; never 0. */
+static __always_inline u64 fdl_share_in_queue(u64 share, u64 qshare)
+{
+	u64 s;
+
+	if (!qshare || qshare == FDL_SHARE_ONE)
+		return share ?: 1;
+	s = share * FDL_SHARE_ONE / qshare;
+	return s ?: 1;
+}
+
 static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
 {
 	u64 cgid = fdl_task_cgid(t);
+	s64 root_wsum = fdl_root_wsum();
+	struct fdl_cgroup *top = e == &fdl.fair ? NULL : env_cgroup(queue);
 
-	fdl_fair_place_at(t, queue, e, fdl_place_share_of(t, queue, cgid, env_cgroup(cgid),
-							  fdl_root_wsum()));
+	fdl_fair_place_at(t, queue, e,
+			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgid, env_cgroup(cgid), root_wsum),
+					     fdl_queue_share(top, root_wsum)));
 }
 
 /*
- * The vtime to queue the task with: no further than the starvation window past its queue's clock.
- * The clock advances about nr_cpus ns per ns when the runnable shares sum to one, so this is about
- * starvation_ns of waiting.
+ * The vtime to queue the task with (queue top's, clock e): no further than the starvation window
+ * past its queue's clock. The clock advances about as many ns per ns as the CPUs the queue gets,
+ * its share of the nr_cpus when every queue gets its share, so this is about starvation_ns of
+ * waiting.
  */
-static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_entity *e)
+static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_entity *e,
+						struct fdl_cgroup *top)
 {
-	u64 vtime = fdl_vtime_cap(t->vtime, e->vtime_now, tun.starvation_ns * (tun.nr_cpus ?: 1));
+	u64 window = tun.starvation_ns * (tun.nr_cpus ?: 1), vtime;
+
+	if (top)
+		window = fdl_max((window * fdl_cgroup_share(top)) >> FDL_SHARE_SHIFT, tun.slice_ns);
+	vtime = fdl_vtime_cap(t->vtime, e->vtime_now, window);
 
 	if (vtime != t->vtime)
 		stat_inc(nr_starvation_clamps);
@@ -85,6 +124,30 @@ static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, stru
 		v = head;
 	if (fdl_time_before(e->vtime_now, v))
 		e->vtime_now = v;
+}
+
+/*
+ * How far ahead in vtime another domain's head of queue q must be to go before this domain's
+ * (env_move_to_local): one slice of CPU time of a typical member, at its share of the queue,
+ * 1 / the queue's runnable members (the root's own queue: a nice-0 task's share of the root), so
+ * that vtimes across domains stay within a slice of each other. Compared with a slice of vtime
+ * instead (a unit apart: a member of a sixteenth of its queue runs a slice in sixteen slices of
+ * vtime), CPUs of 8 emulated ones took across domains for a sixteenth of a slice of difference.
+ * With one domain: nothing to compare, 0.
+ */
+static __always_inline u64 fdl_queue_lead(u64 q)
+{
+	struct fdl_cgroup *cg;
+	s64 n;
+
+	if (env_nr_doms() <= 1)
+		return 0;
+	if (q == FDL_DSQ_FAIR)
+		return fdl_vtime_delta(tun.slice_ns, fdl_share_of(FDL_SHARE_ONE, 100, fdl_root_wsum()));
+	if (!(cg = env_cgroup(q)))
+		return tun.slice_ns;
+	n = cg->nr_active;
+	return tun.slice_ns * (n > 1 ? (u64)n : 1);
 }
 
 #endif /* __FDL_POLICY_FAIR_H */

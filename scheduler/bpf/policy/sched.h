@@ -45,7 +45,7 @@ static __always_inline bool fdl_charge(struct fdl_task *t, s32 cpu, bool stays)
 	queue = fdl_task_queue_of(t, cgid, cg, &top, &e);
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
 	share = fdl_task_share_of(t, cgid, cg, root_wsum);
-	t->vtime += fdl_vtime_delta(delta, share);
+	t->vtime += fdl_vtime_delta(delta, fdl_share_in_queue(share, fdl_queue_share(top, root_wsum)));
 	if (cg) {
 		__sync_fetch_and_add(&cg->usage_ns, delta);
 		fdl_sum_charge(cgid, cg, delta, 0);
@@ -139,7 +139,7 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 	clock = fdl_queue_clock(top);
 	if (t->vqueue != *queue)
 		fdl_fair_place(t, *queue, clock);
-	*vtime = fdl_fair_queue_vtime(t, clock);
+	*vtime = fdl_fair_queue_vtime(t, clock, top);
 	return true;
 }
 
@@ -180,7 +180,8 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 	if (!top)	/* the root's own tasks wake as one cgroup */
 		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share_of(t, cgid, cg, root_wsum));
 	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
-			  fdl_place_share_of(t, queue, cgid, cg, root_wsum));
+			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgid, cg, root_wsum),
+					     fdl_queue_share(top, root_wsum)));
 }
 
 /* The task is no longer runnable (slept, exited, left scx): uncount it. */
@@ -324,7 +325,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		fdl_fair_place(t, queue, clock);
 	entity = own = fdl_entity_id(e, queue);
 	dl = fdl_entity_order(e, now, vdt);
-	vtime = fdl_fair_queue_vtime(t, clock);
+	vtime = fdl_fair_queue_vtime(t, clock, top);
 	if (fdl_fair_claim(top, e, now, vdt, &dl)) {
 		e = &fdl.fair;
 		entity = FDL_DSQ_FAIR;
@@ -573,7 +574,9 @@ static __always_inline struct fdl_entity *fdl_scan_entity(u64 q, u32 fair)
  */
 static __always_inline bool fdl_move(u64 q)
 {
-	return fdl.counters.nr_limited ? env_move_unblocked(q) : env_move_to_local(q);
+	u64 lead = fdl_queue_lead(q);
+
+	return fdl.counters.nr_limited ? env_move_unblocked(q, lead) : env_move_to_local(q, lead);
 }
 
 /*
@@ -727,7 +730,7 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	if (!be || rest)
 		keep = true;
 	else if (sc->best_q == pq)
-		keep = !(env_head_vtime(pq, &hv) && fdl_time_before(hv, t->vtime));
+		keep = !(env_head_vtime(pq, &hv, fdl_queue_lead(pq)) && fdl_time_before(hv, t->vtime));
 	else if (be == pe)	/* both fair: the cgroup with less cgroup virtual time */
 		keep = !fdl_time_before(sc->fair_key,
 					fdl_fair_key(ptop ? ptop->cvtime : fdl.root_cvtime));
