@@ -107,7 +107,7 @@ skew_round() {
     # compared its running loop only with the nearest domain's waiting head, a node whose
     # domains kept work never served the other node's waiters: 1.07-1.17x in most runs, and
     # 1.52-6.5x in about one of five (one loop at a sixth of the others'); compared with a random
-    # other domain's head too (env.h), 1.02-1.06x in six runs of 2026-11-26. The check stays at
+    # other domain's head too (env.h), 1.02-1.06x in three runs of 2026-11-26. The check stays at
     # the defect's 2x until more runs say how rare the rest is.
     awk 'NR == FNR { s[$1] = $2; next } { print ($2 - s[$1]) / 1e6 }' /tmp/hog0 /tmp/hog1 | sort -n > /tmp/hogd
     say "$1: busy loops' CPU time over 4 s (ms), sorted: $(awk '{ printf "%d ", $1 }' /tmp/hogd)"
