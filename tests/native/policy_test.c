@@ -2230,6 +2230,48 @@ static void test_cgroup_far_ahead_runs_within_the_window(void)
 	      "%llu ms", got / MS);
 }
 
+/* vtime per ns of CPU time of the four tasks 0-3 over the next `ns` (x 1000). */
+static u64 vtime_rate(u64 ns)
+{
+	u64 v = 0, r = 0;
+
+	for (int i = 0; i < 4; i++) {
+		v -= tasks[i].t.vtime;
+		r -= tasks[i].ran_ns;
+	}
+	run_for(ns);
+	for (int i = 0; i < 4; i++) {
+		v += tasks[i].t.vtime;
+		r += tasks[i].ran_ns;
+	}
+	return r ? v * 1000 / r : 0;
+}
+
+/*
+ * A task's vtime counts its CPU time at its share of its queue, not of the machine: when the root's
+ * weight sum grows sixteenfold (a shell's forks in the root cgroup, here written into the sum),
+ * a queue of four busy loops still charges them 4 ns of vtime per ns. At their machine share,
+ * whoever ran at such a moment was charged 64 and the loops waiting nothing.
+ */
+static void test_vtime_counts_the_share_of_the_queue(void)
+{
+	u64 quiet, busy;
+
+	reset(2);
+	add_cgroup(20, 100, 0, 0);
+	for (int i = 0; i < 4; i++)
+		wake(new_task(i, 20));
+	run_for(100 * MS);
+	quiet = vtime_rate(200 * MS);
+	env.cg[FDL_ROOT_CGID].wsum += 1500;
+	busy = vtime_rate(200 * MS);
+	env.cg[FDL_ROOT_CGID].wsum -= 1500;
+	printf("vtime per ns of a loop of four: %.2f alone at the root, %.2f beside 1500 of root weight\n",
+	       quiet / 1000.0, busy / 1000.0);
+	CHECK("a queue's vtime rate is its members' share of the queue (4 per ns), whatever runs beside it",
+	      quiet >= 3900 && quiet <= 4100 && busy >= 3900 && busy <= 4100, "%llu, %llu (x 1000)", quiet, busy);
+}
+
 /*
  * Tasks that were queued before their cgroup ran out of quota: the dispatcher passes them to the
  * hold queue and still finds the work of another queue, however many queues held only such tasks.
@@ -2589,6 +2631,7 @@ int main(void)
 	test_nested_burst_past_budget_runs_on_as_fair();
 	test_nested_guarantee_without_deadlines_runs();
 	test_cgroup_far_ahead_runs_within_the_window();
+	test_vtime_counts_the_share_of_the_queue();
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
 	test_within_guarantee_ahead_of_fair_work();
