@@ -271,10 +271,25 @@ static __always_inline s32 env_dom_base(u64 dsq, u32 own, u32 n, u64 *vtime)
 	return -1;
 }
 
-/* A random domain other than own, of n > 1. */
-static __always_inline u32 env_dom_sample(u32 own, u32 n)
+/*
+ * The domain whose head of queue dsq this CPU takes next, of n > 1: a random other domain's if
+ * that head is more than lead of vtime ahead of the head of the base (env_dom_base), else the
+ * base; -1 if no domain has work. *vtime is the chosen head's, a sampled one's counted lead later;
+ * *sampled says the random one was chosen.
+ */
+static __always_inline s32 env_dom_next(u64 dsq, u32 own, u32 n, u64 lead, u64 *vtime,
+					bool *sampled)
 {
-	return env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
+	u32 other = env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
+	s32 base = env_dom_base(dsq, own, n, vtime);
+	u64 other_v = 0;
+
+	*sampled = other != (u32)base && env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
+		   (base < 0 || fdl_time_before(other_v + lead, *vtime));
+	if (!*sampled)
+		return base;
+	*vtime = other_v + lead;
+	return other;
 }
 
 /* Defined by the program (main.bpf.c), with the policy's check: env_move_unblocked in one DSQ. */
@@ -301,18 +316,15 @@ static __always_inline bool env_take_dsq(u64 id, int unblocked)
  */
 FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked, u64 lead)
 {
-	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = env_nr_doms(), other;
-	u64 base_v, other_v;
-	s32 base;
+	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = env_nr_doms();
+	bool sampled;
+	u64 vtime = 0;
+	s32 d;
 
 	if (n <= 1)
 		return env_take_dsq(dsq, unblocked);
-	base = env_dom_base(dsq, own, n, &base_v);
-	other = env_dom_sample(own, n);
-	if (base >= 0 && other != (u32)base &&
-	    env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
-	    fdl_time_before(other_v + lead, base_v) &&
-	    env_take_dsq(fdl_dom_dsq(dsq, other), unblocked)) {
+	d = env_dom_next(dsq, own, n, lead, &vtime, &sampled);
+	if (sampled && env_take_dsq(fdl_dom_dsq(dsq, d), unblocked)) {
 		env_count_dom_take(FDL_DOM_ORDER);
 		return 1;
 	}
@@ -354,25 +366,16 @@ FDL_GLOBAL s32 env_nr_queued(u64 dsq)
 
 /*
  * The vtime a task of queue dsq that would keep this CPU competes with: the head this CPU would
- * take (its own domain's, else the nearest one's), or a random other domain's head counted lead
- * later, whichever is earlier, as env_dom_take chooses.
+ * take next (env_dom_next, as env_dom_take chooses; a sampled remote one counted lead later).
  */
 static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
 {
-	u32 own = env_dom(bpf_get_smp_processor_id()), n = env_nr_doms(), other;
-	u64 other_v;
-	s32 base;
+	u32 n = env_nr_doms();
+	bool sampled;
 
 	if (n <= 1)
 		return env_dsq_head_vtime(dsq, vtime);
-	base = env_dom_base(dsq, own, n, vtime);
-	other = env_dom_sample(own, n);
-	if (other != (u32)base && env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
-	    (base < 0 || fdl_time_before(other_v + lead, *vtime))) {
-		*vtime = other_v + lead;
-		return true;
-	}
-	return base >= 0;
+	return env_dom_next(dsq, env_dom(bpf_get_smp_processor_id()), n, lead, vtime, &sampled) >= 0;
 }
 
 /*

@@ -224,7 +224,6 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         doms.labels.iter().zip(l.doms.iter()).map(|(label, d)| (label.clone(), f(d))).collect()
     };
     let scale = (1u64 << bpf_intf::fdl_lb_consts_FDL_PELT_SHIFT) as f64;
-
     SchedulerStats {
         dispatched: stats::DISPATCH_PATHS.iter().zip(s.nr_dispatched).map(|(p, n)| (p.to_string(), n)).collect(),
         deadline_enqueued: s.nr_deadline_enqueued,

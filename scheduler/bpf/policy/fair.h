@@ -72,31 +72,30 @@ static __always_inline u64 fdl_share_in_queue(u64 share, u64 qshare)
 	return s ?: 1;
 }
 
-static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_entity *e)
+/* fdl_fair_place_at in queue `queue`, of container top (NULL: the root's own queue). */
+static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_cgroup *top)
 {
 	u64 cgid = fdl_task_cgid(t);
 	s64 root_wsum = fdl_root_wsum();
-	struct fdl_cgroup *top = e == &fdl.fair ? NULL : env_cgroup(queue);
 
-	fdl_fair_place_at(t, queue, e,
+	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
 			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgid, env_cgroup(cgid), root_wsum),
 					     fdl_queue_share(top, root_wsum)));
 }
 
 /*
- * The vtime to queue the task with (queue top's, clock e): no further than the starvation window
- * past its queue's clock. The clock advances about as many ns per ns as the CPUs the queue gets,
+ * The vtime to queue the task with (in container top's queue; NULL: the root's own): no further
+ * than the starvation window past its queue's clock. The clock advances about as many ns per ns as the CPUs the queue gets,
  * its share of the nr_cpus when every queue gets its share, so this is about starvation_ns of
  * waiting.
  */
-static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_entity *e,
-						struct fdl_cgroup *top)
+static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_cgroup *top)
 {
 	u64 window = tun.starvation_ns * (tun.nr_cpus ?: 1), vtime;
 
 	if (top)
 		window = fdl_max((window * fdl_cgroup_share(top)) >> FDL_SHARE_SHIFT, tun.slice_ns);
-	vtime = fdl_vtime_cap(t->vtime, e->vtime_now, window);
+	vtime = fdl_vtime_cap(t->vtime, fdl_queue_clock(top)->vtime_now, window);
 
 	if (vtime != t->vtime)
 		stat_inc(nr_starvation_clamps);

@@ -127,7 +127,7 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 						u64 *vtime, u64 *at)
 {
 	struct fdl_cgroup *top;
-	struct fdl_entity *e, *clock;
+	struct fdl_entity *e;
 	u64 blocker = fdl_bw_blocked(t, now, at);
 
 	if (blocker) {
@@ -136,10 +136,9 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 	}
 	fdl_bw_unheld(t, now);
 	*queue = fdl_task_queue(t, &top, &e);
-	clock = fdl_queue_clock(top);
 	if (t->vqueue != *queue)
-		fdl_fair_place(t, *queue, clock);
-	*vtime = fdl_fair_queue_vtime(t, clock, top);
+		fdl_fair_place(t, *queue, top);
+	*vtime = fdl_fair_queue_vtime(t, top);
 	return true;
 }
 
@@ -295,7 +294,7 @@ static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
 static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_task *t, u64 flags)
 {
 	u64 now = env_now(), vdt = fdl_vdt(now), queue, entity, own, dl, vtime, fair_pick = 0;
-	struct fdl_entity *e, *clock;
+	struct fdl_entity *e;
 	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
 	s32 cpu, later = -1, victim = -1, cross = -1, sibling = -1;
@@ -320,12 +319,11 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	if (flags & FDL_ENQ_LAST)
 		env_kick_self();
 	queue = fdl_task_queue(t, &top, &e);
-	clock = fdl_queue_clock(top);
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
-		fdl_fair_place(t, queue, clock);
+		fdl_fair_place(t, queue, top);
 	entity = own = fdl_entity_id(e, queue);
 	dl = fdl_entity_order(e, now, vdt);
-	vtime = fdl_fair_queue_vtime(t, clock, top);
+	vtime = fdl_fair_queue_vtime(t, top);
 	if (fdl_fair_claim(top, e, now, vdt, &dl)) {
 		e = &fdl.fair;
 		entity = FDL_DSQ_FAIR;
