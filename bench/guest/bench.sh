@@ -78,6 +78,21 @@ bench_hogs() {
 
 usage() { awk '/^usage_usec/ {print $2}' "$CG/$1/cpu.stat"; }
 
+# machine_usec [PID]: "IDLE BUSY SCHED" in microseconds so far: the CPUs' idle time (/proc/stat idle +
+# iowait, in USER_HZ = 100 ticks), all tasks' CPU time (the root cgroup's usage_usec) and the running
+# scheduler process PID's (its utime + stime; 0 without PID: EEVDF). Where CPU time goes that no scenario
+# cgroup got: left idle, or used outside them (the scheduler's own process among it).
+machine_usec() {
+    idle=$(awk '$1 == "cpu" { printf "%.0f\n", ($5 + $6) * 10000; exit }' /proc/stat)
+    busy=$(awk '/^usage_usec/ {print $2}' "$CG/cpu.stat")
+    sched=0
+    if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
+        # Fields after the command (which ends with the last ")"): utime and stime are the 12th and 13th.
+        sched=$(sed 's/^.*) //' "/proc/$1/stat" | awk '{ printf "%.0f\n", ($12 + $13) * 10000 }')
+    fi
+    echo "$idle $busy $sched"
+}
+
 # fdl_dump FILE: scx_fdl's own figures now (`scx_fdl dump`, pretty JSON), reduced to one line per
 # scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns LATENESS", LATENESS its misses by lateness
 # bucket (log2 microseconds, comma-separated; "-" if none were reported). On failure FDL_STATS_ERR
@@ -227,7 +242,7 @@ emit_result() {
     sched=$1 variant=$2 repeat=$3 err=$4
     printf 'FDL-BENCH {"sched": "%s", "variant": "%s", "repeat": %s, "error": %s' "$sched" "$variant" "$repeat" \
         "$([ -n "$err" ] && jstr "$err" || echo null)"
-    printf ', "window_s": %s, "ops": %s' "${WINDOW:-0}" "$(jstr "$OPS")"
+    printf ', "window_s": %s, "ops": %s, "machine_usec": %s' "${WINDOW:-0}" "$(jstr "$OPS")" "${MACHINE:-null}"
     printf ', "fdl_stats": %s, "fdl_stats_error": %s' "$(fdl_stats_json)" \
         "$([ -n "$FDL_STATS_ERR" ] && jstr "$FDL_STATS_ERR" || echo null)"
     printf ', "probes": {'
@@ -275,7 +290,7 @@ emit_result() {
 measure() {
     rm -rf "$OUT"
     mkdir -p "$OUT"
-    PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" BG="" FDL_STATS_ERR=""
+    PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" MACHINE=null BG="" FDL_STATS_ERR=""
     OPS=$(scx_ops)
     "load_$2"
     sleep "$BENCH_SETTLE"
@@ -283,6 +298,9 @@ measure() {
     t0=$(now)
     before=""
     for c in $BENCH_CGROUPS; do before="$before $c=$(usage "$c")"; done
+    mpid=""
+    [ "$1" = eevdf ] || mpid=$SPID
+    mach_before=$(machine_usec $mpid)
     "probes_$2"
     # Without a latency probe the window is the probe's would-be length (CPU shares only).
     [ -n "$PROBES" ] || sleep $((BENCH_WARMUP + BENCH_DURATION))
@@ -293,6 +311,7 @@ measure() {
         b=$(echo "$before" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')
         USAGE="$USAGE $c=$(($(usage "$c") - b))"
     done
+    MACHINE=$(echo "$(machine_usec $mpid) $mach_before" | awk '{ printf "{\"idle\": %d, \"busy\": %d, \"sched\": %d}", $1 - $4, $2 - $5, $3 - $6 }')
     ! is_fdl "$1" || fdl_dump "$OUT/dump.after"
     # stress-ng prints its metrics when interrupted, not when killed.
     for s in $STRESS; do kill -INT "${s#*:}" 2>/dev/null; done
@@ -333,7 +352,7 @@ while [ $repeat -le "$BENCH_REPEAT" ]; do
         for variant in $BENCH_VARIANTS; do
             echo "FDL-BENCH-STEP sched=$sched variant=$variant repeat=$repeat"
             if [ -n "$SCHED_ERR$PARAM_ERR" ]; then
-                PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" OPS="" FDL_STATS_ERR=""
+                PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" MACHINE=null OPS="" FDL_STATS_ERR=""
                 rm -f "$OUT/dump.before" "$OUT/dump.after"
                 emit_result "$sched" "$variant" "$repeat" "$SCHED_ERR$PARAM_ERR"
             else
