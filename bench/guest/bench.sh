@@ -78,19 +78,19 @@ bench_hogs() {
 
 usage() { awk '/^usage_usec/ {print $2}' "$CG/$1/cpu.stat"; }
 
-# machine_usec [PID]: "IDLE BUSY SCHED" in microseconds so far: the CPUs' idle time (/proc/stat idle +
-# iowait, in USER_HZ = 100 ticks), all tasks' CPU time (the root cgroup's usage_usec) and the running
-# scheduler process PID's (its utime + stime; 0 without PID: EEVDF). Where CPU time goes that no scenario
-# cgroup got: left idle, or used outside them (the scheduler's own process among it).
+# machine_usec [PID]: "IDLE SCHED" in microseconds so far: the CPUs' idle time (/proc/stat idle +
+# iowait, in USER_HZ = 100 ticks) and the scheduler process PID's CPU time (its utime + stime; 0
+# without PID: EEVDF). Where CPU time goes that no scenario cgroup got: left idle, or spent by the
+# scheduler's own process. (Not the root cgroup's usage_usec: it is sampled at ticks, unlike the
+# other cgroups' run time, and did not add up with them.)
 machine_usec() {
     idle=$(awk '$1 == "cpu" { printf "%.0f\n", ($5 + $6) * 10000; exit }' /proc/stat)
-    busy=$(awk '/^usage_usec/ {print $2}' "$CG/cpu.stat")
     sched=0
     if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
         # Fields after the command (which ends with the last ")"): utime and stime are the 12th and 13th.
         sched=$(sed 's/^.*) //' "/proc/$1/stat" | awk '{ printf "%.0f\n", ($12 + $13) * 10000 }')
     fi
-    echo "$idle $busy $sched"
+    echo "$idle $sched"
 }
 
 # fdl_dump FILE: scx_fdl's own figures now (`scx_fdl dump`, pretty JSON), reduced to one line per
@@ -311,7 +311,7 @@ measure() {
         b=$(echo "$before" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')
         USAGE="$USAGE $c=$(($(usage "$c") - b))"
     done
-    MACHINE=$(echo "$(machine_usec $mpid) $mach_before" | awk '{ printf "{\"idle\": %d, \"busy\": %d, \"sched\": %d}", $1 - $4, $2 - $5, $3 - $6 }')
+    MACHINE=$(echo "$(machine_usec $mpid) $mach_before" | awk '{ printf "{\"idle\": %d, \"sched\": %d}", $1 - $3, $2 - $4 }')
     ! is_fdl "$1" || fdl_dump "$OUT/dump.after"
     # stress-ng prints its metrics when interrupted, not when killed.
     for s in $STRESS; do kill -INT "${s#*:}" 2>/dev/null; done

@@ -54,7 +54,7 @@ def aggregate(sc, scheds, statuses, records):
                 cpus = [r["cpu_usec"].get(c) / 1e6 / r["window_s"] for r in good
                         if r.get("cpu_usec", {}).get(c) is not None and r.get("window_s")]
                 row["cpus"][c] = stats.summarize(cpus)
-            row["machine"] = machine_cpus(good, sc.cgroups)
+            row["machine"] = machine_cpus(good)
             if row["status"] == "ok" and not good:
                 row["status"] = errors[0] if errors else "not run (the run ended before it)"
             per[s] = row
@@ -69,24 +69,14 @@ def aggregate(sc, scheds, statuses, records):
     return out
 
 
-def machine_cpus(good, cgroups):
+def machine_cpus(good):
     """Where the CPU time went that no scenario cgroup got, in CPUs over the window: "idle" (the
-    CPUs idle), "outside" (used by tasks outside the scenario's cgroups: the system, the harness, the
-    scheduler's own process) and "sched" (that process alone). Runs from before these figures were
-    recorded have none."""
-    # A nested cgroup's time is in its parent's already.
-    tops = [c for c in cgroups if not any(c.startswith(o + "/") for o in cgroups)]
+    CPUs idle, /proc/stat) and "sched" (the scheduler's own process). Runs from before these
+    figures were recorded have none."""
     out = {}
-    for key in ("idle", "outside", "sched"):
-        vals = []
-        for r in good:
-            m, w = r.get("machine_usec"), r.get("window_s")
-            if not m or not w:
-                continue
-            used = sum(r.get("cpu_usec", {}).get(c) or 0 for c in tops)
-            usec = m["busy"] - used if key == "outside" else m[key]
-            vals.append(usec / 1e6 / w)
-        out[key] = stats.summarize(vals)
+    for key in ("idle", "sched"):
+        out[key] = stats.summarize([r["machine_usec"][key] / 1e6 / r["window_s"] for r in good
+                                    if r.get("machine_usec") and r.get("window_s")])
     return out
 
 

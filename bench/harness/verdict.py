@@ -115,11 +115,11 @@ def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
     idle = sc.vcpus - sum(_cpus(e, c) or 0 for c in sc.cgroups)
     out["fair_applies"] = extra <= idle + IDLE_SLACK_CPUS
     out["fair_detail"] = f"guarantees beyond EEVDF use {extra:.2f} CPU, EEVDF idle {idle:.2f} CPU"
-    where = [f"{s} {m['idle']:.2f} / {m['outside']:.2f} ({m['sched']:.2f})" for s, row in ((base, e), (fdl, f))
+    where = [f"{s} {m['idle']:.2f} / {m['sched']:.2f}" for s, row in ((base, e), (fdl, f))
              for m in [{k: _med(v) for k, v in row.get("machine", {}).items()}]
-             if None not in (m.get("idle"), m.get("outside"), m.get("sched"))]
+             if None not in (m.get("idle"), m.get("sched"))]
     if where:
-        out["fair_detail"] += "; CPUs idle / used outside the cgroups (by the scheduler): " + ", ".join(where)
+        out["fair_detail"] += "; CPUs idle / used by the scheduler's process: " + ", ".join(where)
     if out["fair_applies"]:
         for c in plain:
             n = by_cg.get(c.name)
