@@ -219,6 +219,13 @@ void BPF_STRUCT_OPS(fdl_dispatch, s32 cpu, struct task_struct *prev)
 	fdl_on_dispatch(cpu, prev, pt);
 }
 
+/* The kernel set or cleared cpu's idle bit (kept: SCX_OPS_KEEP_BUILTIN_IDLE). */
+void BPF_STRUCT_OPS(fdl_update_idle, s32 cpu, bool idle)
+{
+	if (idle)
+		fdl_on_idle(cpu);
+}
+
 void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
@@ -632,6 +639,7 @@ SCX_OPS_DEFINE(fdl_ops,
 	       .select_cpu		= (void *)fdl_select_cpu,
 	       .enqueue			= (void *)fdl_enqueue,
 	       .dispatch		= (void *)fdl_dispatch,
+	       .update_idle		= (void *)fdl_update_idle,
 	       .runnable		= (void *)fdl_runnable,
 	       .running			= (void *)fdl_running,
 	       .tick			= (void *)fdl_tick,
@@ -651,6 +659,10 @@ SCX_OPS_DEFINE(fdl_ops,
 	       .dump			= (void *)fdl_dump,
 	       .dump_cpu		= (void *)fdl_dump_cpu,
 	       .dump_task		= (void *)fdl_dump_task,
-	       /* A throttled task must not keep its CPU when nothing else waits (policy/bandwidth.h). */
-	       .flags			= SCX_OPS_ENQ_LAST,
+	       /*
+	        * ENQ_LAST: a throttled task must not keep its CPU when nothing else waits
+	        * (policy/bandwidth.h). KEEP_BUILTIN_IDLE: ops.update_idle is only a hook (fdl_on_idle);
+	        * the kernel's idle tracking, which select_cpu and enqueue pick idle CPUs from, stays.
+	        */
+	       .flags			= SCX_OPS_ENQ_LAST | SCX_OPS_KEEP_BUILTIN_IDLE,
 	       .name			= "scx_fdl");

@@ -246,6 +246,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         tick_preempts: s.nr_tick_preempts,
         dispatch_empty: s.nr_dispatch_empty,
         dispatch_empty_queued: s.nr_dispatch_empty_queued,
+        idle_rechecks: s.nr_idle_rechecks,
         cgroups_untracked: c.nr_cgroups_untracked,
         guarantee_scale: stats::guarantee_scale(fdl.budget_scale),
         kernel_events: stats::kernel_events(),

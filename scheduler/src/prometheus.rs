@@ -150,6 +150,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_tick_preempts", kind: Counter, scale: Count, help: Scheduler("tick_preempts") },
     Def { name: "scx_fdl_empty_dispatches", kind: Counter, scale: Count, help: Scheduler("dispatch_empty") },
     Def { name: "scx_fdl_empty_dispatches_with_work_queued", kind: Counter, scale: Count, help: Scheduler("dispatch_empty_queued") },
+    Def { name: "scx_fdl_idle_rechecks", kind: Counter, scale: Count, help: Scheduler("idle_rechecks") },
     Def { name: "scx_fdl_cgroup_cpu_usage", kind: Counter, scale: Nanoseconds, help: Cgroup("usage_ns") },
     Def { name: "scx_fdl_cgroup_wait", kind: Counter, scale: Nanoseconds, help: Cgroup("wait_ns") },
     Def { name: "scx_fdl_cgroup_runq_latency", kind: Histogram, scale: Nanoseconds, help: Cgroup("runq_latency") },
@@ -361,6 +362,7 @@ impl Build<'_> {
         self.counter("scx_fdl_tick_preempts", vec![], ep, s.tick_preempts);
         self.counter("scx_fdl_empty_dispatches", vec![], ep, s.dispatch_empty);
         self.counter("scx_fdl_empty_dispatches_with_work_queued", vec![], ep, s.dispatch_empty_queued);
+        self.counter("scx_fdl_idle_rechecks", vec![], ep, s.idle_rechecks);
         for (event, n) in &s.kernel_events {
             self.counter("scx_fdl_kernel_events", vec![("event", event.clone())], ep, *n);
         }

@@ -111,6 +111,9 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches that found nothing to run while work was queued")]
     #[serde(default)]
     pub dispatch_empty_queued: u64,
+    #[stat(desc = "Idle CPUs woken for work queued while they went idle (after their dispatch found the queues empty)")]
+    #[serde(default)]
+    pub idle_rechecks: u64,
     #[stat(desc = "Per queue domain (an LLC; the start-up log names them): seconds its CPUs were busy since boot (/proc/stat: user, nice, system, irq, softirq)")]
     #[serde(default)]
     pub domain_busy_secs: BTreeMap<String, f64>,

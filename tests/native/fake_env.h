@@ -179,15 +179,27 @@ static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u
 }
 
 /* One domain: lead (the queue's order across domains) has nothing to compare. */
+/* The first queued task this CPU may run, as the kernel's consume_dispatch_q() takes it. */
 static inline bool env_move_to_local(u64 dsq, u64 lead)
 {
-	struct task_struct *p = fake_pop(fake_dsq(dsq));
+	struct fake_dsq *q = fake_dsq(dsq);
+	struct task_struct *p;
+	int i, j;
 
 	(void)lead;
-	if (!p)
-		return false;
-	fake_insert_at(&env.local[env.cur_cpu], env.local[env.cur_cpu].n, p, 0);
-	return true;
+	for (i = 0; i < q->n; i++) {
+		p = q->task[i];
+		if (p->allowed && !(p->allowed & (1u << env.cur_cpu)))
+			continue;
+		for (j = i + 1; j < q->n; j++) {
+			q->task[j - 1] = q->task[j];
+			q->vtime[j - 1] = q->vtime[j];
+		}
+		q->n--;
+		fake_insert_at(&env.local[env.cur_cpu], env.local[env.cur_cpu].n, p, 0);
+		return true;
+	}
+	return false;
 }
 
 static inline s32 env_nr_queued(u64 dsq)

@@ -290,6 +290,7 @@ static void reschedule(int cpu)
 	p = fake_pop(&env.local[cpu]);
 	if (!p) {
 		env.idle[cpu] = true;
+		fdl_on_idle(cpu);	/* ops.update_idle, after the kernel set the idle bit */
 		return;
 	}
 	env.idle[cpu] = false;
@@ -311,7 +312,7 @@ static void wake(struct task *k)
 	k->t.enqueued_at = env.now;
 	u64 at;
 	for (cpu = 0; cpu < nr_cpus && !fdl_bw_blocked(&k->t, env.now, &at); cpu++)
-		if (env.idle[cpu] && !running[cpu]) {	/* select_cpu found an idle CPU */
+		if (env.idle[cpu] && !running[cpu] && env_task_allowed(&k->p, cpu)) {	/* select_cpu */
 			env.idle[cpu] = false;
 			k->p.slice = tun.slice_ns;	/* what fdl_select_cpu inserts it with */
 			fdl_on_idle_pick(&k->t, cpu);
@@ -1652,6 +1653,71 @@ static void test_idle_pick_claims_the_cpu(void)
 	      (int)env_nr_queued(10));
 }
 
+/*
+ * The lost wake-up of the VM's quiet 3 ms spin cells (trace of 2026-11-27): a container's message
+ * thread m wakes worker w1 onto idle CPU 0 and worker w2, then sleeps. CPU 1's dispatcher finds
+ * nothing; before the kernel sets CPU 1's idle bit, w2 is enqueued (on CPU 0's behalf): no idle
+ * CPU to pick, CPU 0 claimed by w1 and CPU 1 last running m, both its own container's: w2 is
+ * queued and no CPU is woken. CPU 1 then idled beside it while w2 waited out w1's whole spin.
+ * Going idle, CPU 1 must see w2 and wake up (fdl_on_idle); and a CPU whose dispatcher left
+ * queued work it may not run (pinned elsewhere) must not wake itself for it, again and again.
+ */
+static void test_cpu_going_idle_takes_work_queued_meanwhile(void)
+{
+	struct task *m, *w1, *w2, *pin;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	grant(10, 880);
+	m = new_task(0, 10);
+	w1 = new_task(1, 10);
+	w2 = new_task(2, 10);
+	env.idle[0] = false;	/* CPU 0 busy for now: m starts on CPU 1 */
+	env.idle[1] = true;
+	wake(m);
+	run_for(1 * MS);
+	env.idle[0] = true;
+	wake(w1);		/* select_cpu: idle CPU 0 */
+	m->runnable = false;	/* m sleeps: CPU 1's dispatcher finds nothing */
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, &m->p, NULL);
+	fdl_on_stopping(&m->t, 1);
+	running[1] = NULL;
+	fdl_on_quiescent(&m->t);
+	env.cur_cpu = 0;	/* w2 enqueued before CPU 1's idle bit is set */
+	wake(w2);
+	CHECK("context: w2 queued with no CPU woken", env_nr_queued(10) == 1 && !env.idle_kicks[1] &&
+	      !env.preempts[1], "%d queued, %d kicks, %d preemptions", (int)env_nr_queued(10),
+	      env.idle_kicks[1], env.preempts[1]);
+	env.idle[1] = true;	/* the kernel sets the idle bit, then calls ops.update_idle */
+	env.cur_cpu = 1;
+	fdl_on_idle(1);
+	CHECK("CPU 1, going idle, wakes itself for w2", env.idle_kicks[1] == 1, "%d kicks",
+	      env.idle_kicks[1]);
+	run_for(1 * MS);
+	CHECK("w2 runs on CPU 1 at once", running[1] == w2, "CPU 1 runs task %d",
+	      running[1] ? (int)(running[1] - tasks) : -1);
+	if (running[1] != w2)
+		return;
+
+	/* A task pinned to CPU 0 waits behind w1: CPU 1 leaves it, and idles without waking itself. */
+	pin = new_task(3, 10);
+	pin->p.allowed = 1u << 0;
+	sleep_on(1);		/* w2 done: CPU 1 idle */
+	env.idle_kicks[1] = 0;
+	wake(pin);
+	run_for(1 * MS);
+	CHECK("the pinned task waits for CPU 0", running[0] == w1 && env_nr_queued(10) == 1,
+	      "CPU 0 runs task %d, %d queued", running[0] ? (int)(running[0] - tasks) : -1,
+	      (int)env_nr_queued(10));
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, NULL, NULL);
+	env.idle[1] = true;
+	fdl_on_idle(1);
+	CHECK("CPU 1 does not wake itself for work it may not run", env.idle_kicks[1] == 0,
+	      "%d kicks", env.idle_kicks[1]);
+}
+
 /* A cgroup below parent (what ops.cgroup_init does for a deeper level). */
 static void add_child(u64 cgid, u64 parent, u32 weight)
 {
@@ -2634,6 +2700,7 @@ int main(void)
 	test_vtime_counts_the_share_of_the_queue();
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
+	test_cpu_going_idle_takes_work_queued_meanwhile();
 	test_within_guarantee_ahead_of_fair_work();
 	test_guarantee_is_a_budget();
 	test_loose_not_preempted_by_fair_work();
