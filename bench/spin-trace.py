@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Reads the console log of bench/guest/spin-sched-trace.sh: for each probe worker wake-up, the time
+it spent off a CPU between its wake-up and the end of its spin (waiting to start, and preempted
+after), and counts per cgroup those longer than --over-ms. With --show N, prints the first N such
+wake-ups of --cgroup with every context switch on either CPU meanwhile.
+
+    vm/run.sh --log LOG bench/guest/spin-sched-trace.sh
+    python3 bench/spin-trace.py LOG [--over-ms 2.5] [--show 5 --cgroup fdl]
+"""
+import argparse
+import collections
+import re
+
+EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)")
+
+
+def fields(rest):
+    return dict(re.findall(r"(\w+)=(\S+)", rest))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("log")
+    ap.add_argument("--over-ms", type=float, default=2.5)
+    ap.add_argument("--show", type=int, default=0)
+    ap.add_argument("--cgroup", default="fdl")
+    a = ap.parse_args()
+    events, threads = [], {}
+    for line in open(a.log, errors="replace"):
+        if line.startswith("THREADS "):
+            name, *pids = line.split()[1:]
+            threads[name] = [int(p) for p in pids]
+        elif line.startswith("TR ") and (m := EVENT.search(line)):
+            events.append((float(m.group(2)), int(m.group(1)), m.group(3), fields(m.group(4))))
+    # The probe's threads in creation order: main, the two workers, the message thread.
+    cgroup_of = {p: c for c, pids in threads.items() for p in pids}
+    workers = {p for pids in threads.values() for p in pids[1:3]}
+    open_, done = {}, []
+    for ts, cpu, name, f in events:
+        if name == "sched_waking" and int(f["pid"]) in workers:
+            open_[int(f["pid"])] = {"wake": ts, "off": 0.0, "left": ts}
+        elif name == "sched_switch":
+            nxt, prev = int(f["next_pid"]), int(f["prev_pid"])
+            if nxt in open_:
+                open_[nxt]["off"] += ts - open_[nxt]["left"]
+            if prev in open_:
+                open_[prev]["left"] = ts
+                if f["prev_state"] not in ("R", "R+"):
+                    w = open_.pop(prev)
+                    w.update(pid=prev, end=ts)
+                    done.append(w)
+    total, over = collections.Counter(), collections.Counter()
+    for w in done:
+        total[cgroup_of[w["pid"]]] += 1
+        over[cgroup_of[w["pid"]]] += w["off"] * 1e3 > a.over_ms
+    for c in threads:
+        print(f"{c}: {over[c]} of {total[c]} wake-ups off a CPU longer than {a.over_ms} ms")
+    shown = 0
+    for w in done:
+        if shown >= a.show or cgroup_of[w["pid"]] != a.cgroup or w["off"] * 1e3 <= a.over_ms:
+            continue
+        shown += 1
+        print(f"\n{a.cgroup} worker {w['pid']} woke at {w['wake']:.6f}, off a CPU {w['off'] * 1e3:.2f} ms, "
+              f"spin ended +{(w['end'] - w['wake']) * 1e3:.2f} ms")
+        for ts, cpu, name, f in events:
+            if w["wake"] - 0.0005 <= ts <= w["end"] and name == "sched_switch":
+                prev, nxt = int(f["prev_pid"]), int(f["next_pid"])
+                print(f"  {ts:.6f} cpu{cpu}: {prev} ({cgroup_of.get(prev, f['prev_comm'])}, {f['prev_state']}) -> "
+                      f"{nxt} ({cgroup_of.get(nxt, f['next_comm'])})")
+
+
+if __name__ == "__main__":
+    main()
