@@ -87,7 +87,7 @@ for f in sorted(glob.glob(os.path.join(out, "cost-*.jsonl"))):
             rows.setdefault(op, {})[(r["scheduler"], r["cpus"])] = c
 scheds = sorted({k[0] for v in rows.values() for k in v}, key=lambda s: (s != "scx_fdl", s))
 cpus = sorted({k[1] for v in rows.values() for k in v})
-hot = ["select_cpu", "enqueue", "dispatch", "runnable", "running", "stopping", "quiescent", "tick"]
+hot = ["select_cpu", "enqueue", "dispatch", "runnable", "running", "stopping", "quiescent", "tick", "update_idle"]
 print(f"bench/cost.sh, scx_fdl {rev}, {secs} s of hackbench -g 4 per scheduler; average ns per run (runs)")
 for n in cpus:
     print(f"\n{n} vCPUs")
