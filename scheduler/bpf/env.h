@@ -72,7 +72,7 @@ struct fdl_cpu {
 	u64 run_start;		/* since when fdl_cpu_burst's burst_ns holds, ns */
 	u64 burst_ns;		/* the CPU time its task had run since it last woke, by run_start */
 	u64 vtime;		/* its task's vtime when it started or kept the CPU (queue cont's clock) */
-	u32 empty_queued;	/* its last dispatch found nothing to take while work was queued */
+	u32 empty_queued;	/* its last dispatch's scan saw queued work and took none */
 	u32 __pad_idle;
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */
 };

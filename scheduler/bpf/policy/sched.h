@@ -790,8 +790,9 @@ static __always_inline void fdl_time_slice(s32 cpu, u64 slice, u64 now)
 static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, struct fdl_task *pt)
 {
 	u64 now = env_now(), vdt = fdl_vdt(now), slice;
+	struct fdl_scan *sc;
 	struct fdl_cpu *cc;
-	int i, queued;
+	int i;
 
 	if (fdl_scan_queues(now, vdt))
 		return;
@@ -823,11 +824,16 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		}
 	}
 	stat_inc(nr_dispatch_empty);
-	queued = fdl_any_queued();
-	if (queued)
+	if (fdl_any_queued())
 		stat_inc(nr_dispatch_empty_queued);
-	if ((cc = env_cpu(cpu)))
-		cc->empty_queued = queued;	/* for fdl_on_idle */
+	/*
+	 * For fdl_on_idle: whether the scan itself saw work it did not take, not whether work is
+	 * queued now: work queued since the scan is what fdl_on_idle is for (counted as untakeable,
+	 * a worker queued between this scan and this line waited beside the idle CPU: trace of
+	 * 2026-11-27, 34.526356).
+	 */
+	if ((cc = env_cpu(cpu)) && (sc = env_scan()))
+		cc->empty_queued = sc->nr_queued > 0;
 }
 
 /*
