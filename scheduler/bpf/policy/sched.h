@@ -402,10 +402,13 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		stat_inc(nr_crossing_timers);
 	}
 	/*
-	 * Queued and no CPU woken for it: look for an idle CPU again, now that the task is in its
-	 * queue. The first look came before the insert, and a CPU whose dispatcher had just found
-	 * the queues empty may have set its idle bit in between; either this look sees the bit, or
-	 * that CPU sees the task when it goes idle (fdl_on_idle).
+	 * Queued and no CPU woken for it: look for an idle CPU again. A CPU whose dispatcher had
+	 * just found the queues empty may have set its idle bit since the first look; its kick is
+	 * delivered after the insert is in place. Not a full interlock with fdl_on_idle: an insert
+	 * from ops.enqueue lands when the callback returns (a direct dispatch), so a CPU that sets
+	 * its bit after this look and checks the queues (fdl_on_idle) before that return sees
+	 * neither; the window is this function's tail. Closing it needs a deferred idle kick
+	 * (SCX_KICK_IDLE) of the CPUs going idle, whoever they are (left open, 2026-11-27).
 	 */
 	if (victim < 0 && sibling < 0 && cpu < 0 && (cpu = env_pick_idle(p)) >= 0) {
 		fdl_on_idle_pick(t, cpu);
@@ -842,8 +845,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
  * bit was set, would wait until something else woke this CPU: in the VM's quiet 3 ms spin cells a
  * deadline worker waited out another worker's whole spin beside this idle CPU, in about 1 % of
  * its wake-ups (the trace of 2026-11-27: woken at 30.751369, queued at .751498 while CPU 1 went
- * idle at .751500, run at .755166 on the other CPU). Together with fdl_on_enqueue's second look,
- * one of the two sides sees the other. Not where the dispatcher left work it could not take
+ * idle at .751500, run at .755166 on the other CPU). With fdl_on_enqueue's second look, most
+ * such races are caught (not all: see there). Not where the dispatcher left work it could not take
  * (pinned elsewhere): the CPU would only come back to the same queues, again and again.
  */
 static __always_inline void fdl_on_idle(s32 cpu)
