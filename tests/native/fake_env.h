@@ -148,20 +148,28 @@ static inline void fake_insert_at(struct fake_dsq *q, int at, struct task_struct
 	q->n++;
 }
 
-static inline struct task_struct *fake_pop(struct fake_dsq *q)
+/* Take the task at position at out of the queue. */
+static inline struct task_struct *fake_remove_at(struct fake_dsq *q, int at)
 {
-	struct task_struct *p;
+	struct task_struct *p = q->task[at];
 	int i;
 
-	if (!q->n)
-		return NULL;
-	p = q->task[0];
-	for (i = 1; i < q->n; i++) {
+	for (i = at + 1; i < q->n; i++) {
 		q->task[i - 1] = q->task[i];
 		q->vtime[i - 1] = q->vtime[i];
 	}
 	q->n--;
 	return p;
+}
+
+static inline struct task_struct *fake_pop(struct fake_dsq *q)
+{
+	return q->n ? fake_remove_at(q, 0) : NULL;
+}
+
+static inline bool env_task_allowed(struct task_struct *p, s32 cpu)
+{
+	return !p->allowed || (p->allowed & (1u << cpu));
 }
 
 static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime, u64 flags,
@@ -178,25 +186,20 @@ static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u
 	fake_insert_at(q, at, p, vtime);
 }
 
-/* One domain: lead (the queue's order across domains) has nothing to compare. */
-/* The first queued task this CPU may run, as the kernel's consume_dispatch_q() takes it. */
+/*
+ * The first queued task this CPU may run, as the kernel's consume_dispatch_q() takes it. One
+ * domain: lead (the queue's order across domains) has nothing to compare.
+ */
 static inline bool env_move_to_local(u64 dsq, u64 lead)
 {
 	struct fake_dsq *q = fake_dsq(dsq);
-	struct task_struct *p;
-	int i, j;
+	int i;
 
 	(void)lead;
 	for (i = 0; i < q->n; i++) {
-		p = q->task[i];
-		if (p->allowed && !(p->allowed & (1u << env.cur_cpu)))
+		if (!env_task_allowed(q->task[i], env.cur_cpu))
 			continue;
-		for (j = i + 1; j < q->n; j++) {
-			q->task[j - 1] = q->task[j];
-			q->vtime[j - 1] = q->vtime[j];
-		}
-		q->n--;
-		fake_insert_at(&env.local[env.cur_cpu], env.local[env.cur_cpu].n, p, 0);
+		fake_insert_at(&env.local[env.cur_cpu], env.local[env.cur_cpu].n, fake_remove_at(q, i), 0);
 		return true;
 	}
 	return false;
@@ -230,11 +233,6 @@ static inline void env_kick(s32 cpu, bool preempt)
 		env.preempts[cpu]++;
 	else
 		env.idle_kicks[cpu]++;
-}
-
-static inline bool env_task_allowed(struct task_struct *p, s32 cpu)
-{
-	return !p->allowed || (p->allowed & (1u << cpu));
 }
 
 static inline s32 env_pick_idle(struct task_struct *p)

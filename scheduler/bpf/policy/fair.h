@@ -85,9 +85,9 @@ static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct
 
 /*
  * The vtime to queue the task with (in container top's queue; NULL: the root's own): no further
- * than the starvation window past its queue's clock. The clock advances about as many ns per ns as the CPUs the queue gets,
- * its share of the nr_cpus when every queue gets its share, so this is about starvation_ns of
- * waiting.
+ * than the starvation window past its queue's clock. The clock advances about as many ns per ns
+ * as the CPUs the queue gets, its share of the nr_cpus when every queue gets its share, so this
+ * is about starvation_ns of waiting.
  */
 static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_cgroup *top)
 {
