@@ -36,12 +36,21 @@ def main():
     cgroup_of = {p: c for c, pids in threads.items() for p in pids}
     workers = {p for pids in threads.values() for p in pids[1:3]}
     open_, done = {}, []
+    idle_since, idle = {}, collections.defaultdict(list)  # per CPU: [(from, to)] idle intervals
     for ts, cpu, name, f in events:
         if name == "sched_waking" and int(f["pid"]) in workers:
-            open_[int(f["pid"])] = {"wake": ts, "off": 0.0, "left": ts}
+            open_[int(f["pid"])] = {"wake": ts, "off": 0.0, "left": ts, "target": None, "ran_on": None}
+        elif name == "sched_wakeup" and int(f["pid"]) in open_:
+            open_[int(f["pid"])]["target"] = int(f["target_cpu"])
         elif name == "sched_switch":
             nxt, prev = int(f["next_pid"]), int(f["prev_pid"])
+            if nxt == 0:
+                idle_since[cpu] = ts
+            elif prev == 0 and cpu in idle_since:
+                idle[cpu].append((idle_since.pop(cpu), ts))
             if nxt in open_:
+                if open_[nxt]["ran_on"] is None:
+                    open_[nxt].update(ran_on=cpu, start=ts)
                 open_[nxt]["off"] += ts - open_[nxt]["left"]
             if prev in open_:
                 open_[prev]["left"] = ts
@@ -53,15 +62,32 @@ def main():
     for w in done:
         total[cgroup_of[w["pid"]]] += 1
         over[cgroup_of[w["pid"]]] += w["off"] * 1e3 > a.over_ms
+    def idle_beside(w):
+        """The longest time another CPU spent idle while w waited to start."""
+        lo, hi, best = w["wake"], w.get("start", w["end"]), 0.0
+        for cpu, spans in idle.items():
+            if cpu == w["ran_on"]:
+                continue
+            for f, t in spans:
+                best = max(best, min(t, hi) - max(f, lo))
+        return best
+
+    beside = collections.Counter()
+    for w in done:
+        w["beside"] = idle_beside(w)
+        if w["off"] * 1e3 > a.over_ms and w["beside"] * 1e3 > 1.0:
+            beside[cgroup_of[w["pid"]]] += 1
     for c in threads:
-        print(f"{c}: {over[c]} of {total[c]} wake-ups off a CPU longer than {a.over_ms} ms")
+        print(f"{c}: {over[c]} of {total[c]} wake-ups off a CPU longer than {a.over_ms} ms, "
+              f"{beside[c]} of them with another CPU idle over 1 ms before it started")
     shown = 0
     for w in done:
         if shown >= a.show or cgroup_of[w["pid"]] != a.cgroup or w["off"] * 1e3 <= a.over_ms:
             continue
         shown += 1
         print(f"\n{a.cgroup} worker {w['pid']} woke at {w['wake']:.6f}, off a CPU {w['off'] * 1e3:.2f} ms, "
-              f"spin ended +{(w['end'] - w['wake']) * 1e3:.2f} ms")
+              f"spin ended +{(w['end'] - w['wake']) * 1e3:.2f} ms; woken onto CPU {w['target']}, "
+              f"started on CPU {w['ran_on']}, another CPU idle {w['beside'] * 1e3:.2f} ms meanwhile")
         for ts, cpu, name, f in events:
             if w["wake"] - 0.0005 <= ts <= w["end"] and name == "sched_switch":
                 prev, nxt = int(f["prev_pid"]), int(f["next_pid"])

@@ -24,6 +24,7 @@
  *	env_kick(cpu, preempt)            wake an idle CPU, or end the running slice (preempt)
  *	env_pick_idle(p)                  claim an idle CPU p may use, or -1
  *	env_task_allowed(p, cpu)          p may run on cpu
+ *	env_same_dom(a, b)                CPUs a and b are in one queue domain
  *	env_set_slice(p, slice)           p's remaining slice
  *	env_random()                      a pseudo-random u32
  *	env_arm_timer(cpu, delay_ns)      kick cpu (preempt) after delay_ns
@@ -74,6 +75,8 @@ struct fdl_cpu {
 	u64 vtime;		/* its task's vtime when it started or kept the CPU (queue cont's clock) */
 	u32 empty_queued;	/* its last dispatch's scan saw queued work and took none */
 	u32 __pad_idle;
+	u64 local_since;	/* select_cpu put a task on its local queue then, not yet started (0: none) */
+	u64 kicked_at;		/* woken for queued work then, not yet started (0: not) */
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */
 };
 
@@ -419,6 +422,11 @@ static __always_inline s32 env_pick_idle(struct task_struct *p)
 static __always_inline bool env_task_allowed(struct task_struct *p, s32 cpu)
 {
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+static __always_inline bool env_same_dom(s32 a, s32 b)
+{
+	return env_dom(a) == env_dom(b);
 }
 
 static __always_inline void env_set_slice(struct task_struct *p, u64 slice)

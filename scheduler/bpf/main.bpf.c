@@ -188,13 +188,18 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (tun.load_tracking && (cpu = fdl_lb_cpu(p, t, p->pid)) >= 0)
 		prev_cpu = cpu;
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	if (is_idle && !fdl_idle_free(cpu, scx_bpf_now())) {
+		stat_inc(nr_wake_queued);
+		return cpu;
+	}
 	if (is_idle) {
 		t->enqueued_at = scx_bpf_now();
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tun.slice_ns, 0);
-		fdl_on_idle_pick(t, cpu);
+		fdl_on_select_idle(t, cpu);
 		fdl_count_dispatch(FDL_DISPATCH_IDLE);
+		return cpu;
 	}
-	return cpu;
+	return fdl_queue_cpu(p, cpu, bpf_get_smp_processor_id());
 }
 
 void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)

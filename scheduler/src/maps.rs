@@ -247,6 +247,8 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         dispatch_empty: s.nr_dispatch_empty,
         dispatch_empty_queued: s.nr_dispatch_empty_queued,
         idle_rechecks: s.nr_idle_rechecks,
+        local_waits: s.nr_local_waits,
+        wake_queued: s.nr_wake_queued,
         cgroups_untracked: c.nr_cgroups_untracked,
         guarantee_scale: stats::guarantee_scale(fdl.budget_scale),
         kernel_events: stats::kernel_events(),

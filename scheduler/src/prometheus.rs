@@ -151,6 +151,8 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_empty_dispatches", kind: Counter, scale: Count, help: Scheduler("dispatch_empty") },
     Def { name: "scx_fdl_empty_dispatches_with_work_queued", kind: Counter, scale: Count, help: Scheduler("dispatch_empty_queued") },
     Def { name: "scx_fdl_idle_rechecks", kind: Counter, scale: Count, help: Scheduler("idle_rechecks") },
+    Def { name: "scx_fdl_local_waits", kind: Counter, scale: Count, help: Scheduler("local_waits") },
+    Def { name: "scx_fdl_wake_queued", kind: Counter, scale: Count, help: Scheduler("wake_queued") },
     Def { name: "scx_fdl_cgroup_cpu_usage", kind: Counter, scale: Nanoseconds, help: Cgroup("usage_ns") },
     Def { name: "scx_fdl_cgroup_wait", kind: Counter, scale: Nanoseconds, help: Cgroup("wait_ns") },
     Def { name: "scx_fdl_cgroup_runq_latency", kind: Histogram, scale: Nanoseconds, help: Cgroup("runq_latency") },
@@ -363,6 +365,8 @@ impl Build<'_> {
         self.counter("scx_fdl_empty_dispatches", vec![], ep, s.dispatch_empty);
         self.counter("scx_fdl_empty_dispatches_with_work_queued", vec![], ep, s.dispatch_empty_queued);
         self.counter("scx_fdl_idle_rechecks", vec![], ep, s.idle_rechecks);
+        self.counter("scx_fdl_local_waits", vec![], ep, s.local_waits);
+        self.counter("scx_fdl_wake_queued", vec![], ep, s.wake_queued);
         for (event, n) in &s.kernel_events {
             self.counter("scx_fdl_kernel_events", vec![("event", event.clone())], ep, *n);
         }

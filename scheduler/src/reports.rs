@@ -291,13 +291,15 @@ impl View {
         let s = &self.scheduler;
         let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
         info!(
-            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} idle-rechecks {} preempt-kicks {} fair-preempts {} sibling-preempts {} interactive-wakeups {} migrations {}",
+            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} idle-rechecks {} local-waits {} wake-queued {} preempt-kicks {} fair-preempts {} sibling-preempts {} interactive-wakeups {} migrations {}",
             dispatched.join(", "),
             s.deadline_enqueued,
             s.fair_enqueued,
             s.runnable_tasks,
             s.idle_kicks,
             s.idle_rechecks,
+            s.local_waits,
+            s.wake_queued,
             s.preempt_kicks,
             s.fair_preempts,
             s.sibling_preempts,

@@ -114,6 +114,12 @@ pub struct SchedulerStats {
     #[stat(desc = "Idle CPUs woken for work queued while they went idle (after their dispatch found the queues empty)")]
     #[serde(default)]
     pub idle_rechecks: u64,
+    #[stat(desc = "Dispatches that left the queues to a task select_cpu had put on their CPU's local queue and that had not arrived yet")]
+    #[serde(default)]
+    pub local_waits: u64,
+    #[stat(desc = "Wake-ups queued instead of bound to an idle CPU already woken for queued work (its idle bit still set)")]
+    #[serde(default)]
+    pub wake_queued: u64,
     #[stat(desc = "Per queue domain (an LLC; the start-up log names them): seconds its CPUs were busy since boot (/proc/stat: user, nice, system, irq, softirq)")]
     #[serde(default)]
     pub domain_busy_secs: BTreeMap<String, f64>,

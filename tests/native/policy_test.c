@@ -270,9 +270,12 @@ static void start(int cpu, struct task *k)
  */
 static void reschedule(int cpu)
 {
-	struct task *prev = running[cpu], *next;
+	struct task *prev, *next;
 	struct task_struct *p;
 
+	if (cpu < 0 || cpu >= FAKE_CPUS)	/* cannot happen; gcc's bounds check cannot tell */
+		return;
+	prev = running[cpu];
 	env.cur_cpu = cpu;
 	if (!env.local[cpu].n)
 		fdl_on_dispatch(cpu, prev ? &prev->p : NULL, prev && prev->runnable ? &prev->t : NULL);
@@ -312,10 +315,11 @@ static void wake(struct task *k)
 	k->t.enqueued_at = env.now;
 	u64 at;
 	for (cpu = 0; cpu < nr_cpus && !fdl_bw_blocked(&k->t, env.now, &at); cpu++)
-		if (env.idle[cpu] && !running[cpu] && env_task_allowed(&k->p, cpu)) {	/* select_cpu */
+		if (env.idle[cpu] && !running[cpu] && env_task_allowed(&k->p, cpu) &&
+		    fdl_idle_free(cpu, env.now)) {	/* select_cpu */
 			env.idle[cpu] = false;
 			k->p.slice = tun.slice_ns;	/* what fdl_select_cpu inserts it with */
-			fdl_on_idle_pick(&k->t, cpu);
+			fdl_on_select_idle(&k->t, cpu);
 			start(cpu, k);
 			return;
 		}
@@ -1718,6 +1722,138 @@ static void test_cpu_going_idle_takes_work_queued_meanwhile(void)
 	      "%d kicks", env.idle_kicks[1]);
 }
 
+/*
+ * No idle CPU for a waking task: it is queued from the waker's CPU (fdl_queue_cpu), where it may
+ * run there, so that its enqueue is not deferred to another CPU's interrupt while the waker's CPU
+ * looks at the queues.
+ */
+static void test_queued_wakeup_stays_on_the_wakers_cpu(void)
+{
+	struct task *w;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	w = new_task(0, 10);
+	CHECK("queued from the waker's CPU", fdl_queue_cpu(&w->p, 1, 0) == 0, "CPU %d",
+	      fdl_queue_cpu(&w->p, 1, 0));
+	CHECK("its previous CPU when the waker is that CPU", fdl_queue_cpu(&w->p, 1, 1) == 1,
+	      "CPU %d", fdl_queue_cpu(&w->p, 1, 1));
+	w->p.allowed = 1u << 1;
+	CHECK("its previous CPU when it may not run on the waker's", fdl_queue_cpu(&w->p, 1, 0) == 1,
+	      "CPU %d", fdl_queue_cpu(&w->p, 1, 0));
+	CHECK("its previous CPU when no CPU is the waker's", fdl_queue_cpu(&w->p, 1, -1) == 1,
+	      "CPU %d", fdl_queue_cpu(&w->p, 1, -1));
+}
+
+/*
+ * select_cpu put a worker on idle CPU 1's local queue; before it arrives there (the wake-up's
+ * interrupt), CPU 1 is woken for another worker queued meanwhile. It leaves that one to the next
+ * CPU that looks and runs its own: taking it, the first worker waited behind it, bound to CPU 1,
+ * while CPU 0 idled (fdl_local_pending). Once per promise, and not for long.
+ */
+static void test_cpu_promised_to_a_wakeup_leaves_the_queues(void)
+{
+	struct task *m, *a, *b;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	grant(10, 880);
+	m = new_task(0, 10);
+	a = new_task(1, 10);
+	b = new_task(2, 10);
+	env.idle[1] = false;
+	wake(m);		/* the message thread on CPU 0 */
+	run_for(1 * MS);
+	a->runnable = true;	/* select_cpu: CPU 1 idle, a is on its way to CPU 1's local queue */
+	fdl_on_runnable(&a->t, 100, true);
+	fdl_on_select_idle(&a->t, 1);
+	env.idle[1] = false;
+	env.cur_cpu = 0;
+	wake(b);		/* no idle CPU: b is queued */
+	CHECK("context: b queued", env_nr_queued(10) == 1, "%d queued", (int)env_nr_queued(10));
+	env.cur_cpu = 1;	/* CPU 1 is woken (a kick) before a arrives */
+	fdl_on_dispatch(1, NULL, NULL);
+	CHECK("CPU 1 leaves b in the queue for a", env_nr_queued(10) == 1 && !env.local[1].n &&
+	      env.stats.nr_local_waits == 1, "%d queued, %d local, %llu local waits",
+	      (int)env_nr_queued(10), env.local[1].n, (unsigned long long)env.stats.nr_local_waits);
+	env.idle[1] = true;
+	fdl_on_idle(1);
+	CHECK("and does not wake itself for b", env.idle_kicks[1] == 0, "%d kicks",
+	      env.idle_kicks[1]);
+	env.idle[1] = false;
+	start(1, a);		/* a arrives and runs */
+	m->runnable = false;	/* the message thread sleeps: CPU 0 takes b */
+	reschedule(0);
+	CHECK("CPU 0 takes b", running[0] == b && running[1] == a, "CPU 0 runs %d, CPU 1 %d",
+	      running[0] ? (int)(running[0] - tasks) : -1, running[1] ? (int)(running[1] - tasks) : -1);
+
+	/* Once per promise: kicked a second time before its task arrives, the CPU takes queued work. */
+	sleep_on(1);
+	env.idle[1] = false;
+	fdl_on_select_idle(&a->t, 1);
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, NULL, NULL);
+	wake(m);
+	fdl_on_dispatch(1, NULL, NULL);
+	CHECK("a second look takes queued work", env.local[1].n == 1, "%d local", env.local[1].n);
+	if (env.local[1].n != 1)
+		return;
+	start(1, task_of(fake_pop(&env.local[1])));
+	sleep_on(1);
+	env.idle[1] = false;
+
+	/* Not for long: a promise older than FDL_LOCAL_WAIT_NS holds nothing up. */
+	fdl_on_select_idle(&a->t, 1);
+	env.now += FDL_LOCAL_WAIT_NS;
+	sleep_on(0);
+	env.idle[0] = false;	/* CPU 0 runs something else */
+	wake(b);
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, NULL, NULL);
+	CHECK("a stale promise holds nothing up", env.local[1].n == 1, "%d local", env.local[1].n);
+}
+
+/*
+ * An idle CPU woken for queued work keeps its idle bit until it leaves idle: select_cpu must not
+ * bind a waking task to it (fdl_idle_free), or the task waits behind that work while another CPU
+ * may idle. Free again once it runs something, finds nothing, or after FDL_LOCAL_WAIT_NS.
+ */
+static void test_idle_cpu_woken_for_queued_work_is_not_bound(void)
+{
+	struct task *a, *b;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	a = new_task(0, 10);
+	b = new_task(1, 10);
+	env.idle[1] = false;	/* CPU 1 busy elsewhere; CPU 0 idle */
+	CHECK("context: an idle CPU is free", fdl_idle_free(0, env.now), "not free");
+	env.idle[0] = false;	/* CPU 0 busy: b's waker queues b and preempts CPU 0 for it */
+	b->runnable = true;
+	fdl_on_runnable(&b->t, 100, true);
+	fdl_on_enqueue(&b->p, &b->t, FDL_ENQ_WAKEUP);
+	fdl_kick_for_queued(0, true, env.now);
+	env.idle[0] = true;	/* CPU 0's task slept before b was queued: its idle bit is set */
+	wake(a);
+	CHECK("a is queued, not bound to CPU 0", !running[0] && !env.local[0].n && env_nr_queued(10) == 2,
+	      "CPU 0 runs %d, %d local, %d queued", running[0] ? (int)(running[0] - tasks) : -1,
+	      env.local[0].n, (int)env_nr_queued(10));
+	reschedule(0);		/* CPU 0 takes the first of them; the other waits for the next CPU */
+	CHECK("CPU 0 runs one of them, free again", running[0] && env_nr_queued(10) == 1 &&
+	      fdl_idle_free(0, env.now), "CPU 0 runs %d, %d queued",
+	      running[0] ? (int)(running[0] - tasks) : -1, (int)env_nr_queued(10));
+	fdl_kick_for_queued(1, false, env.now);
+	env.now += FDL_LOCAL_WAIT_NS;
+	CHECK("a kick long past frees the CPU", fdl_idle_free(1, env.now), "not free");
+	fdl_kick_for_queued(1, false, env.now);
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, NULL, NULL);	/* takes the one queued */
+	fdl_kick_for_queued(1, false, env.now);
+	fdl_on_dispatch(1, NULL, NULL);	/* finds nothing: its kick may still be on its way */
+	CHECK("a CPU whose dispatch found nothing is not free yet", !fdl_idle_free(1, env.now),
+	      "free");
+}
+
 /* A cgroup below parent (what ops.cgroup_init does for a deeper level). */
 static void add_child(u64 cgid, u64 parent, u32 weight)
 {
@@ -2701,6 +2837,9 @@ int main(void)
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
 	test_cpu_going_idle_takes_work_queued_meanwhile();
+	test_queued_wakeup_stays_on_the_wakers_cpu();
+	test_cpu_promised_to_a_wakeup_leaves_the_queues();
+	test_idle_cpu_woken_for_queued_work_is_not_bound();
 	test_within_guarantee_ahead_of_fair_work();
 	test_guarantee_is_a_budget();
 	test_loose_not_preempted_by_fair_work();

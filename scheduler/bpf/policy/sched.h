@@ -286,6 +286,96 @@ static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
 }
 
 /*
+ * How long a CPU leaves the queues to a task select_cpu put on its local queue that has not
+ * arrived yet (fdl_local_pending), and how long a CPU woken for queued work counts as taken by
+ * it (fdl_idle_free): far longer than a wake-up interrupt takes (a few us; about 0.1 ms on the
+ * emulated VM), so that a task or kick the kernel sent elsewhere after all holds nothing up for
+ * long.
+ */
+#define FDL_LOCAL_WAIT_NS	(1000 * 1000ULL)
+
+/* Wake cpu (preempt: end its slice) for work that waits in the queues. */
+static __always_inline void fdl_kick_for_queued(s32 cpu, bool preempt, u64 now)
+{
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	if (cc)
+		cc->kicked_at = now ?: 1;
+	env_kick(cpu, preempt);
+}
+
+/*
+ * May select_cpu put a waking task on idle CPU cpu's local queue, where only cpu takes it? Not
+ * if cpu was woken for queued work that it has not started yet: its idle bit stays set until it
+ * leaves idle, after its dispatcher chose that work, and a task bound to it then waits behind that
+ * work while another CPU may idle (trace of 2026-11-27, 33.100747: a worker claimed CPU 0, kicked
+ * for the other worker 0.15 ms before, and waited out that one's 3 ms spin; CPU 1 idled
+ * meanwhile). Such a task goes through ops.enqueue, on that CPU, which then looks at the queues
+ * (a task queued on an idle CPU reschedules it): it waits in its queue for whichever CPU looks
+ * first. Not freed by a dispatch that found nothing: the kick may still be on its way (woken as a
+ * victim while busy, the CPU looked before the work was queued, went idle, and the kick came
+ * after). Its idle bit is claimed by select_cpu: not given to another task.
+ */
+static __always_inline bool fdl_idle_free(s32 cpu, u64 now)
+{
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	return !cc || !cc->kicked_at || !fdl_time_before(now, cc->kicked_at + FDL_LOCAL_WAIT_NS);
+}
+
+/*
+ * select_cpu put the task on idle CPU cpu's local queue (fdl_on_idle_pick), where it arrives when
+ * the wake-up is done, on that CPU (ttwu's wake list: an interrupt). Until then the CPU is
+ * promised to it (fdl_local_pending).
+ */
+static __always_inline void fdl_on_select_idle(struct fdl_task *t, s32 cpu)
+{
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	fdl_on_idle_pick(t, cpu);
+	if (cc)
+		cc->local_since = env_now() ?: 1;
+}
+
+/*
+ * Does cpu's dispatcher leave the queues alone because a task is on its way to its local queue?
+ * The local queue goes first, but only once the task is in it: a CPU woken meanwhile for queued
+ * work (a waker's kick, the idle CPU it claimed still had its bit set) took that work, and the
+ * task select_cpu gave it waited behind it, bound to that CPU, while another CPU idled (trace of
+ * 2026-11-27, 26.674245: a fdl worker waited out a 3 ms spin beside an idle CPU; 29 of the 31 fdl
+ * wake-ups that waited over 2.5 ms in that trace had this shape). Left in the queue, the other
+ * work goes to the next CPU that looks. Once per promise: a CPU kicked again takes queued work.
+ */
+static __always_inline bool fdl_local_pending(struct fdl_cpu *cc, u64 now)
+{
+	u64 since = cc->local_since;
+
+	if (!since)
+		return false;
+	cc->local_since = 0;
+	return fdl_time_before(now, since + FDL_LOCAL_WAIT_NS);
+}
+
+/*
+ * select_cpu found no idle CPU for a waking task (the default choice, cpu, is its previous CPU):
+ * it will wait in its queue, which every CPU of its domain takes from, so the CPU whose run queue
+ * it joins decides only where and when ops.enqueue runs. On the waker's CPU (this), it runs now,
+ * in the wake-up itself. On another CPU, the kernel may hand the wake-up over by an interrupt
+ * (ttwu's wake list, when that CPU's run queue looks empty), and the task is queued only when
+ * that interrupt is served: a waker that then sleeps, its CPU's dispatcher looking in the
+ * meantime, finds nothing and idles while the task is queued a moment later elsewhere (trace of
+ * 2026-11-27, 31.413585: a message thread on CPU 0 woke two workers onto CPU 1, the second queued
+ * by CPU 1's interrupt after CPU 0 had looked, and CPU 0 idled 3 ms beside it). The waker's CPU,
+ * then, where the task may run there and it is of the same domain (not another cache's).
+ */
+static __always_inline s32 fdl_queue_cpu(struct task_struct *p, s32 cpu, s32 this)
+{
+	if (this < 0 || this == cpu || !env_task_allowed(p, this) || !env_same_dom(this, cpu))
+		return cpu;
+	return this;
+}
+
+/*
  * The task must wait for a CPU. An idle CPU is woken for it; otherwise, if a busy CPU runs work
  * with a later deadline and enough slack, the task preempts it; otherwise it joins its queue, and
  * if a CPU runs later work with too little slack to preempt now, a timer preempts it before the
@@ -297,9 +387,9 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	struct fdl_entity *e;
 	struct fdl_cgroup *top;
 	struct fdl_cpu *cc;
-	s32 cpu, later = -1, victim = -1, cross = -1, sibling = -1;
+	s32 cpu, later = -1, victim = -1, cross = -1, sibling = -1, kick = -1;
 	u64 cross_ns = 0, blocker;
-	bool fair_victim = false, compete;
+	bool fair_victim = false, compete, preempt = false;
 
 	t->enqueued_at = now;
 	t->via_fair = 0;	/* it waits under its own deadline entity */
@@ -381,18 +471,20 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		 * kick, on 8 emulated CPUs: p99 62-75 ms against 40-53 ms for the same probe without
 		 * parameters, tests/vm/topology.sh).
 		 */
-		env_kick(victim, true);
+		kick = victim;
+		preempt = true;
 		if (fair_victim)
 			stat_inc(nr_fair_preempts);
 		else
 			stat_inc(nr_preempt_kicks);
 	} else if (sibling >= 0) {
-		env_kick(sibling, true);
+		kick = sibling;
+		preempt = true;
 		stat_inc(nr_sibling_preempts);
 	} else if (cpu >= 0) {
 		/* As for select_cpu's idle pick: the CPU is no longer a victim with lots of slack. */
 		fdl_on_idle_pick(t, cpu);
-		env_kick(cpu, false);
+		kick = cpu;
 		stat_inc(nr_idle_kicks);
 	} else if (later >= 0 && (cc = env_cpu(later))) {
 		fdl_preempt_at(cc, later, now + fdl_timer_delay(dl, now), now);
@@ -410,11 +502,13 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	 * neither; the window is this function's tail. Closing it needs a deferred idle kick
 	 * (SCX_KICK_IDLE) of the CPUs going idle, whoever they are (left open, 2026-11-27).
 	 */
-	if (victim < 0 && sibling < 0 && cpu < 0 && (cpu = env_pick_idle(p)) >= 0) {
+	if (kick < 0 && (cpu = env_pick_idle(p)) >= 0) {
 		fdl_on_idle_pick(t, cpu);
-		env_kick(cpu, false);
+		kick = cpu;
 		stat_inc(nr_idle_rechecks);
 	}
+	if (kick >= 0)
+		fdl_kick_for_queued(kick, preempt, now);
 }
 
 #define FDL_NONE	2	/* fdl_scan.best_fair / next_fair: no candidate */
@@ -797,6 +891,12 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	struct fdl_cpu *cc;
 	int i;
 
+	if (!pt && (cc = env_cpu(cpu)) && fdl_local_pending(cc, now)) {
+		/* Not "work it could not take" either: going idle, it must not wake itself for it. */
+		cc->empty_queued = 1;
+		stat_inc(nr_local_waits);
+		return;
+	}
 	if (fdl_scan_queues(now, vdt))
 		return;
 	if (pt && (slice = fdl_prev_keeps(pt, cpu, now))) {
@@ -855,7 +955,7 @@ static __always_inline void fdl_on_idle(s32 cpu)
 
 	if (!cc || cc->empty_queued || !fdl_any_queued())
 		return;
-	env_kick(cpu, false);
+	fdl_kick_for_queued(cpu, false, env_now());
 	stat_inc(nr_idle_rechecks);
 }
 
@@ -875,8 +975,11 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	u32 b;
 
 	t->started_at = t->slice_start = now;
-	if (cc)
+	if (cc) {
 		fdl_cpu_burst(cc, now, t->burst_ns, t->vtime);
+		cc->local_since = 0;
+		cc->kicked_at = 0;
+	}
 	if (t->last_cpu && t->last_cpu != cpu + 1)
 		stat_inc(nr_migrations);
 	t->last_cpu = cpu + 1;
