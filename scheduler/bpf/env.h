@@ -24,7 +24,6 @@
  *	env_kick(cpu, preempt)            wake an idle CPU, or end the running slice (preempt)
  *	env_pick_idle(p)                  claim an idle CPU p may use, or -1
  *	env_task_allowed(p, cpu)          p may run on cpu
- *	env_same_dom(a, b)                CPUs a and b are in one queue domain
  *	env_set_slice(p, slice)           p's remaining slice
  *	env_random()                      a pseudo-random u32
  *	env_arm_timer(cpu, delay_ns)      kick cpu (preempt) after delay_ns
@@ -422,11 +421,6 @@ static __always_inline s32 env_pick_idle(struct task_struct *p)
 static __always_inline bool env_task_allowed(struct task_struct *p, s32 cpu)
 {
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
-}
-
-static __always_inline bool env_same_dom(s32 a, s32 b)
-{
-	return env_dom(a) == env_dom(b);
 }
 
 static __always_inline void env_set_slice(struct task_struct *p, u64 slice)

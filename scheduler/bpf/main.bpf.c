@@ -199,7 +199,7 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		fdl_count_dispatch(FDL_DISPATCH_IDLE);
 		return cpu;
 	}
-	return fdl_queue_cpu(p, cpu, bpf_get_smp_processor_id());
+	return cpu;
 }
 
 void BPF_STRUCT_OPS(fdl_enqueue, struct task_struct *p, u64 enq_flags)

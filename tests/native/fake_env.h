@@ -247,13 +247,6 @@ static inline s32 env_pick_idle(struct task_struct *p)
 	return -1;
 }
 
-static inline bool env_same_dom(s32 a, s32 b)
-{
-	(void)a;
-	(void)b;
-	return true;	/* one domain */
-}
-
 static inline void env_set_slice(struct task_struct *p, u64 slice)
 {
 	p->slice = slice;

@@ -1723,29 +1723,6 @@ static void test_cpu_going_idle_takes_work_queued_meanwhile(void)
 }
 
 /*
- * No idle CPU for a waking task: it is queued from the waker's CPU (fdl_queue_cpu), where it may
- * run there, so that its enqueue is not deferred to another CPU's interrupt while the waker's CPU
- * looks at the queues.
- */
-static void test_queued_wakeup_stays_on_the_wakers_cpu(void)
-{
-	struct task *w;
-
-	reset(2);
-	add_cgroup(10, 100, 4 * MS, 2 * MS);
-	w = new_task(0, 10);
-	CHECK("queued from the waker's CPU", fdl_queue_cpu(&w->p, 1, 0) == 0, "CPU %d",
-	      fdl_queue_cpu(&w->p, 1, 0));
-	CHECK("its previous CPU when the waker is that CPU", fdl_queue_cpu(&w->p, 1, 1) == 1,
-	      "CPU %d", fdl_queue_cpu(&w->p, 1, 1));
-	w->p.allowed = 1u << 1;
-	CHECK("its previous CPU when it may not run on the waker's", fdl_queue_cpu(&w->p, 1, 0) == 1,
-	      "CPU %d", fdl_queue_cpu(&w->p, 1, 0));
-	CHECK("its previous CPU when no CPU is the waker's", fdl_queue_cpu(&w->p, 1, -1) == 1,
-	      "CPU %d", fdl_queue_cpu(&w->p, 1, -1));
-}
-
-/*
  * select_cpu put a worker on idle CPU 1's local queue; before it arrives there (the wake-up's
  * interrupt), CPU 1 is woken for another worker queued meanwhile. It leaves that one to the next
  * CPU that looks and runs its own: taking it, the first worker waited behind it, bound to CPU 1,
@@ -2837,7 +2814,6 @@ int main(void)
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
 	test_cpu_going_idle_takes_work_queued_meanwhile();
-	test_queued_wakeup_stays_on_the_wakers_cpu();
 	test_cpu_promised_to_a_wakeup_leaves_the_queues();
 	test_idle_cpu_woken_for_queued_work_is_not_bound();
 	test_within_guarantee_ahead_of_fair_work();

@@ -357,25 +357,6 @@ static __always_inline bool fdl_local_pending(struct fdl_cpu *cc, u64 now)
 }
 
 /*
- * select_cpu found no idle CPU for a waking task (the default choice, cpu, is its previous CPU):
- * it will wait in its queue, which every CPU of its domain takes from, so the CPU whose run queue
- * it joins decides only where and when ops.enqueue runs. On the waker's CPU (this), it runs now,
- * in the wake-up itself. On another CPU, the kernel may hand the wake-up over by an interrupt
- * (ttwu's wake list, when that CPU's run queue looks empty), and the task is queued only when
- * that interrupt is served: a waker that then sleeps, its CPU's dispatcher looking in the
- * meantime, finds nothing and idles while the task is queued a moment later elsewhere (trace of
- * 2026-11-27, 31.413585: a message thread on CPU 0 woke two workers onto CPU 1, the second queued
- * by CPU 1's interrupt after CPU 0 had looked, and CPU 0 idled 3 ms beside it). The waker's CPU,
- * then, where the task may run there and it is of the same domain (not another cache's).
- */
-static __always_inline s32 fdl_queue_cpu(struct task_struct *p, s32 cpu, s32 this)
-{
-	if (this < 0 || this == cpu || !env_task_allowed(p, this) || !env_same_dom(this, cpu))
-		return cpu;
-	return this;
-}
-
-/*
  * The task must wait for a CPU. An idle CPU is woken for it; otherwise, if a busy CPU runs work
  * with a later deadline and enough slack, the task preempts it; otherwise it joins its queue, and
  * if a CPU runs later work with too little slack to preempt now, a timer preempts it before the
