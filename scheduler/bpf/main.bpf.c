@@ -188,17 +188,17 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (tun.load_tracking && (cpu = fdl_lb_cpu(p, t, p->pid)) >= 0)
 		prev_cpu = cpu;
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle && !fdl_idle_free(cpu, scx_bpf_now())) {
+	if (!is_idle)
+		return cpu;
+	if (!fdl_idle_free(cpu, scx_bpf_now())) {
+		/* Already woken for queued work: enqueue queues the task there, not bound to it. */
 		stat_inc(nr_wake_queued);
 		return cpu;
 	}
-	if (is_idle) {
-		t->enqueued_at = scx_bpf_now();
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tun.slice_ns, 0);
-		fdl_on_select_idle(t, cpu);
-		fdl_count_dispatch(FDL_DISPATCH_IDLE);
-		return cpu;
-	}
+	t->enqueued_at = scx_bpf_now();
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tun.slice_ns, 0);
+	fdl_on_select_idle(t, cpu);
+	fdl_count_dispatch(FDL_DISPATCH_IDLE);
 	return cpu;
 }
 
