@@ -1806,9 +1806,7 @@ static void test_idle_cpu_woken_for_queued_work_is_not_bound(void)
 	env.idle[1] = false;	/* CPU 1 busy elsewhere; CPU 0 idle */
 	CHECK("context: an idle CPU is free", fdl_idle_free(0, env.now), "not free");
 	env.idle[0] = false;	/* CPU 0 busy: b's waker queues b and preempts CPU 0 for it */
-	b->runnable = true;
-	fdl_on_runnable(&b->t, 100, true);
-	fdl_on_enqueue(&b->p, &b->t, FDL_ENQ_WAKEUP);
+	wake(b);		/* no idle CPU: b is queued */
 	fdl_kick_for_queued(0, true, env.now);
 	env.idle[0] = true;	/* CPU 0's task slept before b was queued: its idle bit is set */
 	wake(a);
