@@ -371,12 +371,15 @@ FDL_GLOBAL s32 env_nr_queued(u64 dsq)
 /*
  * The vtime a task of queue dsq that would keep this CPU competes with: the head this CPU would
  * take next (env_dom_next, as env_dom_take chooses; a sampled remote one counted lead later).
+ * A global function: its loop is verified once, not once per path of the dispatcher that calls it.
  */
-static __always_inline bool env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
+FDL_GLOBAL int env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
 {
 	u32 n = env_nr_doms();
 	bool sampled;
 
+	if (!vtime)
+		return 0;
 	if (n <= 1)
 		return env_dsq_head_vtime(dsq, vtime);
 	return env_dom_next(dsq, env_dom(bpf_get_smp_processor_id()), n, lead, vtime, &sampled) >= 0;

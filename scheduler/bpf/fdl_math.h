@@ -34,17 +34,37 @@ static inline u64 fdl_max(u64 a, u64 b)
 	return a > b ? a : b;
 }
 
-/* floor(log2(v)) for v > 0, in five steps without loops (0 for v == 0). */
+/*
+ * floor(log2(v)) for v > 0 (0 for v == 0), in six steps without branches: at each step k (32, 16,
+ * ..., 1), with v below 2^2k by then,
+ *
+ *	s = ((v >> k) + 2^k - 1) >> k		1 if v >> k is not 0, else 0
+ *
+ * and v >>= s * k, log += s * k. With a branch per step, the verifier walked a path per outcome:
+ * it then knew the result exactly, so fdl_mul_div's test on two of them split into 64 x 64 paths
+ * that never merged, at every call site (fdl_choose_among: 0.3M instructions verified, most of
+ * them here; with this form, a few thousand).
+ */
 static inline u32 fdl_ilog2(u64 v)
 {
-	u32 r = 0;
+	u64 s, r;
 
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) r += 1;
+	s = ((v >> 32) + 0xffffffffULL) >> 32 << 5;
+	v >>= s;
+	r = s;
+	s = ((v >> 16) + 0xffffULL) >> 16 << 4;
+	v >>= s;
+	r += s;
+	s = ((v >> 8) + 0xffULL) >> 8 << 3;
+	v >>= s;
+	r += s;
+	s = ((v >> 4) + 0xfULL) >> 4 << 2;
+	v >>= s;
+	r += s;
+	s = ((v >> 2) + 0x3ULL) >> 2 << 1;
+	v >>= s;
+	r += s;
+	r += ((v >> 1) + 0x1ULL) >> 1;
 	return r;
 }
 

@@ -186,6 +186,25 @@ static void test_rfc_rules(void)
 	/* mul_div */
 	CHECK_EQ("mul_div exact", fdl_mul_div(1000000007ULL, 3, 7), 428571431ULL);
 	CHECK_EQ("mul_div saturates", fdl_mul_div(1ULL << 62, 1ULL << 10, 1), FDL_U64_MAX);
+
+	/* ilog2 (branch-free): 0 and 1, every power of two, and its neighbours, against a loop */
+	{
+		unsigned long long x;
+		int i, d, bad = 0;
+
+		for (i = 0; i < 64; i++) {
+			for (d = -1; d <= 1; d++) {
+				unsigned int want = 0;
+
+				x = (1ULL << i) + (unsigned long long)(long long)d;
+				for (unsigned long long y = x; y >>= 1;)
+					want++;
+				bad += fdl_ilog2(x) != want;
+			}
+		}
+		bad += fdl_ilog2(0) != 0 || fdl_ilog2(~0ULL) != 63;
+		CHECK_EQ("ilog2 of 0, 2^i - 1, 2^i and 2^i + 1 for every i, and of 2^64 - 1", bad, 0);
+	}
 }
 
 static void test_tiers_and_budget(void)

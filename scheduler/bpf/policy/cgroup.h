@@ -37,32 +37,25 @@ static __always_inline s64 fdl_fair_order_wsum(void)
  */
 FDL_GLOBAL u64 fdl_member_share(u64 cgid, u32 weight)
 {
-	struct fdl_cgroup *cg, *parent;
+	struct fdl_cgroup *cg;
 	u64 share = FDL_SHARE_ONE;
-	u32 levels[FDL_MAX_DEPTH + 1];
-	s64 sums[FDL_MAX_DEPTH + 1];
-	int i, n = 0;
+	int i;
 
 	cg = env_cgroup(cgid);
 	if (!cg)
 		return FDL_SHARE_ONE / (tun.nr_cpus ?: 1);
 
-	/* Walk up collecting (weight, sum of the parent's members), then apply from the root down. */
-	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
-		levels[i] = weight;
-		sums[i] = cg->wsum;
-		n = i + 1;
+	/*
+	 * The product of the levels' parts, taken from the member up (the same product as from the
+	 * root down, rounded at each step): one walk, no path to keep.
+	 */
+	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
+		share = fdl_share_of(share, weight, cg->wsum);
 		if (!cg->parent_cgid)
 			break;
 		weight = cg->contrib ?: cg->weight;
-		parent = env_cgroup(cg->parent_cgid);
-		if (!parent)
+		if (!(cg = env_cgroup(cg->parent_cgid)))
 			break;
-		cg = parent;
-	}
-	for (i = FDL_MAX_DEPTH; i >= 0; i--) {
-		if (i < n)
-			share = fdl_share_of(share, levels[i], sums[i]);
 	}
 	return share;
 }
@@ -122,7 +115,9 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 	s64 old, contrib;
 	int i;
 
-	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
+	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
+		if (!cgid)
+			break;
 		cg = env_cgroup(cgid);
 		if (!cg)
 			return 0;
@@ -227,7 +222,7 @@ static __always_inline u64 fdl_nearest(u64 cgid, struct fdl_cgroup *cg, bool sum
 	u64 id = cgid;
 	int i;
 
-	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
+	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
 		if (summed ? c->summed : c->has_dsq)
 			return id;
 		id = c->parent_cgid;
