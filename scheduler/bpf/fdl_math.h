@@ -85,7 +85,8 @@ static inline u64 fdl_mul_div(u64 a, u64 b, u64 d)
 		return FDL_U64_MAX;
 	q = a / d;
 	r = a % d;
-	if (q && b && fdl_ilog2(q) + fdl_ilog2(b) >= 63)
+	/* Both below 2^32 (nearly always): the product fits, no logarithms needed. */
+	if (q && b && ((q | b) >> 32) && fdl_ilog2(q) + fdl_ilog2(b) >= 63)
 		return FDL_U64_MAX;
 	return q * b + r * b / d;
 }

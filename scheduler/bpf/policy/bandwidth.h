@@ -182,9 +182,7 @@ FDL_GLOBAL int fdl_bw_charge(u64 cgid, u64 delta_ns, u64 now)
 	int i, blocked = 0;
 	s64 old;
 
-	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
-		if (!cgid)
-			break;
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
 		if (!(bw = fdl_bw_step(&cgid, now)))
 			continue;
 		__sync_fetch_and_add(&bw->used_ns, delta_ns);
@@ -205,9 +203,7 @@ FDL_GLOBAL u64 fdl_bw_blocker(u64 cgid, u64 now, u64 *release_at)
 	u64 here;
 	int i;
 
-	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
-		if (!cgid)
-			break;
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
 		here = cgid;
 		bw = fdl_bw_step(&cgid, now);
 		if (bw && bw->runtime_ns <= 0) {
@@ -228,9 +224,7 @@ FDL_GLOBAL u64 fdl_bw_left(u64 cgid, u64 now)
 	s64 rt;
 	int i;
 
-	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
-		if (!cgid)
-			break;
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
 		if (!(bw = fdl_bw_step(&cgid, now)))
 			continue;
 		rt = bw->runtime_ns;

@@ -49,7 +49,7 @@ FDL_GLOBAL u64 fdl_member_share(u64 cgid, u32 weight)
 	 * The product of the levels' parts, taken from the member up (the same product as from the
 	 * root down, rounded at each step): one walk, no path to keep.
 	 */
-	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
+	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
 		share = fdl_share_of(share, weight, cg->wsum);
 		if (!cg->parent_cgid)
 			break;
@@ -115,9 +115,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 	s64 old, contrib;
 	int i;
 
-	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
-		if (!cgid)
-			break;
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
 		cg = env_cgroup(cgid);
 		if (!cg)
 			return 0;
@@ -222,7 +220,7 @@ static __always_inline u64 fdl_nearest(u64 cgid, struct fdl_cgroup *cg, bool sum
 	u64 id = cgid;
 	int i;
 
-	fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
+	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
 		if (summed ? c->summed : c->has_dsq)
 			return id;
 		id = c->parent_cgid;
