@@ -796,8 +796,10 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	/*
 	 * The scan's candidates as numbers, not as their entities' pointers (fdl_scan_entity): each
 	 * pointer's kinds (none, the fair container, a container) multiplied the paths the verifier
-	 * walked through the rest (dispatch: 0.54M instructions, most of them here). A candidate
-	 * whose container went away since the scan still counts, at the scan's key.
+	 * walked through the rest (with fdl_charge, fdl_near_front and env_head_vtime as global
+	 * functions, fdl_dispatch's verification went from 179k to 36k instructions:
+	 * docs/benchmarks/verifier/counts.txt). A candidate whose container went away since the scan
+	 * still counts, at the scan's key.
 	 */
 	bf = sc->best_fair;
 	pq = fdl_task_queue(t, &ptop, &pe);
