@@ -35,36 +35,39 @@ static inline u64 fdl_max(u64 a, u64 b)
 }
 
 /*
- * floor(log2(v)) for v > 0 (0 for v == 0), in six steps without branches: at each step k (32, 16,
- * ..., 1), with v below 2^2k by then,
+ * One step of fdl_ilog2, at k = 2^lk with *v below 2^2k: 1 if *v >> k is not 0, else 0, by
+ * arithmetic,
  *
- *	s = ((v >> k) + 2^k - 1) >> k		1 if v >> k is not 0, else 0
+ *	s = ((v >> k) + 2^k - 1) >> k
  *
- * and v >>= s * k, log += s * k. With a branch per step, the verifier walked a path per outcome:
- * it then knew the result exactly, so fdl_mul_div's test on two of them split into 64 x 64 paths
- * that never merged, at every call site (fdl_choose_among: 0.3M instructions verified, most of
- * them here; with this form, a few thousand).
+ * then v >>= s * k; returns s * k.
+ */
+static inline u64 fdl_ilog2_step(u64 *v, u32 lk)
+{
+	u32 k = 1u << lk;
+	u64 s = ((*v >> k) + ((1ULL << k) - 1)) >> k << lk;
+
+	*v >>= s;
+	return s;
+}
+
+/*
+ * floor(log2(v)) for v > 0 (0 for v == 0), in six steps without branches (fdl_ilog2_step, k = 32,
+ * 16, ..., 1). With a branch per step, the verifier walked a path per outcome: it then knew the
+ * result exactly, so fdl_mul_div's test on two of them split into 64 x 64 paths that never
+ * merged, at every call site (fdl_choose_among: 0.3M instructions verified, most of them here;
+ * with this form, a few thousand).
  */
 static inline u32 fdl_ilog2(u64 v)
 {
-	u64 s, r;
+	u64 r;
 
-	s = ((v >> 32) + 0xffffffffULL) >> 32 << 5;
-	v >>= s;
-	r = s;
-	s = ((v >> 16) + 0xffffULL) >> 16 << 4;
-	v >>= s;
-	r += s;
-	s = ((v >> 8) + 0xffULL) >> 8 << 3;
-	v >>= s;
-	r += s;
-	s = ((v >> 4) + 0xfULL) >> 4 << 2;
-	v >>= s;
-	r += s;
-	s = ((v >> 2) + 0x3ULL) >> 2 << 1;
-	v >>= s;
-	r += s;
-	r += ((v >> 1) + 0x1ULL) >> 1;
+	r = fdl_ilog2_step(&v, 5);
+	r += fdl_ilog2_step(&v, 4);
+	r += fdl_ilog2_step(&v, 3);
+	r += fdl_ilog2_step(&v, 2);
+	r += fdl_ilog2_step(&v, 1);
+	r += fdl_ilog2_step(&v, 0);
 	return r;
 }
 

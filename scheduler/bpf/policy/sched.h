@@ -825,9 +825,8 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 		t->via_fair = 1;
 		pe = &fdl.fair;
 		pdl = fdl_entity_order(pe, now, vdt);
-		if (cc)
-			fdl_cpu_set(cc, FDL_DSQ_FAIR, pq, pe->dl, now, fdl_entity_bw(ptop, pe),
-				    pe->deadline_rr_ns, 0);
+		fdl_cpu_set(cc, FDL_DSQ_FAIR, pq, pe->dl, now, fdl_entity_bw(ptop, pe),
+			    pe->deadline_rr_ns, 0);
 	}
 	/*
 	 * Claiming as fair work, cut short where its bucket passed fair work's key: fair work is
@@ -863,10 +862,8 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	has = cf != FDL_NONE;
 	cdl = cf == 0 ? fdl_cont_competitor_key(cq, ckey, vdt) : ckey;
 	left = fdl_entity_budget_left(pe, now);
-	if (cc) {
-		cc->next_dl = cdl;
-		cc->has_next = has;
-	}
+	cc->next_dl = cdl;
+	cc->has_next = has;
 	slice = fdl_tier_slice(pe->dl, fdl_entity_bw(ptop, pe), pe->deadline_rr_ns, vdt, cdl, has, left);
 	if (rest)
 		slice = fdl_min(slice, fdl_max(fdl_min(tun.slice_ns - ran, rr), tun.min_slice_ns));
