@@ -34,6 +34,7 @@ cases=(
     "limits|limits|pass"
     "limits-soak|limits-soak|pass"
     "churn|churn|pass"
+    "slots|slots|pass"
     "nested|nested|pass"
     "hotplug|hotplug|pass|600"
     "topology|--cpus 8 --numa 2 topology|pass"

@@ -8,7 +8,7 @@
  *
  *	env_now()                         the scheduler's clock, ns
  *	env_mb()                          a full memory barrier
- *	env_cgroup(cgid)                  a cgroup's record, or NULL if untracked
+ *	env_cgroup(cgref)                 a cgroup's record, or NULL if untracked or gone
  *	env_cpu(cpu)                      a CPU's policy record (struct fdl_cpu), or NULL
  *	env_stats()                       this CPU's event counters
  *	env_scan()                        this CPU's scratch record for the dispatcher's scan
@@ -119,13 +119,30 @@ static inline u64 fdl_dom_dsq(u64 q, u32 dom)
 
 #define fdl_for(i, start, end)	bpf_for(i, start, end)
 
+/*
+ * The cgroups' records, by slot (see FDL_CGREF_SLOT_BITS). An array, not a hash keyed by the
+ * kernel's cgroup id: the verifier turns a lookup into an address computation, where a hash
+ * lookup hashes the key and walks a bucket, and the hot path looks up a cgroup and its
+ * ancestors several times per callback. Not bpf_cgrp_storage either: that needs a trusted
+ * struct cgroup pointer, and the policy keeps cgroups as numbers (its queues, the tasks' and
+ * the dispatcher's records, the native tests). The price: the array is allocated whole at load
+ * (the loader sets max_entries from --max-cgroups: 8192 slots, about 6 MiB, by default).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FDL_DFL_CGROUPS);
+	__type(key, u32);
+	__type(value, struct fdl_cgroup);
+} cgroups SEC(".maps");
+
+/* A tracked cgroup's reference by its kernel id (cgroup callbacks and the control plane only). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, FDL_MAX_CGROUPS);
+	__uint(max_entries, FDL_DFL_CGROUPS);
 	__type(key, u64);
-	__type(value, struct fdl_cgroup);
-} cgroups SEC(".maps");
+	__type(value, u64);
+} cgroup_refs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -182,9 +199,13 @@ static __always_inline void env_mb(void)
 	__sync_fetch_and_add(&fence, 0);
 }
 
-static __always_inline struct fdl_cgroup *env_cgroup(u64 cgid)
+/* The record of the cgroup cgref refers to; NULL for 0, or once that cgroup's slot was freed. */
+static __always_inline struct fdl_cgroup *env_cgroup(u64 cgref)
 {
-	return bpf_map_lookup_elem(&cgroups, &cgid);
+	u32 slot = cgref & FDL_CGREF_SLOT_MASK;
+	struct fdl_cgroup *cg = bpf_map_lookup_elem(&cgroups, &slot);
+
+	return cg && cgref && cg->cgref == cgref ? cg : NULL;
 }
 
 static __always_inline struct fdl_cpu *env_cpu(s32 cpu)

@@ -21,8 +21,20 @@ typedef long long s64;
 #endif
 
 enum fdl_consts {
-	/* Cgroups tracked at once; cgroups beyond it are scheduled as their nearest tracked ancestor. */
+	/*
+	 * Cgroups tracked at once (the records' array; the loader sizes it from --max-cgroups, at
+	 * most this); cgroups beyond it are scheduled as their nearest tracked ancestor.
+	 */
 	FDL_MAX_CGROUPS		= 65536,
+	FDL_DFL_CGROUPS		= 8192,
+	/*
+	 * A cgroup's reference in the policy (a `cgref`): its record's slot in the cgroups array in
+	 * bits 0 to FDL_CGREF_SLOT_BITS - 1, and above them the slot's generation, bumped each time
+	 * the slot is given to another cgroup, so that a reference kept past its cgroup's exit finds
+	 * no record (env_cgroup). References stay below 2^FDL_DOM_SHIFT (see FDL_CGREF_GEN_MASK).
+	 */
+	FDL_CGREF_SLOT_BITS	= 20,
+	FDL_CGREF_SLOT_MASK	= (1 << 20) - 1,
 	/* Deepest cgroup level whose weight is honoured; deeper levels share their ancestor's. */
 	FDL_MAX_DEPTH		= 16,
 	/*
@@ -47,6 +59,13 @@ enum fdl_consts {
 	 */
 	FDL_LAT_BUCKETS		= 24,
 };
+
+/* The generations a slot runs through before they repeat: 2^28, keeping references below 2^48. */
+#define FDL_CGREF_GEN_MASK	((1ULL << 28) - 1)
+/* A free slot's cgref: its last reference with this bit (0: never used). */
+#define FDL_CGREF_FREE		(1ULL << 63)
+/* The root cgroup's reference: slot 1, generation 0 (slot 0 is never used: 0 means none). */
+#define FDL_ROOT_CGREF		1
 
 /*
  * Where a CPU took queued work from, with several queue domains (counted per CPU in
@@ -149,11 +168,20 @@ struct fdl_bw {
 };
 
 /*
- * Per-cgroup state, keyed by cgroup id in the `cgroups` map. A cgroup is active while it has a
- * runnable task in its subtree; only active cgroups take a part of their parent's share.
+ * Per-cgroup state, in slot (cgref & FDL_CGREF_SLOT_MASK) of the `cgroups` array; the
+ * `cgroup_refs` hash finds a kernel cgroup id's reference (off the hot path: cgroup callbacks,
+ * the control plane). A cgroup is active while it has a runnable task in its subtree; only
+ * active cgroups take a part of their parent's share.
  */
 struct fdl_cgroup {
-	u64 parent_cgid;	/* 0 for the root */
+	/*
+	 * Its own reference while tracked (env_cgroup finds the record only by it); a free slot's
+	 * is the last one with FDL_CGREF_FREE, or 0 if the slot was never used. First: a slot's
+	 * reset on exit clears everything after it.
+	 */
+	u64 cgref;
+	u64 cgid;		/* the kernel's cgroup id (cgroup.kn->id, the directory's inode) */
+	u64 parent_cgref;	/* 0 for the root */
 	u32 level;		/* depth below the root cgroup */
 	u32 weight;		/* effective weight: boost_weight if set, else cpu_weight */
 	u32 cpu_weight;		/* cpu.weight, 1..10000 */
@@ -164,7 +192,7 @@ struct fdl_cgroup {
 	/* Of its own tasks, and of removed descendants' (folded in at their cgroup_exit): */
 	u64 usage_ns;		/* CPU time used under scx_fdl */
 	u64 wait_ns;		/* time spent runnable but not running */
-	u64 top_cgid;		/* its first-level ancestor (itself at level 1; 0 for the root) */
+	u64 top_cgref;		/* its first-level ancestor (itself at level 1; 0 for the root) */
 	/*
 	 * A container: its queue (DSQ id = cgroup id) and dispatcher slot exist. Every first-level
 	 * cgroup is one (while slots last), and a nested cgroup from its first deadlines on.
@@ -176,15 +204,15 @@ struct fdl_cgroup {
 	 */
 	u32 summed;
 	/* The container its tasks queue in (itself or its nearest, 0: the root's), cached: */
-	u64 cont_cgid;
-	u64 cont_gen;		/* fdl.cont_gen + 1 when cont_cgid was found (0: never) */
+	u64 cont_cgref;
+	u64 cont_gen;		/* fdl.cont_gen + 1 when cont_cgref was found (0: never) */
 	u64 cvtime;		/* container: cgroup virtual time, its order in the fair order */
 	struct fdl_entity ent;	/* container: its queue's clock; a deadline container if deadline_rr */
 	u64 runq_lat[FDL_LAT_BUCKETS];	/* run-queue latencies, by fdl_lat_bucket() (same tasks) */
 	struct fdl_bw bw;	/* its CPU limit; binds its whole subtree */
-	/* Its nearest summed cgroup (itself or an ancestor; 0: none), cached like cont_cgid: */
-	u64 sum_cgid;
-	u64 sum_gen;		/* fdl.sum_gen + 1 when sum_cgid was found (0: never) */
+	/* Its nearest summed cgroup (itself or an ancestor; 0: none), cached like cont_cgref: */
+	u64 sum_cgref;
+	u64 sum_gen;		/* fdl.sum_gen + 1 when sum_cgref was found (0: never) */
 	/*
 	 * Summed: the CPU time used and waited by its subtree since it became summed, less what
 	 * runs inside summed descendants (their sums are their own; the control plane adds them),
@@ -391,6 +419,8 @@ struct fdl_tunables {
 	s32 stall_pid;		/* test only: never dispatch this task (0: off) */
 	u32 nr_doms;		/* queue domains (LLCs; 1: one queue per container for the machine) */
 	u32 load_tracking;	/* PELT per task and CPU, and the balancer's moves (policy/load.h) */
+	u32 max_cgroups;	/* slots of the cgroups array (slot 0 unused, slot 1 the root) */
+	u32 __pad_cgroups;
 	u8 cpu_dom[FDL_MAX_CPUS];	/* each CPU's domain */
 	/* For each domain, every domain in the order its idle CPUs look for work: itself, then by distance. */
 	u8 dom_order[FDL_MAX_DOMS][FDL_MAX_DOMS];

@@ -62,19 +62,27 @@ static u64 cgroup_id(struct cgroup *cgrp)
 	return BPF_CORE_READ(cgrp, kn, id);
 }
 
+/* The reference of the cgroup with kernel id cgid, 0 if it is not tracked. */
+static u64 cgroup_ref(u64 cgid)
+{
+	u64 *ref = bpf_map_lookup_elem(&cgroup_refs, &cgid);
+
+	return ref ? *ref : 0;
+}
+
 /*
  * The cgroup a task in cgrp is scheduled as: cgrp itself, or, when it is not tracked (deeper than
- * FDL_MAX_DEPTH, or the map was full), its nearest tracked ancestor. Counting such a task at the
+ * FDL_MAX_DEPTH, or no slot was left), its nearest tracked ancestor. Counting such a task at the
  * root instead let work far below a low-weight cgroup escape that cgroup's weight.
  */
-static u64 tracked_cgid(struct cgroup *cgrp)
+static u64 tracked_cgref(struct cgroup *cgrp)
 {
-	u64 cgid = cgroup_id(cgrp);
+	u64 cgref = cgroup_ref(cgroup_id(cgrp));
 	struct cgroup *anc;
 	int level = BPF_CORE_READ(cgrp, level), i, lvl;
 
-	if (env_cgroup(cgid))
-		return cgid;
+	if (cgref)
+		return cgref;
 	if (level > FDL_MAX_DEPTH + 1)	/* nothing deeper than FDL_MAX_DEPTH is tracked */
 		level = FDL_MAX_DEPTH + 1;
 	/*
@@ -88,11 +96,10 @@ static u64 tracked_cgid(struct cgroup *cgrp)
 		anc = BPF_CORE_READ(cgrp, ancestors[lvl]);
 		if (!anc)
 			break;
-		cgid = BPF_CORE_READ(anc, kn, id);
-		if (env_cgroup(cgid))
-			return cgid;
+		if ((cgref = cgroup_ref(BPF_CORE_READ(anc, kn, id))))
+			return cgref;
 	}
-	return FDL_ROOT_CGID;
+	return FDL_ROOT_CGREF;
 }
 
 static bool is_stall_victim(struct task_struct *p)
@@ -293,9 +300,9 @@ void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)
 	if (!t)
 		return;
 	t->weight = weight;
-	if (!t->acct_cgid)
+	if (!t->acct_cgref)
 		return;
-	cg = env_cgroup(t->acct_cgid);
+	cg = env_cgroup(t->acct_cgref);
 	if (cg)
 		__sync_fetch_and_add(&cg->wsum, (s64)weight - t->acct_weight);
 	t->acct_weight = weight;
@@ -316,7 +323,7 @@ s32 BPF_STRUCT_OPS(fdl_init_task, struct task_struct *p, struct scx_init_task_ar
 	t = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t)
 		return -ENOMEM;
-	t->cgid = args->cgroup ? tracked_cgid(args->cgroup) : FDL_ROOT_CGID;
+	t->cgref = args->cgroup ? tracked_cgref(args->cgroup) : FDL_ROOT_CGREF;
 	return 0;
 }
 
@@ -332,43 +339,101 @@ void BPF_STRUCT_OPS(fdl_exit_task, struct task_struct *p, struct scx_exit_task_a
 	}
 }
 
-/* All zero: a cgroup's record as it enters the map, filled in there (it is too big for the stack). */
-struct fdl_cgroup fdl_cgroup_blank;
+/*
+ * A slot for a new cgroup (the root: slot 1), with its reference in the next generation; 0 if
+ * none is left. The slot's record is all zero but for cgref (a freed slot is reset on exit,
+ * fdl_cgroup_free). Next fit from where the last one was found; claimed by compare-and-swap,
+ * so that two cgroups created at once never share one.
+ */
+static u64 fdl_cgroup_alloc(u32 level)
+{
+	u32 n = tun.max_cgroups, slot, i;
+	struct fdl_cgroup *cg;
+	u64 old, ref;
+
+	if (n > FDL_MAX_CGROUPS)
+		n = FDL_MAX_CGROUPS;
+	if (!level) {
+		slot = 1;
+		cg = bpf_map_lookup_elem(&cgroups, &slot);
+		return cg && __sync_bool_compare_and_swap(&cg->cgref, 0, FDL_ROOT_CGREF) ? FDL_ROOT_CGREF : 0;
+	}
+	bpf_for(i, 0, n) {
+		slot = (fdl.cgroup_next + i) % n;
+		if (slot < 2)
+			continue;
+		cg = bpf_map_lookup_elem(&cgroups, &slot);
+		if (!cg)
+			break;
+		old = cg->cgref;
+		if (old && !(old & FDL_CGREF_FREE))
+			continue;
+		ref = ((((old >> FDL_CGREF_SLOT_BITS) + 1) & FDL_CGREF_GEN_MASK) << FDL_CGREF_SLOT_BITS) | slot;
+		if (__sync_bool_compare_and_swap(&cg->cgref, old, ref)) {
+			fdl.cgroup_next = slot + 1;
+			return ref;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Frees cg's slot: every field but cgref back to zero, then cgref marked free (keeping its
+ * generation for the next one). From then on env_cgroup(ref) finds nothing.
+ */
+static void fdl_cgroup_free(struct fdl_cgroup *cg)
+{
+	u64 ref = cg->cgref;
+
+	__builtin_memset((void *)cg + sizeof(cg->cgref), 0, sizeof(*cg) - sizeof(cg->cgref));
+	env_mb();
+	cg->cgref = ref | FDL_CGREF_FREE;
+}
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
-	u64 cgid = cgroup_id(cgrp);
+	u64 cgid = cgroup_id(cgrp), cgref;
 	struct fdl_cgroup *cg, *pcg;
 
-	/* Beyond the depth we honour, a cgroup is scheduled as part of its ancestor. */
-	if (cgrp->level > FDL_MAX_DEPTH ||
-	    bpf_map_update_elem(&cgroups, &cgid, &fdl_cgroup_blank, BPF_NOEXIST) ||
-	    !(cg = env_cgroup(cgid))) {
+	/*
+	 * Beyond the depth we honour, or with no slot left, a cgroup is scheduled as part of its
+	 * ancestor (never an error: that would fail the cgroup's creation).
+	 */
+	if (cgrp->level > FDL_MAX_DEPTH || !(cgref = fdl_cgroup_alloc(cgrp->level))) {
 		__sync_fetch_and_add(&fdl.counters.nr_cgroups_untracked, 1);
 		return 0;
 	}
+	cg = env_cgroup(cgref);
+	if (!cg || bpf_map_update_elem(&cgroup_refs, &cgid, &cgref, BPF_NOEXIST)) {
+		if (cg)
+			fdl_cgroup_free(cg);
+		__sync_fetch_and_add(&fdl.counters.nr_cgroups_untracked, 1);
+		return 0;
+	}
+	cg->cgid = cgid;
 	cg->level = cgrp->level;
 	cg->weight = cg->cpu_weight = args->weight;
 	if (cgrp->level > 0) {
 		struct cgroup *parent = bpf_cgroup_ancestor(cgrp, cgrp->level - 1);
 
 		if (parent) {
-			cg->parent_cgid = cgroup_id(parent);
+			cg->parent_cgref = cgroup_ref(cgroup_id(parent));
 			bpf_cgroup_release(parent);
 		}
-		pcg = env_cgroup(cg->parent_cgid);
-		cg->top_cgid = cgrp->level == 1 ? cgid : pcg ? pcg->top_cgid : 0;
+		pcg = env_cgroup(cg->parent_cgref);
+		cg->top_cgref = cgrp->level == 1 ? cgref : pcg ? pcg->top_cgref : 0;
 	}
 	/*
 	 * A first-level cgroup gets a queue of its own and a place in the dispatcher's scan, while
 	 * there is room: that is what makes it a unit of cgroup fairness, and a deadline container
-	 * when it has deadline_rr. Without one, its tasks share the root's queue.
+	 * when it has deadline_rr. Without one, its tasks share the root's queue. Its queue's DSQ id
+	 * is its reference (below 2^FDL_DOM_SHIFT, where the domain bits begin).
 	 */
-	if (cgrp->level == 1 && !(cgid >> FDL_DOM_SHIFT) && fdl_slot_add(cgid) >= 0) {
-		if (!env_create_dsq(cgid))
+	if (cgrp->level == 1 && fdl_slot_add(cgref) >= 0) {
+		if (!env_create_dsq(cgref))
 			cg->has_dsq = 1;
 		else
-			fdl_slot_del(cgid);
+			fdl_slot_del(cgref);
 	}
 	/* Its CPU limit (cpu.max; kernel >= 6.17: the arguments come with ops.cgroup_set_bandwidth). */
 	if (bpf_core_field_exists(args->bw_quota_us))
@@ -379,23 +444,25 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cg
 
 void BPF_STRUCT_OPS(fdl_cgroup_exit, struct cgroup *cgrp)
 {
-	u64 cgid = cgroup_id(cgrp);
-	struct fdl_cgroup *cg = env_cgroup(cgid);
+	u64 cgid = cgroup_id(cgrp), cgref = cgroup_ref(cgid);
+	struct fdl_cgroup *cg = env_cgroup(cgref);
 
-	if (cg)
-		fdl_cgroup_fold(cg);
-	if (cg && cg->has_dsq) {
-		fdl_slot_del(cgid);
-		env_destroy_dsq(cgid);
+	bpf_map_delete_elem(&cgroup_refs, &cgid);
+	if (!cg)
+		return;
+	fdl_cgroup_fold(cg);
+	if (cg->has_dsq) {
+		fdl_slot_del(cgref);
+		env_destroy_dsq(cgref);
 	}
-	if (cg && cg->bw.quota_ns)	/* no longer limited: uncount it */
+	if (cg->bw.quota_ns)	/* no longer limited: uncount it */
 		fdl_bw_set(cg, 0, 0, 0, scx_bpf_now());
-	bpf_map_delete_elem(&cgroups, &cgid);
+	fdl_cgroup_free(cg);
 }
 
 void BPF_STRUCT_OPS(fdl_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 {
-	struct fdl_cgroup *cg = env_cgroup(cgroup_id(cgrp));
+	struct fdl_cgroup *cg = env_cgroup(cgroup_ref(cgroup_id(cgrp)));
 
 	if (cg)
 		fdl_cgroup_set_cpu_weight(cg, weight);
@@ -408,7 +475,7 @@ void BPF_STRUCT_OPS(fdl_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 void BPF_STRUCT_OPS(fdl_cgroup_set_bandwidth, struct cgroup *cgrp, u64 period_us, u64 quota_us,
 		    u64 burst_us)
 {
-	struct fdl_cgroup *cg = env_cgroup(cgroup_id(cgrp));
+	struct fdl_cgroup *cg = env_cgroup(cgroup_ref(cgroup_id(cgrp)));
 	u64 now = scx_bpf_now();
 
 	if (!cg)
@@ -421,17 +488,17 @@ void BPF_STRUCT_OPS(fdl_cgroup_set_bandwidth, struct cgroup *cgrp, u64 period_us
 void BPF_STRUCT_OPS(fdl_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
-	u64 cgid;
+	u64 cgref;
 
 	if (!t)
 		return;
-	t->cgid = tracked_cgid(to);
+	t->cgref = tracked_cgref(to);
 	/* Still counted in the old cgroup (moved while runnable): move the count along. */
-	cgid = env_cgroup(t->cgid) ? t->cgid : FDL_ROOT_CGID;
-	if (t->acct_cgid && t->acct_cgid != cgid) {
-		fdl_cgroup_propagate(t->acct_cgid, -(s64)t->acct_weight, -1, 0);
-		t->acct_cgid = cgid;
-		fdl_cgroup_propagate(cgid, t->acct_weight, 1, fdl_vdt(scx_bpf_now()));
+	cgref = env_cgroup(t->cgref) ? t->cgref : FDL_ROOT_CGREF;
+	if (t->acct_cgref && t->acct_cgref != cgref) {
+		fdl_cgroup_propagate(t->acct_cgref, -(s64)t->acct_weight, -1, 0);
+		t->acct_cgref = cgref;
+		fdl_cgroup_propagate(cgref, t->acct_weight, 1, fdl_vdt(scx_bpf_now()));
 	}
 }
 
@@ -442,7 +509,7 @@ void BPF_STRUCT_OPS(fdl_cgroup_move, struct task_struct *p, struct cgroup *from,
 SEC("syscall")
 int fdl_set_boost(struct fdl_boost_args *args)
 {
-	struct fdl_cgroup *cg = env_cgroup(args->cgid);
+	struct fdl_cgroup *cg = env_cgroup(cgroup_ref(args->cgid));
 
 	if (!cg) {
 		args->ret = -ENOENT;
@@ -460,7 +527,7 @@ int fdl_set_boost(struct fdl_boost_args *args)
 SEC("syscall")
 int fdl_set_summed(struct fdl_summed_args *args)
 {
-	args->ret = fdl_cgroup_set_summed(args->cgid, args->on);
+	args->ret = fdl_cgroup_set_summed(cgroup_ref(args->cgid), args->on);
 	return 0;
 }
 
@@ -468,7 +535,7 @@ int fdl_set_summed(struct fdl_summed_args *args)
 SEC("syscall")
 int fdl_set_params(struct fdl_params_args *args)
 {
-	args->ret = fdl_cgroup_set_deadlines(args->cgid, args->deadline_rr_ns,
+	args->ret = fdl_cgroup_set_deadlines(cgroup_ref(args->cgid), args->deadline_rr_ns,
 					     args->deadline_wakeup_ns, args->budget_rate);
 	return 0;
 }
@@ -480,7 +547,7 @@ int fdl_set_params(struct fdl_params_args *args)
 SEC("syscall")
 int fdl_set_buffer(struct fdl_buffer_args *args)
 {
-	struct fdl_cgroup *cg = env_cgroup(args->cgid);
+	struct fdl_cgroup *cg = env_cgroup(cgroup_ref(args->cgid));
 
 	if (!cg) {
 		args->ret = -ENOENT;
@@ -590,7 +657,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)
  */
 void BPF_STRUCT_OPS(fdl_dump, struct scx_dump_ctx *dctx)
 {
-	u64 now = scx_bpf_now(), cgid;
+	u64 now = scx_bpf_now(), cgref;
 	struct fdl_cgroup *cg;
 	u32 i;
 
@@ -605,11 +672,11 @@ void BPF_STRUCT_OPS(fdl_dump, struct scx_dump_ctx *dctx)
 	bpf_for(i, 0, FDL_MAX_CONTAINERS) {
 		if (i >= fdl.nr_slots)
 			break;
-		cgid = fdl.containers[i];
-		if (!cgid || !(cg = env_cgroup(cgid)))
+		cgref = fdl.containers[i];
+		if (!cgref || !(cg = env_cgroup(cgref)))
 			continue;
 		scx_bpf_dump("scx_fdl: queue %llu: %d queued, rr %llu dl %llu budget %lld cvtime %llu active %lld\n",
-			     cgid, env_nr_queued(cgid), cg->ent.deadline_rr_ns, cg->ent.dl,
+			     cgref, env_nr_queued(cgref), cg->ent.deadline_rr_ns, cg->ent.dl,
 			     cg->ent.budget_ns, cg->cvtime, cg->nr_active);
 	}
 }
@@ -632,7 +699,7 @@ void BPF_STRUCT_OPS(fdl_dump_task, struct scx_dump_ctx *dctx, struct task_struct
 	if (!t)
 		return;
 	scx_bpf_dump("scx_fdl: cgroup %llu queue %llx vtime %llu weight %u queued since %llu via_fair %u\n",
-		     t->cgid, t->vqueue, t->vtime, t->weight, t->enqueued_at, t->via_fair);
+		     t->cgref, t->vqueue, t->vtime, t->weight, t->enqueued_at, t->via_fair);
 }
 
 void BPF_STRUCT_OPS(fdl_exit, struct scx_exit_info *ei)

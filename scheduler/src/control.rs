@@ -55,6 +55,11 @@ pub struct CgroupReport {
     pub cgid: u64,
     /// The cgroup exists (a configured one may not, yet).
     pub present: bool,
+    /// The BPF side keeps a record of its own for it. False for an existing cgroup deeper than 16
+    /// levels or made when --max-cgroups were tracked already: its tasks are scheduled as part of
+    /// its nearest tracked ancestor, and its own weight, limit and parameters do not apply.
+    #[serde(default)]
+    pub tracked: bool,
     pub deadline_rr_ns: u64,
     pub deadline_wakeup_ns: u64,
     pub guaranteed_shares: u32,

@@ -96,7 +96,11 @@ impl<'obj> Scheduler<'obj> {
         }
         let nr_cpus = online.len();
         info!("{}{}", doms.summary(), if opts.flat_queues { " (--flat-queues)" } else { "" });
+        for map in [&mut skel.maps.cgroups, &mut skel.maps.cgroup_refs] {
+            map.set_max_entries(opts.max_cgroups).context("sizing the cgroups' maps (--max-cgroups)")?;
+        }
         let tun = &mut skel.maps.rodata_data.as_mut().unwrap().tun;
+        tun.max_cgroups = opts.max_cgroups;
         tun.nr_doms = doms.order.len() as u32;
         for (cpu, &d) in doms.cpu_dom.iter().enumerate().take(tun.cpu_dom.len()) {
             tun.cpu_dom[cpu] = d as u8;

@@ -13,6 +13,9 @@ use crate::bpf_skel::BpfSkel;
 use crate::stats::{self, SchedulerStats};
 use crate::{bpf_intf, limits, load_balance, topology};
 
+/// Why a cgroup has no record of its own (its tasks are scheduled as its nearest tracked ancestor).
+const UNTRACKED: &str = "deeper than 16 levels, or created when --max-cgroups were tracked already";
+
 /// Runs one of the BPF side's syscall programs (BPF_PROG_RUN) on `args`, which it reads and writes.
 /// `T` must be one of the bindgen structs of intf.h: plain old data, shared with the BPF side.
 fn run_syscall<T>(prog: &libbpf_rs::ProgramMut<'_>, args: &mut T) -> Result<()> {
@@ -67,7 +70,7 @@ impl Bpf<'_> {
         let mut args = bpf_intf::fdl_boost_args { cgid, weight, ret: 0 };
         run_syscall(&self.skel.progs.fdl_set_boost, &mut args).context("running fdl_set_boost")?;
         if args.ret != 0 {
-            bail!("cgroup {cgid} is not tracked by the BPF side ({})", args.ret);
+            bail!("cgroup {cgid} is not tracked by the BPF side ({}): {UNTRACKED}", args.ret);
         }
         Ok(())
     }
@@ -86,7 +89,7 @@ impl Bpf<'_> {
         run_syscall(&self.skel.progs.fdl_set_params, &mut args).context("running fdl_set_params")?;
         match args.ret {
             0 => Ok(()),
-            r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
+            r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side: {UNTRACKED}"),
             r if r == -libc::EINVAL => bail!("the root cgroup cannot have deadlines"),
             r if r == -libc::EEXIST => bail!(
                 "it is inside a cgroup that has deadlines: a deadline cgroup's whole subtree is one \
@@ -96,11 +99,6 @@ impl Bpf<'_> {
                 "it has no queue of its own: at most {} cgroups get one (every first-level cgroup, \
                  and nested ones with deadlines), and the others were first",
                 bpf_intf::fdl_consts_FDL_MAX_CONTAINERS
-            ),
-            r if r == -libc::ERANGE => bail!(
-                "its cgroup id {cgid} is 2^{} or more: the queue ids scx_fdl gives a cgroup carry \
-                 the queue domain above that bit, so it cannot have a queue of its own",
-                bpf_intf::fdl_consts_FDL_DOM_SHIFT
             ),
             r => bail!("fdl_set_params failed ({r})"),
         }
@@ -112,7 +110,7 @@ impl Bpf<'_> {
         let mut args = bpf_intf::fdl_summed_args { cgid, on: on as u32, ret: 0 };
         run_syscall(&self.skel.progs.fdl_set_summed, &mut args).context("running fdl_set_summed")?;
         if args.ret != 0 {
-            bail!("cgroup {cgid} is not tracked by the BPF side ({})", args.ret);
+            bail!("cgroup {cgid} is not tracked by the BPF side ({}): {UNTRACKED}", args.ret);
         }
         Ok(())
     }
@@ -123,20 +121,23 @@ impl Bpf<'_> {
         run_syscall(&self.skel.progs.fdl_set_buffer, &mut args).context("running fdl_set_buffer")?;
         match args.ret {
             0 => Ok(()),
-            r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side"),
+            r if r == -libc::ENOENT => bail!("cgroup {cgid} is not tracked by the BPF side: {UNTRACKED}"),
             r => bail!("fdl_set_buffer failed ({r})"),
         }
     }
 
     /// A cgroup's record (None: not tracked by the BPF side).
     pub fn read_cgroup(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
-        read_record(&self.skel.maps.cgroups, cgid)
+        read_record(&self.skel.maps.cgroup_refs, &self.skel.maps.cgroups, cgid)
     }
 
     /// The cgroups' records through a handle of their own (a duplicate of the map's descriptor),
     /// which the reports thread reads while the loop keeps the program.
     pub fn records(&self) -> Result<CgroupRecords> {
-        Ok(CgroupRecords(MapHandle::try_from(&self.skel.maps.cgroups).context("duplicating the cgroups map's handle")?))
+        Ok(CgroupRecords {
+            refs: MapHandle::try_from(&self.skel.maps.cgroup_refs).context("duplicating the cgroup_refs map's handle")?,
+            records: MapHandle::try_from(&self.skel.maps.cgroups).context("duplicating the cgroups map's handle")?,
+        })
     }
 
     /// The scheduler-wide counters (the caller fills in what the process keeps: exits, loads).
@@ -161,32 +162,45 @@ impl Bpf<'_> {
         limits::tightest_cpus(own.iter().map(|c| &c.bw))
     }
 
+    /// The cgroups the BPF side tracks at most (--max-cgroups, as loaded).
+    pub fn max_cgroups(&self) -> u32 {
+        self.skel.maps.rodata_data.as_ref().map_or(0, |r| r.tun.max_cgroups)
+    }
+
     /// Has the BPF side exited (ejected by the kernel, or unregistered)?
     pub fn exited(&self) -> bool {
         uei_exited!(&self.skel, uei)
     }
 }
 
-/// A cgroup's record in the cgroups map (None: not tracked by the BPF side).
-fn read_record(map: &impl MapCore, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
-    let value = map.lookup(&cgid.to_ne_bytes(), MapFlags::ANY).ok()??;
+/// A cgroup's record (None: not tracked by the BPF side): its reference by kernel id in
+/// `cgroup_refs`, then the record in that reference's slot of `cgroups`, if the slot still holds
+/// that reference (the cgroup may go between the two reads, and its slot to another).
+fn read_record(refs: &impl MapCore, records: &impl MapCore, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
+    let cgref = u64::from_ne_bytes(refs.lookup(&cgid.to_ne_bytes(), MapFlags::ANY).ok()??.as_slice().try_into().ok()?);
+    let slot = (cgref & bpf_intf::fdl_consts_FDL_CGREF_SLOT_MASK as u64) as u32;
+    let value = records.lookup(&slot.to_ne_bytes(), MapFlags::ANY).ok()??;
     if value.len() < std::mem::size_of::<bpf_intf::fdl_cgroup>() {
         return None;
     }
     // SAFETY: the map's value type is fdl_cgroup, and the value is that long.
-    Some(unsafe { std::ptr::read_unaligned(value.as_ptr() as *const bpf_intf::fdl_cgroup) })
+    let record: bpf_intf::fdl_cgroup = unsafe { std::ptr::read_unaligned(value.as_ptr() as *const _) };
+    (record.cgref == cgref && record.cgid == cgid).then_some(record)
 }
 
-/// The cgroups map, read from any thread: the records the reports walk (stats::Records).
-pub struct CgroupRecords(MapHandle);
+/// The cgroups' maps, read from any thread: the records the reports walk (stats::Records).
+pub struct CgroupRecords {
+    refs: MapHandle,
+    records: MapHandle,
+}
 
 impl stats::Records for CgroupRecords {
     fn read(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
-        read_record(&self.0, cgid)
+        read_record(&self.refs, &self.records, cgid)
     }
 
     fn ids(&self) -> Vec<u64> {
-        self.0.keys().filter_map(|k| Some(u64::from_ne_bytes(k.as_slice().try_into().ok()?))).collect()
+        self.refs.keys().filter_map(|k| Some(u64::from_ne_bytes(k.as_slice().try_into().ok()?))).collect()
     }
 }
 

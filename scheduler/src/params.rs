@@ -50,6 +50,9 @@ pub struct InForce {
     fair_floor: f64,
     /// Configured cgroups that exist, with what was written for them.
     pub applied: HashMap<PathBuf, Applied>,
+    /// Configured cgroups whose parameters the BPF side refused (not tracked, no queue left...),
+    /// with the reason: tried again at every sync, logged when the reason is new.
+    pub refused: HashMap<PathBuf, String>,
     /// The guaranteed cgroups' control loops (their cgroups are summed: set_summed).
     pub controllers: HashMap<PathBuf, Controller>,
     /// The tightest CPU limit on each guaranteed cgroup's path (limit_cpus, 0: none), read once
@@ -73,6 +76,7 @@ impl InForce {
             nr_cpus,
             fair_floor,
             applied: HashMap::new(),
+            refused: HashMap::new(),
             controllers: HashMap::new(),
             limit_cache: HashMap::new(),
         })
@@ -134,6 +138,7 @@ impl InForce {
         let keep: BTreeSet<&PathBuf> = self.expanded.iter().map(|e| &e.path).collect();
         let gone: Vec<(PathBuf, Applied)> =
             self.applied.iter().filter(|(p, _)| !keep.contains(p)).map(|(p, a)| (p.clone(), *a)).collect();
+        self.refused.retain(|p, _| keep.contains(p));
         for (path, old) in gone {
             self.release(bpf, &path, old);
             self.applied.remove(&path);
@@ -144,6 +149,8 @@ impl InForce {
     /// Writes the parameters of every configured cgroup that exists under its current cgroup id,
     /// and drops those of cgroups that went away (a re-created cgroup gets a new id). Pattern rules
     /// are matched again: a cgroup created since picks its parameters up here.
+    /// A cgroup whose parameters were refused keeps what it had (the BPF side changed nothing)
+    /// and is in `refused`.
     pub fn sync_params(&mut self, bpf: &Bpf) {
         // The walker's newest walk for the rules in force, if one came since (never waits for one).
         if let Some(walk) = self.walker.latest(self.rules_generation) {
@@ -169,9 +176,14 @@ impl InForce {
                 continue;
             }
             if let Err(e) = self.write_params(bpf, &entry.path, cgid, entry.params) {
-                warn!("{}: {e:#}", entry.path.display());
+                let why = format!("{e:#}");
+                if self.refused.get(&entry.path) != Some(&why) {
+                    warn!("{}: {why}", entry.path.display());
+                }
+                self.refused.insert(entry.path.clone(), why);
                 continue;
             }
+            self.refused.remove(&entry.path);
             self.applied.insert(entry.path.clone(), Applied { cgid, params: entry.params, rate });
             let p = entry.params;
             info!(
@@ -249,11 +261,11 @@ impl InForce {
         if !new.is_empty() {
             warn!(
                 "cpu.max NOT enforced for {}: scx_fdl does not track these cgroups (deeper than {} levels, or \
-                 beyond {} cgroups), so their tasks are scheduled as their nearest tracked ancestor and \
+                 beyond --max-cgroups {}), so their tasks are scheduled as their nearest tracked ancestor and \
                  only that ancestor's limit binds them",
                 limits::describe(&new),
                 bpf_intf::fdl_consts_FDL_MAX_DEPTH,
-                bpf_intf::fdl_consts_FDL_MAX_CGROUPS
+                bpf.max_cgroups()
             );
         }
         *warned = unenforced.into_keys().collect();

@@ -167,7 +167,24 @@ fn apply_set(bpf: &Bpf, cfg: &mut InForce, cgroup: &str, assign: &[String]) -> R
     }
     let new = config::apply_set(&cfg.config, &cfg.cgroup_root, cgroup, assign)?;
     let path = config::resolve_path(&cfg.cgroup_root, cgroup)?;
+    let (old, before) = (cfg.config.clone(), cfg.expanded.clone());
     cfg.apply_config(bpf, new);
+    // A cgroup whose parameters this set changed and the BPF side refused (it does not track the
+    // cgroup, no queue is left, ...): the whole set is undone, and says why.
+    let changed = |p: &Path| {
+        let params = |c: &[config::Entry]| c.iter().find(|e| e.path == p).map(|e| e.params);
+        params(&before) != params(&cfg.expanded)
+    };
+    let refused: Vec<String> = cfg
+        .refused
+        .iter()
+        .filter(|(p, _)| changed(p))
+        .map(|(p, why)| format!("{}: {why}", p.display()))
+        .collect();
+    if !refused.is_empty() {
+        cfg.apply_config(bpf, old);
+        bail!("{}; nothing was changed", refused.join("; "));
+    }
     let message = format!(
         "{}: set {} (runtime only: a restart or a SIGHUP reload returns to the configuration file)",
         path.display(),
@@ -229,6 +246,7 @@ impl View {
         };
         if let Some(node) = node {
             r.cgid = node.cgid;
+            r.tracked = node.own.is_some();
             if let Some(cg) = node.own {
                 r.cpu_weight = cg.cpu_weight;
                 r.effective_weight = cg.weight;
@@ -349,7 +367,7 @@ impl View {
             let Some(cg) = self.records.read(cgid) else { continue };
             log::debug!(
                 "cgroup {cgid}: parent {} weight {} wsum {} active {} contrib {} usage {} ms",
-                cg.parent_cgid, cg.weight, cg.wsum, cg.nr_active, cg.contrib, cg.usage_ns / 1_000_000
+                cg.parent_cgref, cg.weight, cg.wsum, cg.nr_active, cg.contrib, cg.usage_ns / 1_000_000
             );
         }
     }

@@ -156,7 +156,7 @@ pub struct SchedulerStats {
     #[stat(desc = "Moves the load balancer asked for (a task runs in its new domain from its next enqueue)")]
     #[serde(default)]
     pub balancer_moves: u64,
-    #[stat(desc = "Cgroups not tracked by the BPF side (deeper than 16 levels, or beyond its map): scheduled as their nearest tracked ancestor")]
+    #[stat(desc = "Cgroups not tracked by the BPF side (deeper than 16 levels, or beyond --max-cgroups): scheduled as their nearest tracked ancestor")]
     pub cgroups_untracked: u64,
     #[stat(desc = "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves")]
     #[serde(default = "one")]

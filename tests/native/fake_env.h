@@ -87,9 +87,9 @@ static inline void env_mb(void)
 	}
 }
 
-static inline struct fdl_cgroup *env_cgroup(u64 cgid)
+static inline struct fdl_cgroup *env_cgroup(u64 cgref)
 {
-	return cgid < FAKE_CGROUPS && env.cg_present[cgid] ? &env.cg[cgid] : NULL;
+	return cgref < FAKE_CGROUPS && env.cg_present[cgref] ? &env.cg[cgref] : NULL;
 }
 
 static inline struct fdl_cpu *env_cpu(s32 cpu)

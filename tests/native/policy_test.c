@@ -150,37 +150,37 @@ static void reset(int n)
 	fdl.fair.deadline_rr_ns = tun.fair_deadline_ns;
 	fdl.fair.dl = env.now + tun.fair_deadline_ns;
 	fdl.min_rr_ns = tun.fair_deadline_ns;
-	env.cg_present[FDL_ROOT_CGID] = true;
-	env.cg[FDL_ROOT_CGID] = (struct fdl_cgroup){ .weight = 100, .cpu_weight = 100 };
+	env.cg_present[FDL_ROOT_CGREF] = true;
+	env.cg[FDL_ROOT_CGREF] = (struct fdl_cgroup){ .weight = 100, .cpu_weight = 100 };
 }
 
 /* A first-level cgroup (what ops.cgroup_init does), optionally a deadline container. */
-static void add_cgroup(u64 cgid, u32 weight, u64 rr_ns, u64 wakeup_ns)
+static void add_cgroup(u64 cgref, u32 weight, u64 rr_ns, u64 wakeup_ns)
 {
-	env.cg_present[cgid] = true;
-	env.cg[cgid] = (struct fdl_cgroup){
-		.parent_cgid = FDL_ROOT_CGID, .level = 1, .weight = weight, .cpu_weight = weight,
-		.top_cgid = cgid, .has_dsq = 1,
+	env.cg_present[cgref] = true;
+	env.cg[cgref] = (struct fdl_cgroup){
+		.parent_cgref = FDL_ROOT_CGREF, .level = 1, .weight = weight, .cpu_weight = weight,
+		.top_cgref = cgref, .has_dsq = 1,
 	};
-	fdl_slot_add(cgid);
+	fdl_slot_add(cgref);
 	if (rr_ns)	/* what the fdl_set_params syscall program does */
-		fdl_entity_set_params(&env.cg[cgid].ent, rr_ns, wakeup_ns, fdl_vdt(env.now));
+		fdl_entity_set_params(&env.cg[cgref].ent, rr_ns, wakeup_ns, fdl_vdt(env.now));
 }
 
-static struct task *new_task(int i, u64 cgid)
+static struct task *new_task(int i, u64 cgref)
 {
 	struct task *k = &tasks[i];
 
 	k->p.pid = 100 + i;
-	k->t.cgid = cgid;
+	k->t.cgref = cgref;
 	fdl_on_enable(&k->t, 100);
 	return k;
 }
 
 /* A periodic task: spins spin_ns every period_ns, first woken at the next step. */
-static struct task *periodic(int i, u64 cgid, u64 spin_ns, u64 period_ns)
+static struct task *periodic(int i, u64 cgref, u64 spin_ns, u64 period_ns)
 {
-	struct task *k = new_task(i, cgid);
+	struct task *k = new_task(i, cgref);
 
 	k->spin_ns = spin_ns;
 	k->period_ns = period_ns;
@@ -188,18 +188,18 @@ static struct task *periodic(int i, u64 cgid, u64 spin_ns, u64 period_ns)
 	return k;
 }
 
-/* A probe in cgroup cgid (tasks first, first+1): two workers that spin spin_ns every period_ns. */
-static void probe_pair(int first, u64 cgid, u64 spin_ns, u64 period_ns)
+/* A probe in cgroup cgref (tasks first, first+1): two workers that spin spin_ns every period_ns. */
+static void probe_pair(int first, u64 cgref, u64 spin_ns, u64 period_ns)
 {
 	for (int i = first; i < first + 2; i++)
-		periodic(i, cgid, spin_ns, period_ns);
+		periodic(i, cgref, spin_ns, period_ns);
 }
 
-/* Ten hackbench-like wakers in cgroup cgid (tasks first..first+9): 2 ms every 4 ms, 5 CPUs of demand. */
-static void wakers(int first, u64 cgid)
+/* Ten hackbench-like wakers in cgroup cgref (tasks first..first+9): 2 ms every 4 ms, 5 CPUs of demand. */
+static void wakers(int first, u64 cgref)
 {
 	for (int i = first; i < first + 10; i++)
-		periodic(i, cgid, 2 * MS, 4 * MS);
+		periodic(i, cgref, 2 * MS, 4 * MS);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -574,7 +574,7 @@ static void test_woken_task_beats_busy_sibling(void)
 	      env.preempts[0] == 0, "%d preemptions", env.preempts[0]);
 }
 
-static void grant(u64 cgid, u64 milli_cpus);
+static void grant(u64 cgref, u64 milli_cpus);
 
 /*
  * A container within its guarantee whose deadline has passed keeps its deadline's rights, however
@@ -1241,7 +1241,7 @@ static void test_kept_hog_stays_preemptible(void)
  * hackbench's 40 tasks in one pod: the probe's p99 6.1 ms against EEVDF's 1.7). A task's
  * credit is its cgroup's (fdl_fair_place).
  */
-static void add_child(u64 cgid, u64 parent, u32 weight);
+static void add_child(u64 cgref, u64 parent, u32 weight);
 
 static void test_interactive_pod_beside_a_pod_of_wakers(void)
 {
@@ -1498,9 +1498,9 @@ static void test_loose_not_preempted_by_fair_work(void)
 }
 
 /* A granted guarantee of milli_cpus / 1000 CPUs for a deadline container (fdl_set_params). */
-static void grant(u64 cgid, u64 milli_cpus)
+static void grant(u64 cgref, u64 milli_cpus)
 {
-	fdl_entity_set_budget(&env.cg[cgid].ent, FDL_SHARE_ONE * milli_cpus / 1000, env.now);
+	fdl_entity_set_budget(&env.cg[cgref].ent, FDL_SHARE_ONE * milli_cpus / 1000, env.now);
 }
 
 /*
@@ -1830,19 +1830,19 @@ static void test_idle_cpu_woken_for_queued_work_is_not_bound(void)
 }
 
 /* A cgroup below parent (what ops.cgroup_init does for a deeper level). */
-static void add_child(u64 cgid, u64 parent, u32 weight)
+static void add_child(u64 cgref, u64 parent, u32 weight)
 {
-	env.cg_present[cgid] = true;
-	env.cg[cgid] = (struct fdl_cgroup){
-		.parent_cgid = parent, .level = env.cg[parent].level + 1, .weight = weight,
-		.cpu_weight = weight, .top_cgid = env.cg[parent].top_cgid,
+	env.cg_present[cgref] = true;
+	env.cg[cgref] = (struct fdl_cgroup){
+		.parent_cgref = parent, .level = env.cg[parent].level + 1, .weight = weight,
+		.cpu_weight = weight, .top_cgref = env.cg[parent].top_cgref,
 	};
 }
 
 /* cpu.max (and cpu.max.burst) written: what ops.cgroup_init and ops.cgroup_set_bandwidth do. */
-static void limit(u64 cgid, u64 period_us, u64 quota_us, u64 burst_us)
+static void limit(u64 cgref, u64 period_us, u64 quota_us, u64 burst_us)
 {
-	fdl_bw_set(&env.cg[cgid], period_us, quota_us, burst_us, env.now);
+	fdl_bw_set(&env.cg[cgref], period_us, quota_us, burst_us, env.now);
 	if (env_nr_queued(FDL_DSQ_HOLD) > 0)
 		fdl_hold_until(env.now, env.now);
 }
@@ -2210,7 +2210,7 @@ static u64 nested_run(bool with_dl, u64 spin_ns, u64 *fair_ms)
 		      "queue %llu", (unsigned long long)fdl_task_queue(&tasks[0].t, &top, &e));
 		ret = fdl_cgroup_set_deadlines(13, 4 * MS, 0, 0);
 		CHECK("no deadline cgroup inside another", ret == -EEXIST, "%d", ret);
-		ret = fdl_cgroup_set_deadlines(FDL_ROOT_CGID, 4 * MS, 0, 0);
+		ret = fdl_cgroup_set_deadlines(FDL_ROOT_CGREF, 4 * MS, 0, 0);
 		CHECK("none on the root", ret == -EINVAL, "%d", ret);
 	}
 	for (int i = 0; i < 2; i++)
@@ -2440,9 +2440,9 @@ static void test_vtime_counts_the_share_of_the_queue(void)
 		wake(new_task(i, 20));
 	run_for(100 * MS);
 	quiet = vtime_rate(200 * MS);
-	env.cg[FDL_ROOT_CGID].wsum += 1500;
+	env.cg[FDL_ROOT_CGREF].wsum += 1500;
 	busy = vtime_rate(200 * MS);
-	env.cg[FDL_ROOT_CGID].wsum -= 1500;
+	env.cg[FDL_ROOT_CGREF].wsum -= 1500;
 	printf("vtime per ns of a loop of four: %.2f alone at the root, %.2f beside 1500 of root weight\n",
 	       quiet / 1000.0, busy / 1000.0);
 	CHECK("a queue's vtime rate is its members' share of the queue (4 per ns), whatever runs beside it",
@@ -2466,7 +2466,7 @@ static void test_throttled_queues_are_passed(void)
 
 		k->runnable = true;
 		fdl_on_runnable(&k->t, 100, true);
-		env_insert_vtime(&k->p, k->t.cgid, tun.slice_ns, k->t.vtime, 0, -1);
+		env_insert_vtime(&k->p, k->t.cgref, tun.slice_ns, k->t.vtime, 0, -1);
 	}
 	env.cg[10].bw.runtime_ns = env.cg[11].bw.runtime_ns = -1;	/* ran out meanwhile */
 	env.cg[10].cvtime = 0;	/* the fair order looks at the throttled queues first */
@@ -2475,7 +2475,7 @@ static void test_throttled_queues_are_passed(void)
 	env.cur_cpu = 0;
 	fdl_on_dispatch(0, NULL, NULL);
 	CHECK("the unthrottled cgroup's task is dispatched", env.local[0].n == 1 &&
-	      task_of(env.local[0].task[0])->t.cgid == 20, "%d on CPU 0", env.local[0].n);
+	      task_of(env.local[0].task[0])->t.cgref == 20, "%d on CPU 0", env.local[0].n);
 	CHECK("the throttled ones wait in the hold queue", env_nr_queued(FDL_DSQ_HOLD) == 4, "%d",
 	      env_nr_queued(FDL_DSQ_HOLD));
 	CHECK("and the hold timer is armed for the refill", env.hold_armed &&
@@ -2646,14 +2646,14 @@ static void race_setup(void)
 	/* Active, contributing to the root as fdl_cgroup_propagate() leaves it. */
 	race_cg->nr_active = 1;
 	race_cg->contrib = 100;
-	env.cg[FDL_ROOT_CGID].wsum = 100;
+	env.cg[FDL_ROOT_CGREF].wsum = 100;
 	fdl_cgroup_set_boost(race_cg, 500);
 }
 
 /* The cgroup's weight, its contribution and its parent's sum all say `want`. */
 static void check_weight(const char *what, u32 want)
 {
-	struct fdl_cgroup *root = &env.cg[FDL_ROOT_CGID];
+	struct fdl_cgroup *root = &env.cg[FDL_ROOT_CGREF];
 
 	CHECK(what, race_cg->weight == want && race_cg->contrib == want && root->wsum == want,
 	      "weight %u contrib %lld wsum %lld, want %u", race_cg->weight, race_cg->contrib, root->wsum,

@@ -152,19 +152,19 @@ static __always_inline u64 fdl_bw_release_at(struct fdl_bw *bw)
 }
 
 /*
- * One step of a walk up the tree from *cgid: the limit of cgroup *cgid, brought up to date at
- * now, or NULL if it has none; *cgid moves to its parent (0 at the root, or when the cgroup is
+ * One step of a walk up the tree from *cgref: the limit of cgroup *cgref, brought up to date at
+ * now, or NULL if it has none; *cgref moves to its parent (0 at the root, or when the cgroup is
  * not tracked). The walks below are bounded by FDL_MAX_DEPTH + 1 steps.
  */
-static __always_inline struct fdl_bw *fdl_bw_step(u64 *cgid, u64 now)
+static __always_inline struct fdl_bw *fdl_bw_step(u64 *cgref, u64 now)
 {
-	struct fdl_cgroup *cg = env_cgroup(*cgid);
+	struct fdl_cgroup *cg = env_cgroup(*cgref);
 
 	if (!cg) {
-		*cgid = 0;
+		*cgref = 0;
 		return NULL;
 	}
-	*cgid = cg->parent_cgid;
+	*cgref = cg->parent_cgref;
 	if (!cg->bw.quota_ns)
 		return NULL;
 	fdl_bw_refresh(&cg->bw, now);
@@ -172,18 +172,18 @@ static __always_inline struct fdl_bw *fdl_bw_step(u64 *cgid, u64 now)
 }
 
 /*
- * Charge delta_ns of CPU time to every limited cgroup from cgid up to the root. Returns 1 if one
+ * Charge delta_ns of CPU time to every limited cgroup from cgref up to the root. Returns 1 if one
  * of them is now out of runtime (the task must stop), else 0. The cgroup counts as throttled only
  * when a task of it is then held (fdl_bw_blocker): work that ends exactly with its quota is not.
  */
-FDL_GLOBAL int fdl_bw_charge(u64 cgid, u64 delta_ns, u64 now)
+FDL_GLOBAL int fdl_bw_charge(u64 cgref, u64 delta_ns, u64 now)
 {
 	struct fdl_bw *bw;
 	int i, blocked = 0;
 	s64 old;
 
-	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
-		if (!(bw = fdl_bw_step(&cgid, now)))
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgref; i++) {
+		if (!(bw = fdl_bw_step(&cgref, now)))
 			continue;
 		__sync_fetch_and_add(&bw->used_ns, delta_ns);
 		old = __sync_fetch_and_sub(&bw->runtime_ns, (s64)delta_ns);
@@ -194,18 +194,18 @@ FDL_GLOBAL int fdl_bw_charge(u64 cgid, u64 delta_ns, u64 now)
 }
 
 /*
- * The first cgroup from cgid up whose limit blocks its subtree now (its pool is not positive), or
+ * The first cgroup from cgref up whose limit blocks its subtree now (its pool is not positive), or
  * 0. *release_at is when that pool turns positive.
  */
-FDL_GLOBAL u64 fdl_bw_blocker(u64 cgid, u64 now, u64 *release_at)
+FDL_GLOBAL u64 fdl_bw_blocker(u64 cgref, u64 now, u64 *release_at)
 {
 	struct fdl_bw *bw;
 	u64 here;
 	int i;
 
-	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
-		here = cgid;
-		bw = fdl_bw_step(&cgid, now);
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgref; i++) {
+		here = cgref;
+		bw = fdl_bw_step(&cgref, now);
 		if (bw && bw->runtime_ns <= 0) {
 			fdl_bw_throttle(bw, now);
 			if (release_at)
@@ -216,16 +216,16 @@ FDL_GLOBAL u64 fdl_bw_blocker(u64 cgid, u64 now, u64 *release_at)
 	return 0;
 }
 
-/* CPU time the tightest limit from cgid up leaves it now (FDL_U64_MAX: no limit above it). */
-FDL_GLOBAL u64 fdl_bw_left(u64 cgid, u64 now)
+/* CPU time the tightest limit from cgref up leaves it now (FDL_U64_MAX: no limit above it). */
+FDL_GLOBAL u64 fdl_bw_left(u64 cgref, u64 now)
 {
 	struct fdl_bw *bw;
 	u64 left = FDL_U64_MAX;
 	s64 rt;
 	int i;
 
-	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
-		if (!(bw = fdl_bw_step(&cgid, now)))
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgref; i++) {
+		if (!(bw = fdl_bw_step(&cgref, now)))
 			continue;
 		rt = bw->runtime_ns;
 		left = fdl_min(left, rt > 0 ? (u64)rt : 0);
@@ -234,13 +234,13 @@ FDL_GLOBAL u64 fdl_bw_left(u64 cgid, u64 now)
 }
 
 /* A slice clipped to what the limits above the task leave it (never below min_slice_ns). */
-static __always_inline u64 fdl_bw_clip(u64 cgid, u64 slice, u64 now)
+static __always_inline u64 fdl_bw_clip(u64 cgref, u64 slice, u64 now)
 {
 	u64 left;
 
 	if (!fdl.counters.nr_limited)
 		return slice;
-	left = fdl_bw_left(cgid, now);
+	left = fdl_bw_left(cgref, now);
 	return left < slice ? fdl_max(left, tun.min_slice_ns) : slice;
 }
 

@@ -16,7 +16,7 @@
 /* The root's wsum: the weight of everything runnable at the first level. */
 static __always_inline s64 fdl_root_wsum(void)
 {
-	struct fdl_cgroup *root = env_cgroup(FDL_ROOT_CGID);
+	struct fdl_cgroup *root = env_cgroup(FDL_ROOT_CGREF);
 
 	return root ? root->wsum : 0;
 }
@@ -32,16 +32,16 @@ static __always_inline s64 fdl_fair_order_wsum(void)
 
 /*
  * The share of the machine (fixed point, FDL_SHARE_ONE = all CPUs) of a member of weight `weight`
- * in cgroup cgid: its weight among the cgroup's runnable members, scaled by each ancestor's part
+ * in cgroup cgref: its weight among the cgroup's runnable members, scaled by each ancestor's part
  * of its parent, up to the root.
  */
-FDL_GLOBAL u64 fdl_member_share(u64 cgid, u32 weight)
+FDL_GLOBAL u64 fdl_member_share(u64 cgref, u32 weight)
 {
 	struct fdl_cgroup *cg;
 	u64 share = FDL_SHARE_ONE;
 	int i;
 
-	cg = env_cgroup(cgid);
+	cg = env_cgroup(cgref);
 	if (!cg)
 		return FDL_SHARE_ONE / (tun.nr_cpus ?: 1);
 
@@ -51,10 +51,10 @@ FDL_GLOBAL u64 fdl_member_share(u64 cgid, u32 weight)
 	 */
 	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
 		share = fdl_share_of(share, weight, cg->wsum);
-		if (!cg->parent_cgid)
+		if (!cg->parent_cgref)
 			break;
 		weight = cg->contrib ?: cg->weight;
-		if (!(cg = env_cgroup(cg->parent_cgid)))
+		if (!(cg = env_cgroup(cg->parent_cgref)))
 			break;
 	}
 	return share;
@@ -83,14 +83,14 @@ static __always_inline u64 fdl_cgroup_fair_share(struct fdl_cgroup *top, s64 wsu
 	 * time ran tens of seconds ahead); for any other, w is its contribution and this is
 	 * fdl_member_share(parent, w).
 	 */
-	parent = env_cgroup(top->parent_cgid);
+	parent = env_cgroup(top->parent_cgref);
 	if (top->contrib > 0 && parent && parent->wsum > top->contrib) {
-		pshare = parent->level ? fdl_member_share(parent->parent_cgid,
+		pshare = parent->level ? fdl_member_share(parent->parent_cgref,
 							  parent->contrib ?: parent->weight)
 				       : FDL_SHARE_ONE;
 		return fdl_share_of(pshare, w ?: 1, parent->wsum - top->contrib + (w ?: 1));
 	}
-	return fdl_member_share(top->parent_cgid, w ?: 1);
+	return fdl_member_share(top->parent_cgref, w ?: 1);
 }
 
 /*
@@ -104,19 +104,19 @@ static __always_inline void fdl_cgroup_wake(u64 *cvtime, u64 share)
 }
 
 /*
- * Add dw to the wsum of cgroup cgid and dn to its count of active members. A cgroup that thereby
+ * Add dw to the wsum of cgroup cgref and dn to its count of active members. A cgroup that thereby
  * becomes active starts contributing its weight to its parent (an inactive one stops), and so on
  * up the tree. A container (or first-level cgroup) that becomes active wakes in the fair order;
  * a deadline container also starts a new bucket.
  */
-FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
+FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 {
 	struct fdl_cgroup *cg;
 	s64 old, contrib;
 	int i;
 
-	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgid; i++) {
-		cg = env_cgroup(cgid);
+	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgref; i++) {
+		cg = env_cgroup(cgref);
 		if (!cg)
 			return 0;
 		if (dw)
@@ -134,7 +134,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgid, s64 dw, s64 dn, u64 vdt)
 		contrib = dn > 0 ? cg->weight : 0;
 		old = __sync_lock_test_and_set(&cg->contrib, contrib);
 		dw = contrib - old;
-		cgid = cg->parent_cgid;
+		cgref = cg->parent_cgref;
 	}
 	return 0;
 }
@@ -152,7 +152,7 @@ static __always_inline void fdl_cgroup_apply_weight(struct fdl_cgroup *cg, u32 w
 	if (cg->nr_active <= 0)
 		return;
 	old = __sync_lock_test_and_set(&cg->contrib, (s64)weight);
-	parent = env_cgroup(cg->parent_cgid);
+	parent = env_cgroup(cg->parent_cgref);
 	if (parent)
 		__sync_fetch_and_add(&parent->wsum, (s64)weight - old);
 }
@@ -205,25 +205,25 @@ static __always_inline void fdl_cgroup_set_boost(struct fdl_cgroup *cg, u32 weig
 }
 
 /* The cgroup a task is counted in while runnable, else the one it belongs to. */
-static __always_inline u64 fdl_task_cgid(struct fdl_task *t)
+static __always_inline u64 fdl_task_cgref(struct fdl_task *t)
 {
-	return t->acct_cgid ?: t->cgid;
+	return t->acct_cgref ?: t->cgref;
 }
 
 /*
- * The nearest cgroup, cgid (record cg) itself or an ancestor, that is summed (summed: true) or a
+ * The nearest cgroup, cgref (record cg) itself or an ancestor, that is summed (summed: true) or a
  * container (false: it has a queue); 0 if none is.
  */
-static __always_inline u64 fdl_nearest(u64 cgid, struct fdl_cgroup *cg, bool summed)
+static __always_inline u64 fdl_nearest(u64 cgref, struct fdl_cgroup *cg, bool summed)
 {
 	struct fdl_cgroup *c = cg;
-	u64 id = cgid;
+	u64 id = cgref;
 	int i;
 
 	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
 		if (summed ? c->summed : c->has_dsq)
 			return id;
-		id = c->parent_cgid;
+		id = c->parent_cgref;
 		if (!id || !(c = env_cgroup(id)))
 			break;
 	}
@@ -231,71 +231,71 @@ static __always_inline u64 fdl_nearest(u64 cgid, struct fdl_cgroup *cg, bool sum
 }
 
 /*
- * The container of cgroup cgid, looked up (fdl_container_of): the cgroup itself or its nearest
+ * The container of cgroup cgref, looked up (fdl_container_of): the cgroup itself or its nearest
  * ancestor with a queue; 0 if none has one (the root's queue). Cached in the cgroup's record with
  * the generation it was found at. The generation is read before the queues are: a cgroup that
  * becomes a container meanwhile (queue first, then the generation) makes the cache stale at once.
  */
-FDL_GLOBAL u64 fdl_container_walk(u64 cgid)
+FDL_GLOBAL u64 fdl_container_walk(u64 cgref)
 {
-	struct fdl_cgroup *cg = env_cgroup(cgid);
+	struct fdl_cgroup *cg = env_cgroup(cgref);
 	u64 gen = fdl.cont_gen, found;
 
 	if (!cg)
 		return 0;
 	env_mb();
-	found = fdl_nearest(cgid, cg, false);
-	cg->cont_cgid = found;
+	found = fdl_nearest(cgref, cg, false);
+	cg->cont_cgref = found;
 	env_mb();
 	cg->cont_gen = gen + 1;
 	return found;
 }
 
-static __always_inline u64 fdl_container_of(u64 cgid, struct fdl_cgroup *cg)
+static __always_inline u64 fdl_container_of(u64 cgref, struct fdl_cgroup *cg)
 {
-	return cg->cont_gen == fdl.cont_gen + 1 ? cg->cont_cgid : fdl_container_walk(cgid);
+	return cg->cont_gen == fdl.cont_gen + 1 ? cg->cont_cgref : fdl_container_walk(cgref);
 }
 
 /*
- * The nearest summed cgroup of cgroup cgid (itself or an ancestor; 0: none), looked up and cached
+ * The nearest summed cgroup of cgroup cgref (itself or an ancestor; 0: none), looked up and cached
  * in the cgroup's record as fdl_container_walk caches its container.
  */
-FDL_GLOBAL u64 fdl_summed_walk(u64 cgid)
+FDL_GLOBAL u64 fdl_summed_walk(u64 cgref)
 {
-	struct fdl_cgroup *cg = env_cgroup(cgid);
+	struct fdl_cgroup *cg = env_cgroup(cgref);
 	u64 gen = fdl.sum_gen, found;
 
 	if (!cg)
 		return 0;
 	env_mb();
-	found = fdl_nearest(cgid, cg, true);
-	cg->sum_cgid = found;
+	found = fdl_nearest(cgref, cg, true);
+	cg->sum_cgref = found;
 	env_mb();
 	cg->sum_gen = gen + 1;
 	return found;
 }
 
-/* The record of cgroup cgid's (record cg's) nearest summed cgroup; NULL if none. */
-static __always_inline struct fdl_cgroup *fdl_summed_of(u64 cgid, struct fdl_cgroup *cg)
+/* The record of cgroup cgref's (record cg's) nearest summed cgroup; NULL if none. */
+static __always_inline struct fdl_cgroup *fdl_summed_of(u64 cgref, struct fdl_cgroup *cg)
 {
 	u64 id;
 
 	if (!fdl.nr_summed)
 		return NULL;
-	id = cg->sum_gen == fdl.sum_gen + 1 ? cg->sum_cgid : fdl_summed_walk(cgid);
-	return !id ? NULL : id == cgid ? cg : env_cgroup(id);
+	id = cg->sum_gen == fdl.sum_gen + 1 ? cg->sum_cgref : fdl_summed_walk(cgref);
+	return !id ? NULL : id == cgref ? cg : env_cgroup(id);
 }
 
 /*
- * CPU time used or waited in cgroup cgid: counted at its nearest summed cgroup too, so that a
+ * CPU time used or waited in cgroup cgref: counted at its nearest summed cgroup too, so that a
  * guarantee's control loop reads its whole subtree's use from one record, children of any age
  * included (it listed the subtree once a second and read every cgroup of it each period: a child
  * younger than the listing was missed until it was removed and folded in, and the loop saw a
  * guarantee that waited in no period, then one that used 300 ms at once).
  */
-static __always_inline void fdl_sum_charge(u64 cgid, struct fdl_cgroup *cg, u64 usage, u64 wait)
+static __always_inline void fdl_sum_charge(u64 cgref, struct fdl_cgroup *cg, u64 usage, u64 wait)
 {
-	struct fdl_cgroup *s = fdl_summed_of(cgid, cg);
+	struct fdl_cgroup *s = fdl_summed_of(cgref, cg);
 
 	if (!s)
 		return;
@@ -306,7 +306,7 @@ static __always_inline void fdl_sum_charge(u64 cgid, struct fdl_cgroup *cg, u64 
 }
 
 /*
- * Cgroup cgid stops being summed (its guarantee was removed, or the cgroup is): its sums move to
+ * Cgroup cgref stops being summed (its guarantee was removed, or the cgroup is): its sums move to
  * its nearest summed ancestor, whose own then never go down (a dip was read as a counter reset).
  * Its sums start from zero if it is summed again.
  */
@@ -325,8 +325,8 @@ static __always_inline void fdl_sum_release(struct fdl_cgroup *cg)
 	wait = cg->sub_wait_ns;
 	__sync_fetch_and_sub(&cg->sub_usage_ns, usage);
 	__sync_fetch_and_sub(&cg->sub_wait_ns, wait);
-	if (cg->parent_cgid && (parent = env_cgroup(cg->parent_cgid)))
-		s = fdl_summed_of(cg->parent_cgid, parent);
+	if (cg->parent_cgref && (parent = env_cgroup(cg->parent_cgref)))
+		s = fdl_summed_of(cg->parent_cgref, parent);
 	if (s) {
 		__sync_fetch_and_add(&s->sub_usage_ns, usage);
 		__sync_fetch_and_add(&s->sub_wait_ns, wait);
@@ -340,7 +340,7 @@ static __always_inline void fdl_sum_release(struct fdl_cgroup *cg)
  */
 static __always_inline void fdl_cgroup_fold(struct fdl_cgroup *cg)
 {
-	struct fdl_cgroup *parent = cg->parent_cgid ? env_cgroup(cg->parent_cgid) : NULL;
+	struct fdl_cgroup *parent = cg->parent_cgref ? env_cgroup(cg->parent_cgref) : NULL;
 	int i;
 
 	fdl_sum_release(cg);
@@ -358,10 +358,10 @@ static __always_inline void fdl_cgroup_fold(struct fdl_cgroup *cg)
 	}
 }
 
-/* The control plane sums cgroup cgid's subtree (on) or no longer (fdl_summed_args). */
-static __always_inline int fdl_cgroup_set_summed(u64 cgid, bool on)
+/* The control plane sums cgroup cgref's subtree (on) or no longer (fdl_summed_args). */
+static __always_inline int fdl_cgroup_set_summed(u64 cgref, bool on)
 {
-	struct fdl_cgroup *cg = env_cgroup(cgid);
+	struct fdl_cgroup *cg = env_cgroup(cgref);
 
 	if (!cg)
 		return -ENOENT;
@@ -386,8 +386,8 @@ static __always_inline int fdl_cgroup_set_summed(u64 cgid, bool on)
  * charge; bench/cost.sh).
  */
 
-/* fdl_task_queue, with cgroup cgid's record cg (NULL: untracked) at hand. */
-static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
+/* fdl_task_queue, with cgroup cgref's record cg (NULL: untracked) at hand. */
+static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgref, struct fdl_cgroup *cg,
 					     struct fdl_cgroup **top, struct fdl_entity **dl)
 {
 	struct fdl_cgroup *c;
@@ -397,10 +397,10 @@ static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgid, struc
 	*dl = &fdl.fair;
 	if (!cg)
 		return FDL_DSQ_FAIR;
-	q = fdl_container_of(cgid, cg);
+	q = fdl_container_of(cgref, cg);
 	if (!q)
 		return FDL_DSQ_FAIR;
-	c = q == cgid ? cg : env_cgroup(q);
+	c = q == cgref ? cg : env_cgroup(q);
 	if (!c || !c->has_dsq)
 		return FDL_DSQ_FAIR;
 	*top = c;
@@ -418,27 +418,27 @@ static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgid, struc
 static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
 					  struct fdl_entity **dl)
 {
-	u64 cgid = fdl_task_cgid(t);
+	u64 cgref = fdl_task_cgref(t);
 
-	return fdl_task_queue_of(t, cgid, env_cgroup(cgid), top, dl);
+	return fdl_task_queue_of(t, cgref, env_cgroup(cgref), top, dl);
 }
 
 /*
  * The task's share of the machine (fdl_member_share of the task in its cgroup), with its cgroup
- * (cgid, record cg) and the root's weight sum at hand: the root's own tasks and a first-level
+ * (cgref, record cg) and the root's weight sum at hand: the root's own tasks and a first-level
  * cgroup's without a lookup (the walk of one and two levels), deeper ones by the walk.
  */
-static __always_inline u64 fdl_task_share_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
+static __always_inline u64 fdl_task_share_of(struct fdl_task *t, u64 cgref, struct fdl_cgroup *cg,
 					     s64 root_wsum)
 {
 	if (!cg)
 		return FDL_SHARE_ONE / (tun.nr_cpus ?: 1);
-	if (!cg->parent_cgid)
+	if (!cg->parent_cgref)
 		return fdl_share_of(FDL_SHARE_ONE, t->weight, cg->wsum);
-	if (cg->parent_cgid == FDL_ROOT_CGID)
+	if (cg->parent_cgref == FDL_ROOT_CGREF)
 		return fdl_share_of(fdl_share_of(FDL_SHARE_ONE, cg->contrib ?: cg->weight, root_wsum),
 				    t->weight, cg->wsum);
-	return fdl_member_share(cgid, t->weight);
+	return fdl_member_share(cgref, t->weight);
 }
 
 /*
@@ -446,14 +446,14 @@ static __always_inline u64 fdl_task_share_of(struct fdl_task *t, u64 cgid, struc
  * the tree (fdl_member_share of the cgroup in its parent). The root's own tasks have no cgroup
  * around them but the machine: theirs is the task's own share.
  */
-static __always_inline u64 fdl_task_cgroup_share_of(struct fdl_task *t, u64 cgid, struct fdl_cgroup *cg,
+static __always_inline u64 fdl_task_cgroup_share_of(struct fdl_task *t, u64 cgref, struct fdl_cgroup *cg,
 						    s64 root_wsum)
 {
-	if (!cg || !cg->parent_cgid)
-		return fdl_task_share_of(t, cgid, cg, root_wsum);
-	if (cg->parent_cgid == FDL_ROOT_CGID)
+	if (!cg || !cg->parent_cgref)
+		return fdl_task_share_of(t, cgref, cg, root_wsum);
+	if (cg->parent_cgref == FDL_ROOT_CGREF)
 		return fdl_share_of(FDL_SHARE_ONE, cg->contrib ?: cg->weight, root_wsum);
-	return fdl_member_share(cg->parent_cgid, cg->contrib ?: cg->weight);
+	return fdl_member_share(cg->parent_cgref, cg->contrib ?: cg->weight);
 }
 
 /* The clock of a queue's task vtimes: its cgroup's, or the root queue's. */
@@ -475,7 +475,7 @@ static __always_inline u64 fdl_entity_id(struct fdl_entity *dl, u64 queue)
 static __always_inline u64 fdl_cgroup_share_at(struct fdl_cgroup *top, s64 root_wsum)
 {
 	if (top->level > 1)
-		return fdl_member_share(top->parent_cgid, top->contrib ?: top->weight);
+		return fdl_member_share(top->parent_cgref, top->contrib ?: top->weight);
 	return fdl_share_of(FDL_SHARE_ONE, top->contrib ?: top->weight, root_wsum);
 }
 
@@ -514,9 +514,9 @@ static __always_inline u64 fdl_entity_bw(struct fdl_cgroup *top, struct fdl_enti
  * cgroup cannot sit inside another: its tasks belong to one container. Returns 0 or -errno
  * (struct fdl_params_args). The container starts a new bucket at its next look (ent.fresh).
  */
-static __always_inline int fdl_cgroup_set_deadlines(u64 cgid, u64 rr_ns, u64 wakeup_ns, u64 rate)
+static __always_inline int fdl_cgroup_set_deadlines(u64 cgref, u64 rr_ns, u64 wakeup_ns, u64 rate)
 {
-	struct fdl_cgroup *cg = env_cgroup(cgid), *c;
+	struct fdl_cgroup *cg = env_cgroup(cgref), *c;
 	u64 id, now = env_now();
 	int i;
 
@@ -524,22 +524,20 @@ static __always_inline int fdl_cgroup_set_deadlines(u64 cgid, u64 rr_ns, u64 wak
 		return -ENOENT;
 	if (!cg->level)
 		return -EINVAL;
-	if (rr_ns && (cgid >> FDL_DOM_SHIFT))	/* its DSQ ids would carry a domain: it has no queue */
-		return -ERANGE;
 	if (rr_ns && cg->level > 1) {
 		c = cg;
 		fdl_for(i, 0, FDL_MAX_DEPTH + 1) {
-			id = c->parent_cgid;
+			id = c->parent_cgref;
 			if (!id || !(c = env_cgroup(id)))
 				break;
 			if (c->ent.deadline_rr_ns)
 				return -EEXIST;
 		}
 		if (!cg->has_dsq) {
-			if (fdl_slot_add(cgid) < 0)
+			if (fdl_slot_add(cgref) < 0)
 				return -ENOSPC;
-			if (env_create_dsq(cgid)) {
-				fdl_slot_del(cgid);
+			if (env_create_dsq(cgref)) {
+				fdl_slot_del(cgref);
 				return -ENOSPC;
 			}
 			/* Already active (no wake to come): it joins the fair order at its clock. */

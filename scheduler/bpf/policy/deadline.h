@@ -232,19 +232,19 @@ static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 
 }
 
 /* A deadline container's slot in fdl.containers (its existing one, or a free one), or -1. */
-static __always_inline int fdl_slot_add(u64 cgid)
+static __always_inline int fdl_slot_add(u64 cgref)
 {
 	int i, free = -1;
 
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
-		if (fdl.containers[i] == cgid)
+		if (fdl.containers[i] == cgref)
 			return i;
 		if (free < 0 && !fdl.containers[i])
 			free = i;
 	}
 	if (free < 0 || free >= FDL_MAX_CONTAINERS)
 		return -1;
-	if (__sync_val_compare_and_swap(&fdl.containers[free], 0, cgid) != 0)
+	if (__sync_val_compare_and_swap(&fdl.containers[free], 0, cgref) != 0)
 		return -1;
 	if ((u32)free >= fdl.nr_slots)
 		fdl.nr_slots = free + 1;
@@ -252,12 +252,12 @@ static __always_inline int fdl_slot_add(u64 cgid)
 }
 
 /* The cgroup is gone (and with it every task of its queue): free its slot. */
-static __always_inline void fdl_slot_del(u64 cgid)
+static __always_inline void fdl_slot_del(u64 cgref)
 {
 	int i;
 
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
-		if (fdl.containers[i] == cgid)
+		if (fdl.containers[i] == cgref)
 			fdl.containers[i] = 0;
 	}
 }

@@ -33,13 +33,13 @@ static __always_inline void fdl_fair_place_at(struct fdl_task *t, u64 queue, str
 
 /*
  * The share the credit is at: the task's own in its own cgroup's queue, else its cgroup's; with
- * its cgroup (cgid, record cg) and the root's weight sum at hand.
+ * its cgroup (cgref, record cg) and the root's weight sum at hand.
  */
-static __always_inline u64 fdl_place_share_of(struct fdl_task *t, u64 queue, u64 cgid,
+static __always_inline u64 fdl_place_share_of(struct fdl_task *t, u64 queue, u64 cgref,
 					      struct fdl_cgroup *cg, s64 root_wsum)
 {
-	return cgid == queue ? fdl_task_share_of(t, cgid, cg, root_wsum) :
-			       fdl_task_cgroup_share_of(t, cgid, cg, root_wsum);
+	return cgref == queue ? fdl_task_share_of(t, cgref, cg, root_wsum) :
+			       fdl_task_cgroup_share_of(t, cgref, cg, root_wsum);
 }
 
 /*
@@ -75,11 +75,11 @@ static __always_inline u64 fdl_share_in_queue(u64 share, u64 qshare)
 /* fdl_fair_place_at in queue `queue`, of container top (NULL: the root's own queue). */
 static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_cgroup *top)
 {
-	u64 cgid = fdl_task_cgid(t);
+	u64 cgref = fdl_task_cgref(t);
 	s64 root_wsum = fdl_root_wsum();
 
 	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
-			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgid, env_cgroup(cgid), root_wsum),
+			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgref, env_cgroup(cgref), root_wsum),
 					     fdl_queue_share(top, root_wsum)));
 }
 

@@ -35,7 +35,7 @@ static __always_inline void fdl_count_dispatch(u32 path)
  */
 FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 {
-	u64 now = env_now(), delta, queue, bw, share, cgid;
+	u64 now = env_now(), delta, queue, bw, share, cgref;
 	struct fdl_cgroup *cg, *top, *first;
 	s64 root_wsum = fdl_root_wsum(), order_wsum;
 	struct fdl_entity *e;
@@ -44,17 +44,17 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 	if (!t)
 		return 0;
 	delta = now - t->started_at;
-	cgid = fdl_task_cgid(t);
-	cg = env_cgroup(cgid);
+	cgref = fdl_task_cgref(t);
+	cg = env_cgroup(cgref);
 	t->started_at = now;
 	t->burst_ns += delta;
-	queue = fdl_task_queue_of(t, cgid, cg, &top, &e);
+	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
 	fdl_fair_started(t, queue, fdl_queue_clock(top));
-	share = fdl_task_share_of(t, cgid, cg, root_wsum);
+	share = fdl_task_share_of(t, cgref, cg, root_wsum);
 	t->vtime += fdl_vtime_delta(delta, fdl_share_in_queue(share, fdl_queue_share(top, root_wsum)));
 	if (cg) {
 		__sync_fetch_and_add(&cg->usage_ns, delta);
-		fdl_sum_charge(cgid, cg, delta, 0);
+		fdl_sum_charge(cgref, cg, delta, 0);
 	}
 	/*
 	 * All work moves its cgroup on in cgroup virtual time, a deadline container's too, however
@@ -68,7 +68,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 		 * A nested container's work is its first-level ancestor's too: that ancestor's own
 		 * queue is served in the fair order only for what the subtree has not used.
 		 */
-		if (top->level > 1 && (first = env_cgroup(top->top_cgid)) && first->has_dsq)
+		if (top->level > 1 && (first = env_cgroup(top->top_cgref)) && first->has_dsq)
 			__sync_fetch_and_add(&first->cvtime, fdl_vtime_delta(delta,
 						fdl_cgroup_fair_share(first, order_wsum)));
 	} else
@@ -90,7 +90,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 	if (cc && stays)
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, e->dl, now, bw, e->deadline_rr_ns,
 			    fdl_entity_budget_left(e, now));
-	return fdl.counters.nr_limited && fdl_bw_charge(cgid, delta, now);
+	return fdl.counters.nr_limited && fdl_bw_charge(cgref, delta, now);
 }
 
 /*
@@ -122,7 +122,7 @@ static __always_inline void fdl_hold_until(u64 at, u64 now)
  */
 static __always_inline u64 fdl_bw_blocked(struct fdl_task *t, u64 now, u64 *release_at)
 {
-	return fdl.counters.nr_limited ? fdl_bw_blocker(fdl_task_cgid(t), now, release_at) : 0;
+	return fdl.counters.nr_limited ? fdl_bw_blocker(fdl_task_cgref(t), now, release_at) : 0;
 }
 
 /*
@@ -156,7 +156,7 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
  */
 static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool woken)
 {
-	u64 now = env_now(), vdt = fdl_vdt(now), queue, cgid;
+	u64 now = env_now(), vdt = fdl_vdt(now), queue, cgref;
 	struct fdl_cgroup *top, *cg;
 	struct fdl_entity *e;
 	s64 root_wsum;
@@ -166,26 +166,26 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 		fdl_nvcsw_woken(t, now);
 	t->via_fair = 0;
 	t->burst_ns = 0;
-	if (!t->acct_cgid) {
-		cgid = env_cgroup(t->cgid) ? t->cgid : FDL_ROOT_CGID;
-		t->acct_cgid = cgid;
+	if (!t->acct_cgref) {
+		cgref = env_cgroup(t->cgref) ? t->cgref : FDL_ROOT_CGREF;
+		t->acct_cgref = cgref;
 		t->acct_weight = weight;
-		fdl_cgroup_propagate(cgid, weight, 1, vdt);
+		fdl_cgroup_propagate(cgref, weight, 1, vdt);
 		stat_inc(nr_became_runnable);
 	}
-	cgid = fdl_task_cgid(t);
-	cg = env_cgroup(cgid);
+	cgref = fdl_task_cgref(t);
+	cg = env_cgroup(cgref);
 	root_wsum = fdl_root_wsum();
-	queue = fdl_task_queue_of(t, cgid, cg, &top, &e);
+	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
 	if (e == &fdl.fair && !t->fair_counted) {
 		t->fair_counted = 1;
 		if (__sync_fetch_and_add(&fdl.fair.nr_runnable, 1) == 0)
 			fdl_entity_wake(&fdl.fair, vdt);
 	}
 	if (!top)	/* the root's own tasks wake as one cgroup */
-		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share_of(t, cgid, cg, root_wsum));
+		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share_of(t, cgref, cg, root_wsum));
 	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
-			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgid, cg, root_wsum),
+			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgref, cg, root_wsum),
 					     fdl_queue_share(top, root_wsum)));
 }
 
@@ -193,9 +193,9 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 static __always_inline void fdl_on_quiescent(struct fdl_task *t)
 {
 	fdl_bw_unheld(t, env_now());
-	if (t->acct_cgid) {
-		fdl_cgroup_propagate(t->acct_cgid, -(s64)t->acct_weight, -1, 0);
-		t->acct_cgid = 0;
+	if (t->acct_cgref) {
+		fdl_cgroup_propagate(t->acct_cgref, -(s64)t->acct_weight, -1, 0);
+		t->acct_cgref = 0;
 		stat_inc(nr_stopped_runnable);
 	}
 	if (t->fair_counted) {
@@ -230,13 +230,13 @@ FDL_GLOBAL int fdl_near_front(struct fdl_cgroup *top)
  * took 0.65 CPU of its 0.5 while the cgroup without parameters got 0.41 (simulation) and waited
  * 260 ms at p99 (VM). Within its guarantee it always may.
  */
-FDL_GLOBAL int fdl_may_compete(u64 cgid, u64 key, u64 vdt)
+FDL_GLOBAL int fdl_may_compete(u64 cgref, u64 key, u64 vdt)
 {
 	struct fdl_cgroup *top;
 
 	if (fdl_key_within(key, vdt))	/* within its guarantee: the first tier */
 		return 1;
-	if (fdl_key_overrun(key, vdt) || !(top = env_cgroup(cgid)))
+	if (fdl_key_overrun(key, vdt) || !(top = env_cgroup(cgref)))
 		return 0;
 	return fdl_near_front(top);
 }
@@ -562,7 +562,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	struct fdl_cgroup *cg;
 	struct fdl_entity *e;
 	u32 i, n = fdl.nr_slots;
-	u64 cgid, fair_cpus, scale, key;
+	u64 cgref, fair_cpus, scale, key;
 	s64 root_wsum, w;
 
 	if (!sc)
@@ -577,8 +577,8 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
 		if (i >= n)
 			break;
-		cgid = fdl.containers[i];
-		if (!cgid || !(cg = env_cgroup(cgid)))
+		cgref = fdl.containers[i];
+		if (!cgref || !(cg = env_cgroup(cgref)))
 			continue;
 		e = &cg->ent;
 		if (e->deadline_rr_ns && cg->contrib > 0) {
@@ -594,7 +594,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
 			sc->rate_sum += e->budget_rate;
 		}
-		if ((w = env_nr_queued(cgid)) <= 0)
+		if ((w = env_nr_queued(cgref)) <= 0)
 			continue;
 		sc->nr_queued += w;
 		/*
@@ -607,10 +607,10 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		 */
 		if (e->deadline_rr_ns) {
 			key = fdl_entity_order(e, now, vdt);
-			if (fdl_may_compete(cgid, key, vdt))
-				fdl_consider(sc, cgid, 0, key);
+			if (fdl_may_compete(cgref, key, vdt))
+				fdl_consider(sc, cgref, 0, key);
 		}
-		fdl_consider_fair(sc, cgid, &cg->cvtime);
+		fdl_consider_fair(sc, cgref, &cg->cvtime);
 	}
 	if (fdl.dl_wsum != sc->dl_wsum)
 		fdl.dl_wsum = sc->dl_wsum;
@@ -757,15 +757,15 @@ FDL_GLOBAL int fdl_take(s32 cpu, u64 now)
 FDL_GLOBAL int fdl_any_queued(void)
 {
 	u32 i, n = fdl.nr_slots;
-	u64 cgid;
+	u64 cgref;
 
 	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
 		return 1;
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
 		if (i >= n)
 			break;
-		cgid = fdl.containers[i];
-		if (cgid && env_nr_queued(cgid) > 0)
+		cgref = fdl.containers[i];
+		if (cgref && env_nr_queued(cgref) > 0)
 			return 1;
 	}
 	return 0;
@@ -921,7 +921,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		if ((cc = env_cpu(cpu)))
 			fdl_cpu_burst(cc, now, pt->burst_ns, pt->vtime);
 		/* Its CPU limit may cut it shorter, at the tick (fdl_time_slice). */
-		env_set_slice(prev, fdl_bw_clip(fdl_task_cgid(pt), slice, now));
+		env_set_slice(prev, fdl_bw_clip(fdl_task_cgref(pt), slice, now));
 		fdl_time_slice(cpu, slice, now);
 		fdl_count_dispatch(FDL_DISPATCH_PREV);
 		return;
@@ -978,8 +978,8 @@ static __always_inline void fdl_on_idle(s32 cpu)
  */
 static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
-	u64 now = env_now(), queue, dl, bw, wait = 0, vdt, slice, clipped, cgid = fdl_task_cgid(t);
-	struct fdl_cgroup *cg = env_cgroup(cgid), *top;
+	u64 now = env_now(), queue, dl, bw, wait = 0, vdt, slice, clipped, cgref = fdl_task_cgref(t);
+	struct fdl_cgroup *cg = env_cgroup(cgref), *top;
 	struct fdl_cpu *cc = env_cpu(cpu);
 	bool waited = t->enqueued_at;
 	struct fdl_entity *e;
@@ -999,7 +999,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		wait = now - t->enqueued_at;
 		if (cg) {
 			__sync_fetch_and_add(&cg->wait_ns, wait);
-			fdl_sum_charge(cgid, cg, 0, wait);
+			fdl_sum_charge(cgref, cg, 0, wait);
 			b = fdl_lat_bucket(wait);
 			if (b < FDL_LAT_BUCKETS)
 				__sync_fetch_and_add(&cg->runq_lat[b], 1);
@@ -1008,7 +1008,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	}
 	/* Taken from a deadline container's queue by the fair order: it runs as fair work. */
 	t->via_fair = 0;
-	queue = fdl_task_queue_of(t, cgid, cg, &top, &e);
+	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
 	vdt = fdl_vdt(now);
 	if (e != &fdl.fair) {
 		dl = fdl_entity_order(e, now, vdt);
@@ -1047,7 +1047,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 			slice = fdl_tier_slice(dl, bw, e->deadline_rr_ns, vdt, cc->next_dl, true, left);
 	}
 	/* The slice ends where a CPU limit above it runs out of runtime (at a tick: fdl_time_slice). */
-	clipped = fdl_bw_clip(cgid, slice, now);
+	clipped = fdl_bw_clip(cgref, slice, now);
 	if (clipped != tun.slice_ns)
 		env_set_slice(p, clipped);
 	fdl_time_slice(cpu, slice, now);

@@ -11,8 +11,6 @@
 #include "../fdl_math.h"
 #include "../env.h"
 
-#define FDL_ROOT_CGID	1
-
 struct fdl_state {
 	/* Virtual deadline time is now - vdt_lag; a miss grows vdt_lag (compare-and-swap). */
 	u64 vdt_lag;
@@ -44,19 +42,19 @@ struct fdl_state {
 	u64 budget_scale;
 	/*
 	 * Bumped whenever a nested cgroup becomes a container: every cgroup's cached container
-	 * (cont_cgid) is then looked up again.
+	 * (cont_cgref) is then looked up again.
 	 */
 	u64 cont_gen;
 	/*
 	 * Summed cgroups (fdl_cgroup.summed), and a generation bumped whenever one is added or goes:
-	 * every cgroup's cached nearest summed cgroup (sum_cgid) is then looked up again.
+	 * every cgroup's cached nearest summed cgroup (sum_cgref) is then looked up again.
 	 */
 	u64 nr_summed;
 	u64 sum_gen;
 	/* The containers (cgroups with a queue, DSQ id = cgroup id), for the dispatcher; 0: free. */
 	u64 containers[FDL_MAX_CONTAINERS];
 	u32 nr_slots;		/* slots in use or used before: the scan's bound */
-	u32 __pad;
+	u32 cgroup_next;	/* the cgroups array's slot a new cgroup's search starts at */
 	/* When the hold timer (policy/bandwidth.h) fires next, ns; 0: not armed. */
 	u64 hold_next;
 	/*
@@ -81,8 +79,8 @@ struct fdl_state {
 struct fdl_task {
 	u64 vtime;		/* weighted virtual time, on the clock of the queue `vqueue` */
 	u64 vqueue;		/* the queue whose clock vtime is on */
-	u64 cgid;		/* the cgroup the task belongs to */
-	u64 acct_cgid;		/* the cgroup whose wsum holds it while runnable (0: none) */
+	u64 cgref;		/* the cgroup the task belongs to */
+	u64 acct_cgref;		/* the cgroup whose wsum holds it while runnable (0: none) */
 	u32 acct_weight;	/* the weight added there */
 	u32 weight;		/* its own weight (p->scx.weight: nice folded in) */
 	u64 started_at;		/* when it last started running or was last charged */

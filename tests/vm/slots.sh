@@ -1,0 +1,73 @@
+# Scenario: the cgroups' records are slots of one array (--max-cgroups), reused as cgroups go.
+# scx_fdl starts with 40 slots; the boot's own cgroups take a few, then 60 more cgroups are made:
+#   - every mkdir succeeds (a full table never fails a cgroup's creation) and the cgroups beyond
+#     the slots are counted untracked;
+#   - an untracked cgroup's tasks are scheduled as its nearest tracked ancestor: P (cpu.weight 25,
+#     tracked) keeps its weight against H (100) although its loops run in P/late, made after the
+#     slots ran out;
+#   - `scx_fdl set` on an untracked cgroup is refused with the reason, and changes nothing (before,
+#     it answered success and the deadline silently did not apply);
+#   - once the 60 are removed, their slots serve new cgroups: P/late2, made then, is tracked
+#     (its own CPU time in `scx_fdl get`), and P keeps its weight with the loops moved there.
+#   - no stall, scx_fdl stays attached and exits 0.
+. ./lib.sh
+
+ncpu=$(nproc)
+untracked() { scx_fdl dump | sed -n 's/.*"cgroups_untracked": \([0-9]*\).*/\1/p' | head -1; }
+
+start_scx --max-cgroups 40 || exit 1
+mkcg P 25
+mkcg H 100
+mkcg F 100
+# F's children with the cpu controller (only those are the scheduler's cgroups).
+echo +cpu > "$CG/F/cgroup.subtree_control"
+u0=$(untracked)
+made=0
+i=1
+while [ $i -le 60 ]; do mkdir "$CG/F/f$i" && made=$((made + 1)); i=$((i + 1)); done
+mkcg P/late 100
+u1=$(untracked)
+say "untracked cgroups: $u0 before, $u1 after 61 more"
+check "all 60 cgroups made with 40 slots ($made)" "$made == 60"
+check "the cgroups beyond the slots are counted untracked ($u0 -> $u1, at least 21 more)" \
+    "${u1:-0} - ${u0:-0} >= 21"
+scx_fdl get P/late --json > /tmp/late.json 2>&1
+grep -q '"tracked": false' /tmp/late.json && pass "scx_fdl get says P/late, made with no slot left, is untracked" ||
+    { fail "scx_fdl get says P/late, made with no slot left, is untracked"; cat /tmp/late.json; }
+
+hogs H "$ncpu"
+PIDS_H=$PIDS
+hogs P/late "$ncpu"
+late=${PIDS#"$PIDS_H"}
+sleep 1
+measure 4 P H
+share=$(awk -v x="$(used P)" -v y="$(used H)" 'BEGIN { printf "%.3f", x / (x + y) }')
+check "untracked P/late's loops have P's weight: P's share $share of 0.2 (0.1-0.3; at the root 0.5)" \
+    "$share >= 0.1 && $share <= 0.3"
+
+if scx_fdl set P/late deadline_rr=4ms > /tmp/set.out 2>&1; then
+    fail "scx_fdl set on an untracked cgroup is refused (it succeeded: $(cat /tmp/set.out))"
+else
+    grep -q "not tracked" /tmp/set.out && pass "scx_fdl set on an untracked cgroup is refused: $(tail -1 /tmp/set.out)" ||
+        fail "scx_fdl set on an untracked cgroup is refused with the reason: $(cat /tmp/set.out)"
+fi
+rr=$(scx_json_field P/late deadline_rr_ns)
+check "the refused set changed nothing: P/late's deadline_rr_ns is ${rr:-missing}" "${rr:-1} == 0"
+
+i=1
+while [ $i -le 60 ]; do rmdir "$CG/F/f$i"; i=$((i + 1)); done
+mkcg P/late2 100
+for p in $late; do echo "$p" > "$CG/P/late2/cgroup.procs"; done
+sleep 1
+a=$(scx_json_field P/late2 usage_ns)
+measure 4 P H
+b=$(scx_json_field P/late2 usage_ns)
+share=$(awk -v x="$(used P)" -v y="$(used H)" 'BEGIN { printf "%.3f", x / (x + y) }')
+say "P/late2 usage_ns $a -> $b"
+scx_fdl get P/late2 --json | grep -q '"tracked": true' && pass "scx_fdl get says P/late2 is tracked" ||
+    fail "scx_fdl get says P/late2 is tracked"
+check "P/late2, made after the 60 went, is tracked in a freed slot: its own CPU time grew (${a:-none} -> ${b:-none} ns)" \
+    "${b:-0} > ${a:-0} && ${a:-0} > 0"
+check "with the loops in P/late2, P keeps its share: $share of 0.2 (0.1-0.3)" "$share >= 0.1 && $share <= 0.3"
+finish_scx
+exit $FAILED
