@@ -171,6 +171,13 @@ impl Bpf<'_> {
     pub fn exited(&self) -> bool {
         uei_exited!(&self.skel, uei)
     }
+
+    /// Is the kernel taking the BPF side down? Exited, or sched_ext's state no longer `enabled`:
+    /// while it disables a scheduler the kernel runs ops.cgroup_exit for every cgroup before the
+    /// exit is recorded (exited() is still false), so a cgroup then looks untracked.
+    pub fn going(&self) -> bool {
+        self.exited() || std::fs::read_to_string("/sys/kernel/sched_ext/state").is_ok_and(|s| s.trim() != "enabled")
+    }
 }
 
 /// A cgroup's record (None: not tracked by the BPF side): its reference by kernel id in

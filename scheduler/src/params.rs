@@ -176,6 +176,13 @@ impl InForce {
                 continue;
             }
             if let Err(e) = self.write_params(bpf, &entry.path, cgid, entry.params) {
+                // What of it was written (a later write refused after an earlier one went
+                // through), and what was applied before, are undone: the cgroup is fair at its
+                // cpu.weight until a sync writes its parameters whole.
+                if let Some(old) = self.applied.remove(&entry.path) {
+                    self.release(bpf, &entry.path, old);
+                }
+                self.release(bpf, &entry.path, Applied { cgid, params: entry.params, rate });
                 let why = format!("{e:#}");
                 if self.refused.get(&entry.path) != Some(&why) {
                     warn!("{}: {why}", entry.path.display());

@@ -182,6 +182,9 @@ fn apply_set(bpf: &Bpf, cfg: &mut InForce, cgroup: &str, assign: &[String]) -> R
         .map(|(p, why)| format!("{}: {why}", p.display()))
         .collect();
     if !refused.is_empty() {
+        if bpf.going() {
+            bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
+        }
         cfg.apply_config(bpf, old);
         bail!("{}; nothing was changed", refused.join("; "));
     }
