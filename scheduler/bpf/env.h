@@ -444,6 +444,12 @@ static __always_inline s32 env_pick_idle(struct task_struct *p)
 
 static __always_inline bool env_task_allowed(struct task_struct *p, s32 cpu)
 {
+	/*
+	 * Allowed on every CPU, and not held on one by migrate_disable() (which points cpus_ptr at
+	 * that CPU's mask, leaving cpus_mask and nr_cpus_allowed as they were): no kfunc call.
+	 */
+	if (p->nr_cpus_allowed >= tun.nr_cpu_ids && p->cpus_ptr == &p->cpus_mask)
+		return true;
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 

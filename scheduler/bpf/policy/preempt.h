@@ -261,6 +261,9 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 
 	fdl_for(k, 0, FDL_VICTIM_CANDIDATES) {
 		cpu = k == 0 ? t->last_cpu - 1 : tun.online_cpu[((r + k - 1) % nr) & (FDL_MAX_CPUS - 1)];
+		/* The last CPU drawn again is looked at once (on two CPUs, always). */
+		if (k > 0 && cpu == t->last_cpu - 1)
+			cpu = -1;
 		v.cpu[k] = cpu >= 0 && env_task_allowed(p, cpu) ? cpu : -1;
 	}
 	best = fdl_choose_among(&v);
