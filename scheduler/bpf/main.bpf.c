@@ -339,10 +339,16 @@ void BPF_STRUCT_OPS(fdl_exit_task, struct task_struct *p, struct scx_exit_task_a
 	}
 }
 
+/* Every field of cg but its reference back to zero. */
+static void fdl_cgroup_zero(struct fdl_cgroup *cg)
+{
+	__builtin_memset((void *)cg + sizeof(cg->cgref), 0, sizeof(*cg) - sizeof(cg->cgref));
+}
+
 /*
  * A slot for a new cgroup (the root: slot 1), with its reference in the next generation; 0 if
- * none is left. The slot's record is all zero but for cgref (a freed slot is reset on exit,
- * fdl_cgroup_free). Next fit from where the last one was found; claimed by compare-and-swap,
+ * none is left. The caller zeroes the record again (fdl_cgroup_init): a write that passed the
+ * old reference's check just before the exit reset it may have landed since. Next fit from where the last one was found; claimed by compare-and-swap,
  * so that two cgroups created at once never share one.
  */
 static u64 fdl_cgroup_alloc(u32 level)
@@ -385,7 +391,7 @@ static void fdl_cgroup_free(struct fdl_cgroup *cg)
 {
 	u64 ref = cg->cgref;
 
-	__builtin_memset((void *)cg + sizeof(cg->cgref), 0, sizeof(*cg) - sizeof(cg->cgref));
+	fdl_cgroup_zero(cg);
 	env_mb();
 	cg->cgref = ref | FDL_CGREF_FREE;
 }
@@ -403,7 +409,8 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cg
 		__sync_fetch_and_add(&fdl.counters.nr_cgroups_untracked, 1);
 		return 0;
 	}
-	cg = env_cgroup(cgref);
+	if ((cg = env_cgroup(cgref)))
+		fdl_cgroup_zero(cg);
 	if (!cg || bpf_map_update_elem(&cgroup_refs, &cgid, &cgref, BPF_NOEXIST)) {
 		if (cg)
 			fdl_cgroup_free(cg);
