@@ -34,7 +34,7 @@ enum fdl_consts {
 	 * no record (env_cgroup). References stay below 2^FDL_DOM_SHIFT (see FDL_CGREF_GEN_MASK).
 	 */
 	FDL_CGREF_SLOT_BITS	= 20,
-	FDL_CGREF_SLOT_MASK	= (1 << 20) - 1,
+	FDL_CGREF_SLOT_MASK	= (1 << FDL_CGREF_SLOT_BITS) - 1,
 	/* Deepest cgroup level whose weight is honoured; deeper levels share their ancestor's. */
 	FDL_MAX_DEPTH		= 16,
 	/*
@@ -47,7 +47,7 @@ enum fdl_consts {
 	FDL_MAX_CPUS		= 512,
 	/*
 	 * Queue domains (one per last-level cache): every queue is split into one DSQ per domain,
-	 * whose id carries the domain in bits FDL_DOM_SHIFT and up (cgroup ids stay below them).
+	 * whose id carries the domain in bits FDL_DOM_SHIFT and up (cgroup references stay below them).
 	 */
 	FDL_MAX_DOMS		= 64,
 	FDL_DOM_SHIFT		= 48,
@@ -60,8 +60,11 @@ enum fdl_consts {
 	FDL_LAT_BUCKETS		= 24,
 };
 
-/* The generations a slot runs through before they repeat: 2^28, keeping references below 2^48. */
-#define FDL_CGREF_GEN_MASK	((1ULL << 28) - 1)
+/*
+ * The generations a slot runs through before they repeat (2^28): the bits between the slot and
+ * the domain bits, so that references stay below 2^FDL_DOM_SHIFT.
+ */
+#define FDL_CGREF_GEN_MASK	((1ULL << (FDL_DOM_SHIFT - FDL_CGREF_SLOT_BITS)) - 1)
 /* A free slot's cgref: its last reference with this bit (0: never used). */
 #define FDL_CGREF_FREE		(1ULL << 63)
 /* The root cgroup's reference: slot 1, generation 0 (slot 0 is never used: 0 means none). */

@@ -348,8 +348,9 @@ static void fdl_cgroup_zero(struct fdl_cgroup *cg)
 /*
  * A slot for a new cgroup (the root: slot 1), with its reference in the next generation; 0 if
  * none is left. The caller zeroes the record again (fdl_cgroup_init): a write that passed the
- * old reference's check just before the exit reset it may have landed since. Next fit from where the last one was found; claimed by compare-and-swap,
- * so that two cgroups created at once never share one.
+ * old reference's check just before the exit reset it may have landed since. Next fit from
+ * where the last one was found; claimed by compare-and-swap, so that two cgroups created at once
+ * never share one.
  */
 static u64 fdl_cgroup_alloc(u32 level)
 {

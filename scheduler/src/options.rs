@@ -197,8 +197,9 @@ pub struct Opts {
     /// Cgroups scx_fdl tracks at once (each a record of its own: weight, queue, limit, use). The
     /// records are one array allocated at start, about 760 bytes a cgroup (8192: about 6 MiB).
     /// A cgroup made while every slot is taken, or deeper than 16 levels, is scheduled as part of
-    /// its nearest tracked ancestor for as long as it exists; each is counted (scx_fdl_cgroups_untracked_total) and one whose cpu.max is then
-    /// not enforced is logged. At most 65536.
+    /// its nearest tracked ancestor for as long as it exists; each is counted
+    /// (scx_fdl_cgroups_untracked_total), and one whose cpu.max is then not enforced is logged.
+    /// At most 65536.
     #[arg(long, default_value_t = crate::bpf_intf::fdl_consts_FDL_DFL_CGROUPS as u32, value_name = "N",
           value_parser = clap::value_parser!(u32).range(16..=crate::bpf_intf::fdl_consts_FDL_MAX_CGROUPS as i64))]
     pub max_cgroups: u32,

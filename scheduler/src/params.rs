@@ -149,8 +149,8 @@ impl InForce {
     /// Writes the parameters of every configured cgroup that exists under its current cgroup id,
     /// and drops those of cgroups that went away (a re-created cgroup gets a new id). Pattern rules
     /// are matched again: a cgroup created since picks its parameters up here.
-    /// A cgroup whose parameters were refused keeps what it had (the BPF side changed nothing)
-    /// and is in `refused`.
+    /// A cgroup whose parameters the BPF side refused is in `refused`, fair at its cpu.weight (what
+    /// was written for it before is undone) until a sync writes its parameters whole.
     pub fn sync_params(&mut self, bpf: &Bpf) {
         // The walker's newest walk for the rules in force, if one came since (never waits for one).
         if let Some(walk) = self.walker.latest(self.rules_generation) {
