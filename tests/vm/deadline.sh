@@ -38,6 +38,12 @@ sched=${1:-fdl} load=${2:-antagonist} path=${3:-config} shares=${4:-300}
 spin=${5:-3000} sleep_us=${6:-20000} rr_fdl=${7:-4000} rr_loose=${8:-20000} mode=${9:-check}
 secs=${FDL_PROBE_SECS:-15}
 wake_fdl=$((rr_fdl / 2))
+# Each message thread's sleep varies by up to a quarter either side, so the three probes' bursts do
+# not keep the relative phase they drew at start for the whole run: a run then measures every
+# alignment, and the EEVDF and scx_fdl runs compare the same mix. Without it the verdict on the
+# cgroup without parameters went by the draw: cfs's p90 was 0.5 ms in three runs and 7.6-7.8 ms in
+# two (bursts aligned behind both deadline containers' for the whole run), the same build.
+jitter=$((sleep_us / 4))
 
 params_fdl="deadline_rr=${rr_fdl}us deadline_wakeup=${wake_fdl}us guaranteed_shares=$shares"
 params_loose="deadline_rr=${rr_loose}us guaranteed_shares=$shares"
@@ -69,10 +75,10 @@ schedstat() { awk '/^cpu[0-9]/ { r += $8; d += $9; n += $10 } END { printf "%.0f
 measure() {
     local tag=$1 ss0 probes="" p c f
     sleep 2
-    say "$tag: probes (1 message thread x 2 workers, spin $spin us, sleep $sleep_us us) for $secs s, $load, $path, shares $shares, rr $rr_fdl/$rr_loose us"
+    say "$tag: probes (1 message thread x 2 workers, spin $spin us, sleep $sleep_us +- $jitter us) for $secs s, $load, $path, shares $shares, rr $rr_fdl/$rr_loose us"
     ss0=$(schedstat)
     for c in cfs loose fdl; do
-        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep_us --spin-us $spin -r $secs -w 3 --json" \
+        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep_us --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 3 --json" \
             > "/tmp/probe-$tag-$c.json" 2> "/tmp/probe-$tag-$c.err" &
         probes="$probes $!"
     done

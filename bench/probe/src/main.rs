@@ -24,6 +24,14 @@ struct Opts {
     /// How long a message thread sleeps between wake-ups of its workers, in microseconds.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     sleep_us: u64,
+    /// Vary each of those sleeps uniformly within this many microseconds either side of
+    /// --sleep-us (at most --sleep-us; 0: every sleep exactly --sleep-us, as schbench's). Probes
+    /// of the same shape in different cgroups otherwise keep one relative phase for a whole run
+    /// (their message threads wake at the same period), so a run measures one alignment of their
+    /// bursts, drawn at start: two runs of the same workload (EEVDF, then scx_fdl) compared
+    /// different alignments. With jitter, every run samples them all.
+    #[arg(long, default_value_t = 0)]
+    sleep_jitter_us: u64,
     /// CPU time a worker spins after each wake-up, in microseconds.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     spin_us: u64,
@@ -116,7 +124,13 @@ fn worker_loop(woken_at: &AtomicU64, start: Instant, spin_ns: u64, warm_ns: u64,
 }
 
 fn main() {
-    let opts = Arc::new(Opts::parse());
+    let opts = Opts::parse();
+    if opts.sleep_jitter_us > opts.sleep_us {
+        eprintln!("fdl-probe: --sleep-jitter-us ({}) must not exceed --sleep-us ({})",
+                  opts.sleep_jitter_us, opts.sleep_us);
+        std::process::exit(2);
+    }
+    let opts = Arc::new(opts);
     if opts.gaps {
         gaps(&opts);
         return;
@@ -146,8 +160,14 @@ fn main() {
     for group in groups {
         let (o, st) = (opts.clone(), stop.clone());
         messengers.push(thread::spawn(move || {
+            // fastrand: a small, maintained generator, seeded from the system per thread.
+            let mut rng = fastrand::Rng::new();
             while now_ns(start) < end_ns {
-                thread::sleep(Duration::from_micros(o.sleep_us));
+                let sleep_us = match o.sleep_jitter_us {
+                    0 => o.sleep_us,
+                    j => rng.u64(o.sleep_us - j..=o.sleep_us + j).max(1),
+                };
+                thread::sleep(Duration::from_micros(sleep_us));
                 for w in &group {
                     // A worker still spinning from the last round is not woken again.
                     if w.woken_at.load(Ordering::Acquire) == 0 {
