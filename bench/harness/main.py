@@ -191,6 +191,10 @@ def run_scenario(a, sc, runner_kind, staging):
             sys.exit(f"bench: --probe {a.probe}: the binary must be named schbench (it is called by that name)")
         bins.append(os.path.abspath(a.probe))
         probe = "schbench"
+        jittered = [w.name for w in sc.workloads if w.kind == "probe" and w.jitter_us]
+        if jittered:
+            sys.exit(f"bench: --probe schbench: workload(s) {', '.join(jittered)} set jitter, which only "
+                     "fdl-probe has (schbench sleeps a fixed time)")
 
     steps = repeat * len(run_scheds) * len(sc.variants)
     step_s = sc.settle_s + sc.warmup_s + duration + 3

@@ -8,8 +8,11 @@ from . import scenario
 def probe_args(w, probe):
     """Command-line options of the latency workload: fdl-probe, or schbench's own spelling."""
     if probe == "schbench":
+        if w.jitter_us:
+            raise ValueError(f"workload {w.name}: jitter needs fdl-probe (schbench sleeps a fixed time)")
         return f"-m {w.message_threads} -t {w.workers} -s {w.sleep_us} -c {w.spin_us}"
-    return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us} --spin-us {w.spin_us}"
+    jitter = f" --sleep-jitter-us {w.jitter_us}" if w.jitter_us else ""
+    return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us}{jitter} --spin-us {w.spin_us}"
 
 
 def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=()):

@@ -17,7 +17,7 @@ FDL_PARAMS = ("config", "set")
 RESCAN_WAIT_S = 2
 CGROUP_KEYS = {"cpu_weight", "weight_without_fdl", "deadline_rr", "deadline_wakeup", "guaranteed_shares"}
 WORKLOAD_KEYS = {
-    "probe": {"kind", "cgroup", "name", "variants", "message_threads", "workers", "sleep", "spin"},
+    "probe": {"kind", "cgroup", "name", "variants", "message_threads", "workers", "sleep", "jitter", "spin"},
     "hackbench": {"kind", "cgroup", "name", "variants", "args"},
     "stress-ng": {"kind", "cgroup", "name", "variants", "args"},
     "hogs": {"kind", "cgroup", "name", "variants", "count"},
@@ -60,6 +60,7 @@ class Workload:
     message_threads: int = 2
     workers: int = 16
     sleep_us: int = 30_000
+    jitter_us: int = 0
     spin_us: int = 30_000
     args: str = ""
     count: int = 1
@@ -306,6 +307,13 @@ def parse(path, doc, text):
                                     t, "sleep", i) // 1000
             wl.spin_us = _duration(r, where + "spin", w.get("spin", "30ms"), 1_000, 10_000_000_000,
                                    t, "spin", i) // 1000
+            # Each sleep drawn within jitter either side (fdl-probe --sleep-jitter-us): probes of
+            # one shape then do not keep the phase they drew at start for the whole run.
+            wl.jitter_us = _duration(r, where + "jitter", w.get("jitter", "0us"), 0, 10_000_000_000,
+                                     t, "jitter", i) // 1000
+            if wl.jitter_us > wl.sleep_us:
+                r.error(where + "jitter", f"{w.get('jitter')} is longer than sleep {w.get('sleep', '30ms')}",
+                        t, "jitter", i)
         elif kind in ("hackbench", "stress-ng"):
             args = w.get("args")
             if not isinstance(args, str) or not args.strip():

@@ -141,6 +141,18 @@ class Scenarios(unittest.TestCase):
                 msg = self.error(text)
                 self.assertTrue(msg.startswith(want), f"got: {msg}\nwant: {want}...")
 
+    def test_jitter(self):
+        path, load = self.load(GOOD.replace('spin = "3ms"', 'spin = "3ms"\njitter = "5ms"'))
+        sc = load(path)
+        self.assertEqual(sc.workloads[1].jitter_us, 5000)
+        self.assertIn("--sleep-us 20000 --sleep-jitter-us 5000 --spin-us 3000",
+                      plan.write(sc, ["eevdf"], {}, "fdl-probe", 5, 1))
+        with self.assertRaisesRegex(ValueError, "jitter needs fdl-probe"):
+            plan.write(sc, ["eevdf"], {}, "schbench", 5, 1)
+        self.assertNotIn("--sleep-jitter-us", plan.write(load(self.load(GOOD)[0]), ["eevdf"], {}, "fdl-probe", 5, 1))
+        msg = self.error(GOOD.replace('spin = "3ms"', 'spin = "3ms"\njitter = "25ms"'))
+        self.assertTrue(msg.startswith("F:24: [[workload]] #2 jitter: 25ms is longer than sleep 20ms"), msg)
+
     def test_fdl_params_and_cgroups_after_start(self):
         path, load = self.load('fdl_params = "set"\ncgroups_after_start = true\n' + GOOD)
         sc = load(path)
@@ -266,12 +278,17 @@ class Matrix(unittest.TestCase):
             self.assertEqual(sc.cgroups["fdl"].weight_without_fdl, 100)
             self.assertEqual((sc.fdl_params, sc.cgroups_after_start), matrix.PATHS[cell.path])
             self.assertIsNone(sc.cgroups["cfs"].deadline_rr)
+            # Every shape's sleeps are jittered (a quarter either side): no cell measures one phase.
+            for w in sc.workloads:
+                if w.kind == "probe":
+                    self.assertEqual(w.jitter_us, w.sleep_us // 4, cell.name)
 
     def test_spec_errors(self):
         with open(matrix.DEFAULT_SPEC) as f:
             good = f.read()
         first = good.index("[[cell]]")
         cases = [
+            (good.replace('jitter = "5ms"', 'jitter = "21ms"', 1), "jitter: 21ms is longer than sleep 20ms"),
             (good[:first] + '[[cell]]\nshape = "spin2"\nwhy = "x"\n',
              "[[cell]] #1 shape: 'spin2': not one of [shape.*] (spin3-sleep20, spin10-sleep30, spin1-sleep5, wake)"),
             (good[:first] + '[[cell]]\npath = "sett"\nwhy = "x"\n',
