@@ -1,6 +1,7 @@
 # Guest script (`vm/run.sh bench/guest/spin-sched-trace.sh [SCX_FDL_OPTION...]`): the matrix's quiet
 # spin3-sleep20 shape within the guarantee (cgroups cfs; loose, deadline_rr 20 ms; fdl, 4 ms / 2 ms;
-# both guaranteed_shares 900; one message thread and two workers each, 3 ms spins every 20 ms), 12 s
+# both guaranteed_shares 900; one message thread and two workers each, 3 ms spins every 20 ms, each
+# sleep drawn within 5 ms either side as in tests/vm/deadline.sh since 2026-11-27), 12 s
 # under scx_fdl with the kernel's sched_waking / sched_wakeup / sched_switch, reschedule-interrupt and
 # idle events recorded, printed as TR lines, the probes' threads as THREADS lines (main, workers,
 # message thread) and scx_fdl's counters as DUMP lines. bench/spin-trace.py finds the workers'
@@ -30,7 +31,7 @@ done
 echo 1 > $T/tracing_on
 pids=
 for c in cfs loose fdl; do
-    sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 20000 --spin-us 3000 -r $secs -w 1 --json" \
+    sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 20000 --sleep-jitter-us 5000 --spin-us 3000 -r $secs -w 1 --json" \
         > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
     pids="$pids $!"
 done
