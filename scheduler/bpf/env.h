@@ -76,6 +76,8 @@ struct fdl_cpu {
 	u32 __pad_idle;
 	u64 local_since;	/* select_cpu put a task on its local queue then, not yet started (0: none) */
 	u64 kicked_at;		/* woken for queued work then, not yet started (0: not) */
+	u64 lent_q;		/* the fair queue whose running work it was taken from by a deadline (0: none) */
+	u64 lent_at;		/* when (fdl_loan_due) */
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */
 };
 

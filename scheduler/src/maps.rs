@@ -270,6 +270,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         idle_rechecks: s.nr_idle_rechecks,
         local_waits: s.nr_local_waits,
         wake_queued: s.nr_wake_queued,
+        loans_returned: s.nr_loans_returned,
         cgroups_untracked: c.nr_cgroups_untracked,
         guarantee_scale: stats::guarantee_scale(fdl.budget_scale),
         kernel_events: stats::kernel_events(),

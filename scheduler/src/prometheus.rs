@@ -153,6 +153,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_idle_rechecks", kind: Counter, scale: Count, help: Scheduler("idle_rechecks") },
     Def { name: "scx_fdl_local_waits", kind: Counter, scale: Count, help: Scheduler("local_waits") },
     Def { name: "scx_fdl_wake_queued", kind: Counter, scale: Count, help: Scheduler("wake_queued") },
+    Def { name: "scx_fdl_loans_returned", kind: Counter, scale: Count, help: Scheduler("loans_returned") },
     Def { name: "scx_fdl_cgroup_cpu_usage", kind: Counter, scale: Nanoseconds, help: Cgroup("usage_ns") },
     Def { name: "scx_fdl_cgroup_wait", kind: Counter, scale: Nanoseconds, help: Cgroup("wait_ns") },
     Def { name: "scx_fdl_cgroup_runq_latency", kind: Histogram, scale: Nanoseconds, help: Cgroup("runq_latency") },
@@ -367,6 +368,7 @@ impl Build<'_> {
         self.counter("scx_fdl_idle_rechecks", vec![], ep, s.idle_rechecks);
         self.counter("scx_fdl_local_waits", vec![], ep, s.local_waits);
         self.counter("scx_fdl_wake_queued", vec![], ep, s.wake_queued);
+        self.counter("scx_fdl_loans_returned", vec![], ep, s.loans_returned);
         for (event, n) in &s.kernel_events {
             self.counter("scx_fdl_kernel_events", vec![("event", event.clone())], ep, *n);
         }

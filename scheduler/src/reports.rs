@@ -312,7 +312,7 @@ impl View {
         let s = &self.scheduler;
         let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
         info!(
-            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} idle-rechecks {} local-waits {} wake-queued {} preempt-kicks {} fair-preempts {} sibling-preempts {} interactive-wakeups {} migrations {}",
+            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} idle-rechecks {} local-waits {} wake-queued {} preempt-kicks {} loans-returned {} fair-preempts {} sibling-preempts {} interactive-wakeups {} migrations {}",
             dispatched.join(", "),
             s.deadline_enqueued,
             s.fair_enqueued,
@@ -322,6 +322,7 @@ impl View {
             s.local_waits,
             s.wake_queued,
             s.preempt_kicks,
+            s.loans_returned,
             s.fair_preempts,
             s.sibling_preempts,
             s.interactive_wakeups,

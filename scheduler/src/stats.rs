@@ -120,6 +120,9 @@ pub struct SchedulerStats {
     #[stat(desc = "Wake-ups queued instead of bound to an idle CPU already woken for queued work (its idle bit still set)")]
     #[serde(default)]
     pub wake_queued: u64,
+    #[stat(desc = "CPUs given back to fair work that a deadline within its guarantee had taken them from, ahead of containers whose deadline could not have taken them")]
+    #[serde(default)]
+    pub loans_returned: u64,
     #[stat(desc = "Per queue domain (an LLC; the start-up log names them): seconds its CPUs were busy since boot (/proc/stat: user, nice, system, irq, softirq)")]
     #[serde(default)]
     pub domain_busy_secs: BTreeMap<String, f64>,

@@ -1556,8 +1556,9 @@ static void test_within_guarantee_ahead_of_fair_work(void)
 		within_run(false, a, fair);
 		within_run(true, a, dl);
 		printf("within the guarantee, %s: p99 lateness fdl %llu / loose %llu / cfs %llu us "
-		       "(all fair: %llu / %llu / %llu)\n", a ? "antagonist" : "quiet", dl[0] / US,
-		       dl[1] / US, dl[2] / US, fair[0] / US, fair[1] / US, fair[2] / US);
+		       "(all fair: %llu / %llu / %llu), %llu loans returned, %llu preemptions\n", a ? "antagonist" : "quiet", dl[0] / US,
+		       dl[1] / US, dl[2] / US, fair[0] / US, fair[1] / US, fair[2] / US,
+		       (u64)env.stats.nr_loans_returned, (u64)env.stats.nr_preempt_kicks);
 		CHECK("the 4 ms container: p99 at most half of the same probe's without parameters",
 		      dl[0] * 2 <= fair[0], "%llu us vs %llu us", dl[0] / US, fair[0] / US);
 		/* Its floor: when the 4 ms container's two workers hold both CPUs, a spin (3 ms). */

@@ -89,8 +89,12 @@ static __always_inline void fdl_entity_set_budget(struct fdl_entity *e, u64 rate
  */
 static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 {
-	/* Earned at the granted rate, scaled down while the guarantees overcommit (fdl_budget_scale). */
-	u64 at = e->budget_at, rate = fdl_budget_scaled(e->budget_rate, fdl.budget_scale);
+	/*
+	 * Earned at the granted rate, scaled down while the guarantees overcommit (fdl_budget_scale);
+	 * fair work's (fdl_fair_set_rate) is what that scaling keeps for it, never scaled.
+	 */
+	u64 at = e->budget_at, rate = e == &fdl.fair ? e->budget_rate :
+				      fdl_budget_scaled(e->budget_rate, fdl.budget_scale);
 	s64 b, c;
 
 	if (!rate)
@@ -106,7 +110,7 @@ static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 		 * budget turns positive: another CPU that sees the budget sees the deadline that goes
 		 * with it (budget first, a start there counted late by its whole wait).
 		 */
-		if (b <= 0 && c > 0) {
+		if (b <= 0 && c > 0 && e != &fdl.fair) {
 			e->dl = fdl_dl_wakeup(e->dl, fdl_vdt(now), e->deadline_wakeup_ns,
 					      e->deadline_rr_ns);
 			env_mb();
@@ -117,12 +121,48 @@ static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 	return e->budget_ns;
 }
 
-/* The running time a deadline container has left within its guarantee at now (0: none). */
+/*
+ * Fair work's protected bandwidth (fdl_fair_bw: what the containers' guarantees are scaled to leave
+ * it) as a budget, at the rate computed while some container's guarantee and fair work are active.
+ * It gives fair work no tier of its own: it only says whether fair work uses more than that
+ * bandwidth, over the same window as the guarantees (fdl_loan_due, fdl_choose_among). The rate
+ * follows the share without resetting the budget, and stays while no guarantee is active (the
+ * containers sleep between bursts: reset then, hackbench's budget beside them was full again at
+ * every burst, and the 4 ms container could not take its CPUs: p99 3.5 ms, not 1.2-2.4, in
+ * deadline-within); the first budget starts full, as a container's does.
+ */
+static __always_inline void fdl_fair_set_rate(u64 rate, u64 now)
+{
+	struct fdl_entity *e = &fdl.fair;
+	u64 old = e->budget_rate;
+
+	if (!rate || rate == old)	/* kept while no guarantee (or no fair work) is active */
+		return;
+	if (!old) {
+		e->budget_at = now;
+		e->budget_ns = (s64)fdl_budget_cap(rate, tun.guarantee_window_ns);
+		env_mb();
+	} else {
+		fdl_entity_budget(e, now);	/* earned at the old rate up to now */
+	}
+	e->budget_rate = rate;
+}
+
+/* Is fair work within its protected bandwidth (fdl_fair_set_rate) at now? */
+static __always_inline bool fdl_fair_within(u64 now)
+{
+	return fdl.fair.budget_rate && fdl_entity_budget(&fdl.fair, now) > 0;
+}
+
+/*
+ * The running time a deadline container has left within its guarantee at now (0: none; fair work:
+ * always 0, its budget places it in no tier).
+ */
 static __always_inline s64 fdl_entity_budget_left(struct fdl_entity *e, u64 now)
 {
 	s64 b;
 
-	if (!e->deadline_rr_ns || !e->budget_rate)
+	if (e == &fdl.fair || !e->deadline_rr_ns || !e->budget_rate)
 		return 0;
 	b = fdl_entity_budget(e, now);
 	return b > 0 ? b : 0;

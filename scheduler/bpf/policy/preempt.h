@@ -71,6 +71,17 @@ FDL_GLOBAL u64 fdl_cont_cvtime(u64 cont)
 	return cg ? cg->cvtime : 0;
 }
 
+/* Is queue `cont` (a CPU's fdl_cpu.cont) fair work's: the root's own, or a cgroup without deadline? */
+FDL_GLOBAL int fdl_cont_is_fair(u64 cont)
+{
+	struct fdl_cgroup *cg;
+
+	if (cont == FDL_DSQ_FAIR)
+		return 1;
+	cg = env_cgroup(cont);
+	return cg && !cg->ent.deadline_rr_ns;
+}
+
 /* The victim search's candidates and arguments (fdl_choose_among). */
 struct fdl_victims {
 	s32 cpu[FDL_VICTIM_CANDIDATES];	/* candidates the task may run on, -1: none */
@@ -194,6 +205,15 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 	best_dl = later_dl = v->dl;
 	v->later = v->cross = v->fair = v->sibling = -1;
 	fair_key = fdl_entity_order(&fdl.fair, v->now, vdt);
+	/*
+	 * Fair work within its protected bandwidth (fdl_fair_within) is taken by a container within
+	 * its guarantee only for an earlier deadline than its own, by the slack rule, as a loan
+	 * (fdl_loan_due) is given back: the 20 ms container took the CPU of fair work that had
+	 * started before it, on every wake-up of its burst.
+	 */
+	if (fdl_key_within(v->dl, vdt) && !fdl_key_overrun(fair_key - FDL_TIER_NS, vdt) &&
+	    fdl_fair_within(v->now))
+		fair_key -= FDL_TIER_NS;
 	/* Only where fdl_note_fair can take a CPU: a cgroup lookup less on every other enqueue. */
 	waker_cv = tun.fair_preempt_ns && v->wakeup && v->entity == FDL_DSQ_FAIR ?
 		   fdl_cont_cvtime(v->queue) : 0;
