@@ -1578,6 +1578,58 @@ static void test_within_guarantee_ahead_of_fair_work(void)
  * test_fair_share_protected_from_overcommitted_guarantees): 1.5 CPUs guaranteed beside a deadline
  * container without a guarantee and light fair work (weight 10), 1.5 CPUs.
  */
+/*
+ * A preemption is a loan (fdl_loan_due). Two fair workers of the cgroup without parameters spin
+ * 3 ms; 2 ms in, the 4 ms container's two workers wake and take both CPUs (their deadline is due);
+ * the 20 ms container's two wake just after. When the 4 ms workers are done, the fair workers get
+ * their CPUs back for the last millisecond of their spins before the 20 ms container's burst,
+ * which could not have taken them. Before, they waited out that burst too: the shape of the
+ * VM trace of 2026-11-27 (7 ms off a CPU for 0.1 ms of work). And the 20 ms container's wake-up
+ * takes no CPU from fair work within its protected share; the 4 ms container's does.
+ */
+static void test_preemption_is_a_loan(void)
+{
+	struct task *k[6];
+	int i;
+
+	probe_cgroups(true, 880);
+	for (i = 0; i < 6; i++) {
+		k[i] = new_task(i, i < 2 ? 12 : i < 4 ? 10 : 11);
+		k[i]->spin_ns = 3 * MS;
+	}
+	/* A round of everyone first: the dispatcher's scans set fair work's protected share. */
+	for (i = 0; i < 6; i++)
+		wake(k[i]);
+	run_for(30 * MS);
+	for (i = 0; i < 6; i++)
+		k[i]->late_ns = 0;
+	memset(env.preempts, 0, sizeof(env.preempts));
+	env.stats.nr_loans_returned = 0;
+	wake(k[0]);
+	wake(k[1]);
+	run_for(2 * MS);
+	wake(k[4]);	/* the 20 ms container first: fair work keeps its CPUs */
+	CHECK("the 20 ms container's wake-up takes no CPU from fair work within its share",
+	      env.preempts[0] + env.preempts[1] == 0 && running[0] == k[0] && running[1] == k[1],
+	      "%d + %d preemptions", env.preempts[0], env.preempts[1]);
+	wake(k[2]);
+	wake(k[3]);
+	CHECK("the 4 ms container's wake-ups take both CPUs",
+	      env.preempts[0] + env.preempts[1] == 2, "%d + %d preemptions", env.preempts[0],
+	      env.preempts[1]);
+	wake(k[5]);
+	run_for(10 * MS);	printf("loan: fair workers %llu / %llu us late, 20 ms workers %llu / %llu us, %llu loans\n",
+	       k[0]->late_ns / US, k[1]->late_ns / US, k[4]->late_ns / US, k[5]->late_ns / US,
+	       (u64)env.stats.nr_loans_returned);
+	CHECK("the preempted fair workers finish before the 20 ms container's burst (late by the 4 ms "
+	      "container's spin and a step)", k[0]->late_ns <= 4 * MS && k[1]->late_ns <= 4 * MS,
+	      "%llu / %llu us", k[0]->late_ns / US, k[1]->late_ns / US);
+	CHECK("the CPUs were handed back as loans", env.stats.nr_loans_returned == 2, "%llu",
+	      (u64)env.stats.nr_loans_returned);
+	CHECK("the 20 ms container still runs within its deadline", k[4]->late_ns < 20 * MS &&
+	      k[5]->late_ns < 20 * MS, "%llu / %llu us", k[4]->late_ns / US, k[5]->late_ns / US);
+}
+
 static u64 budget_run(u64 milli_cpus, bool beside_deadline)
 {
 	u64 c = 0;
@@ -2816,6 +2868,7 @@ int main(void)
 	test_cpu_promised_to_a_wakeup_leaves_the_queues();
 	test_idle_cpu_woken_for_queued_work_is_not_bound();
 	test_within_guarantee_ahead_of_fair_work();
+	test_preemption_is_a_loan();
 	test_guarantee_is_a_budget();
 	test_loose_not_preempted_by_fair_work();
 	test_quiet_loose_no_worse_than_cfs();

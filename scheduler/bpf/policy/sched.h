@@ -796,11 +796,17 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 		return 0;
 	if (sc->best_fair == FDL_NONE)	/* nothing queued: the loan stays for when there is */
 		return 0;
-	if (fdl_time_before(cc->lent_at + FDL_LOAN_NS, now) || env_nr_queued(q) <= 0 ||
-	    sc->best_fair != 0 || !fdl_key_within(sc->best_dl, vdt) || !fdl_fair_within(now)) {
-		cc->lent_q = 0;	/* lapsed, taken elsewhere, or the order serves fair work anyway */
+	if (fdl_time_before(cc->lent_at + FDL_LOAN_NS, now) || sc->best_fair != 0 ||
+	    !fdl_key_within(sc->best_dl, vdt) || !fdl_fair_within(now)) {
+		cc->lent_q = 0;	/* lapsed, or the order serves fair work anyway */
 		return 0;
 	}
+	/*
+	 * Not queued (yet): the dispatch of the preemption itself runs before the preempted task is
+	 * queued again (cleared here, the first of two loans was lost), or another CPU took it.
+	 */
+	if (env_nr_queued(q) <= 0)
+		return 0;
 	/* Fair work's key within its tier (an overrun key: everyone may take its CPUs). */
 	fair = fdl_entity_order(&fdl.fair, now, vdt) - FDL_TIER_NS;
 	if (fdl_time_before(sc->best_dl, fair) && fdl_slack_allows(fair, sc->best_dl, vdt))
