@@ -211,8 +211,8 @@ impl InForce {
 
     /// The budget rate of a deadline container's guarantee, as the BPF side takes it (CPUs in
     /// fixed point, 1 << FDL_SHARE_SHIFT per CPU): its granted guarantee, where it has deadlines and
-    /// a guarantee; 0 otherwise. Within it, its work runs ahead of all other work (README, "How it
-    /// schedules").
+    /// a guarantee; 0 otherwise. Within it, its work runs ahead of all other waiting work (README,
+    /// "How it schedules"; fair work it preempted gets that CPU back first: fdl_loan_due).
     fn budget_rate(&self, path: &Path, p: Params) -> u64 {
         if p.deadline_rr_ns == 0 || p.guaranteed_shares == 0 {
             return 0;

@@ -1556,9 +1556,10 @@ static void test_within_guarantee_ahead_of_fair_work(void)
 		within_run(false, a, fair);
 		within_run(true, a, dl);
 		printf("within the guarantee, %s: p99 lateness fdl %llu / loose %llu / cfs %llu us "
-		       "(all fair: %llu / %llu / %llu), %llu loans returned, %llu preemptions\n", a ? "antagonist" : "quiet", dl[0] / US,
-		       dl[1] / US, dl[2] / US, fair[0] / US, fair[1] / US, fair[2] / US,
-		       (u64)env.stats.nr_loans_returned, (u64)env.stats.nr_preempt_kicks);
+		       "(all fair: %llu / %llu / %llu), %llu loans returned, %llu preemptions\n",
+		       a ? "antagonist" : "quiet", dl[0] / US, dl[1] / US, dl[2] / US, fair[0] / US,
+		       fair[1] / US, fair[2] / US, (u64)env.stats.nr_loans_returned,
+		       (u64)env.stats.nr_preempt_kicks);
 		CHECK("the 4 ms container: p99 at most half of the same probe's without parameters",
 		      dl[0] * 2 <= fair[0], "%llu us vs %llu us", dl[0] / US, fair[0] / US);
 		/* Its floor: when the 4 ms container's two workers hold both CPUs, a spin (3 ms). */
@@ -1618,7 +1619,8 @@ static void test_preemption_is_a_loan(void)
 	      env.preempts[0] + env.preempts[1] == 2, "%d + %d preemptions", env.preempts[0],
 	      env.preempts[1]);
 	wake(k[5]);
-	run_for(10 * MS);	printf("loan: fair workers %llu / %llu us late, 20 ms workers %llu / %llu us, %llu loans\n",
+	run_for(10 * MS);
+	printf("loan: fair workers %llu / %llu us late, 20 ms workers %llu / %llu us, %llu loans\n",
 	       k[0]->late_ns / US, k[1]->late_ns / US, k[4]->late_ns / US, k[5]->late_ns / US,
 	       (u64)env.stats.nr_loans_returned);
 	CHECK("the preempted fair workers finish before the 20 ms container's burst (late by the 4 ms "
