@@ -6,43 +6,67 @@
 # idle events recorded, printed as TR lines, the probes' threads as THREADS lines (main, workers,
 # message thread) and scx_fdl's counters as DUMP lines. bench/spin-trace.py finds the workers'
 # wake-ups that spent longer than a threshold off a CPU before their spin ended, and what both CPUs
-# did meanwhile.
+# did meanwhile. Leading KEY=VALUE arguments change the shape or the scheduler: spin=US sleep=US
+# jitter=US (the sleep's draw either side) shares=N (loose's and fdl's guaranteed_shares; 0: none)
+# sched=eevdf (the same workload under the kernel's default scheduler, for comparison) or
+# sched=scx_flash (a peer: FDL_EXTRA_BINS=.cache/peers/scx_flash-*/bin/scx_flash), e.g. the
+# matrix's wake shape without guarantees: `spin=50 sleep=10000 jitter=2500 shares=0`. cost=1: no
+# trace; instead `scx_fdl cost` (ns per run of each callback of the scheduler attached) over the
+# run, printed as COST lines.
 . ./lib.sh
-secs=12
+secs=12 spin=3000 sleep=20000 jitter=5000 shares=900 sched=scx_fdl cost=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        spin=*|sleep=*|jitter=*|shares=*|sched=*|cost=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        *) break ;;
+    esac
+done
+case $sched in scx_fdl|eevdf|scx_flash) ;; *) echo "FAIL sched=$sched: scx_fdl, eevdf or scx_flash"; exit 1 ;; esac
 T=/sys/kernel/tracing
 [ -e $T/trace ] || mount -t tracefs none $T
 echo 60000 > $T/buffer_size_kb
 for c in cfs loose fdl; do mkcg $c 100; done
-cat > /tmp/fdl.toml <<'EOT'
+g=; [ "$shares" -gt 0 ] && g="guaranteed_shares = $shares"
+cat > /tmp/fdl.toml <<EOT
 [cgroup.loose]
 deadline_rr = "20ms"
-guaranteed_shares = 900
+$g
 [cgroup.fdl]
 deadline_rr = "4ms"
 deadline_wakeup = "2ms"
-guaranteed_shares = 900
+$g
 EOT
-start_sched fdl --config /tmp/fdl.toml "$@" || exit 1
+case $sched in
+    scx_fdl) start_sched fdl --config /tmp/fdl.toml "$@" || exit 1 ;;
+    scx_flash)
+        scx_flash > /tmp/peer.log 2>&1 &
+        peer=$!
+        i=0
+        while [ "$(scx_state)" != enabled ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+        [ "$(scx_state)" = enabled ] || { echo "FAIL scx_flash did not attach: $(tail -3 /tmp/peer.log)"; exit 1; } ;;
+esac
 sleep 2
 echo > $T/trace
 for e in sched/sched_waking sched/sched_wakeup sched/sched_switch irq_vectors/reschedule_entry power/cpu_idle; do
     [ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
 done
-echo 1 > $T/tracing_on
+[ "$cost" = 0 ] && echo 1 > $T/tracing_on
 pids=
 for c in cfs loose fdl; do
-    sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us 20000 --sleep-jitter-us 5000 --spin-us 3000 -r $secs -w 1 --json" \
+    sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 1 --json" \
         > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
     pids="$pids $!"
 done
 sleep 3
 for c in cfs loose fdl; do echo "THREADS $c $(tr '\n' ' ' < $CG/$c/cgroup.threads)"; done
+[ "$cost" != 0 ] && scx_fdl cost --secs $((secs - 4)) 2>&1 | sed 's/^/COST /'
 wait $pids
 echo 0 > $T/tracing_on
 for c in cfs loose fdl; do
     echo "FDL-LATENCY $c p50=$(json_field "/tmp/p-$c.json" p50) p90=$(json_field "/tmp/p-$c.json" p90) p99=$(json_field "/tmp/p-$c.json" p99) samples=$(json_field "/tmp/p-$c.json" samples)"
 done
-scx_fdl dump 2>/dev/null | grep -E '"nr_|dispatch' | sed 's/^/DUMP /'
+[ "$sched" = scx_fdl ] && scx_fdl dump 2>/dev/null | tr ',{' '\n\n' | grep -E '^ *"[a-z_]+": *[0-9]+ *$' | head -80 | sed 's/^/DUMP /'
 grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle" $T/trace | sed "s/^/TR /"
-stop_scx
+[ "$sched" = scx_fdl ] && stop_scx
+[ "$sched" = scx_flash ] && { kill -INT $peer; wait $peer; }
 exit $FAILED
