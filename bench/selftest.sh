@@ -59,6 +59,31 @@ fi
 if out=$(bench/matrix.sh --check 2>&1); then ok "bench/matrix.sh --check: ${out##*$'\n'}"
 else bad "bench/matrix.sh --check: $out"; fi
 
+# bench/insn-profile.sh's instruments: the QEMU plugin builds against the API it declares, and the
+# report attributes synthetic block counts to the right symbols (a program's own code per run, a
+# subprogram without runs, a kernel function; a block before every symbol is left out).
+if cc -O2 -shared -fPIC -fvisibility=hidden -Wall -Werror -o "$tmp/insn_profile.so" \
+        bench/insn-profile/insn_profile.c 2> "$tmp/cc.log"; then
+    ok "insn-profile plugin builds"
+else
+    bad "insn-profile plugin:"; cat "$tmp/cc.log"
+fi
+printf 'ffffffff81000000 T schedule\nffffffff81000100 T scx_bpf_now\n' | gzip -c | base64 | sed 's/^/KSYMS /' > "$tmp/prof.log"
+cat >> "$tmp/prof.log" <<'LOG'
+BPFSYM ffffffffc0000000 t bpf_prog_aaaa_fdl_running	[bpf]
+BPFSYM ffffffffc0000400 t bpf_prog_bbbb_fdl_scan_queues	[bpf]
+BPFPROG [{"id":7,"tag":"aaaa","name":"fdl_running","run_cnt":10}]
+LOG
+printf 'ffffffffc0000010 5 40\nffffffffc0000020 3 20\nffffffffc0000410 7 2\nffffffff81000104 9 100\nffffffff80000000 1 5\n' > "$tmp/prof.blocks"
+out=$(python3 bench/insn-profile.py "$tmp/prof.log" "$tmp/prof.blocks" 2>&1)
+if grep -Eq '^bpf_prog_aaaa_fdl_running +10 +260 +26$' <<< "$out" &&
+        grep -Eq '^bpf_prog_bbbb_fdl_scan_queues +0 +14 +-$' <<< "$out" &&
+        grep -Eq '^scx_bpf_now +900$' <<< "$out" && ! grep -q '^schedule' <<< "$out"; then
+    ok "insn-profile report on synthetic counts (fdl_running 260 instructions in 10 runs: 26 per run)"
+else
+    bad "insn-profile report: $out"
+fi
+
 # scx_fdl's figures around a window (bench/guest/bench.sh fdl_dump, fdl_stats_json) with the guest's
 # busybox awk, on two synthetic dumps: misses and the window's worst lateness from the buckets (the
 # worst since start did not grow), none for a cgroup without buckets or misses.

@@ -16,7 +16,8 @@
 # Environment: FDL_SCHED_BIN (another scx_fdl binary), FDL_SCX_ARGS (options for scx_fdl in
 # scenarios that start it), FDL_EXTRA_BINS (more binaries for the guest's /usr/bin),
 # FDL_GUEST_FILES (more files for the guest's /scenario, beside the scenario scripts),
-# FDL_KERNEL_ARGS (more guest kernel command-line parameters, e.g. idle=halt), FDL_PIN_VCPUS (1: pin
+# FDL_KERNEL_ARGS (more guest kernel command-line parameters, e.g. idle=halt), FDL_QEMU_ARGS (more
+# QEMU options, e.g. bench/insn-profile.sh's -plugin), FDL_PIN_VCPUS (1: pin
 # each vCPU thread to a host CPU, 0: leave them to the host; default: pin when vCPUs <= host CPUs).
 # Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported.
 set -euo pipefail
@@ -126,12 +127,14 @@ pin=${FDL_PIN_VCPUS:-auto}
 [[ $pin == 1 ]] && pin_vcpus &
 log "booting $(cat "$kdir/release") with $cpus vCPUs${max_cpus:+ online of $max_cpus}$([[ $numa -gt 1 ]] && echo " in $numa NUMA nodes") (TCG): scenario $scenario $*; console -> $logfile"
 set +e
+# FDL_QEMU_ARGS is split into words on purpose.
+# shellcheck disable=SC2086
 timeout -k 10 "$timeout" qemu-system-x86_64 \
     -accel tcg -cpu max "${smp[@]}" -m "${mem}M" \
     -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio.gz" \
     -append "console=ttyS0 quiet loglevel=4 panic=-1 ${kernel_cpus:-} ${FDL_KERNEL_ARGS:-}" \
     -name scx-fdl,debug-threads=on \
-    -nodefaults -display none -serial stdio -no-reboot < /dev/null |
+    -nodefaults -display none -serial stdio -no-reboot ${FDL_QEMU_ARGS:-} < /dev/null |
     stdbuf -oL tr -d '\r' | tee "$logfile"
 qemu_rc=${PIPESTATUS[0]}
 set -e

@@ -8,20 +8,30 @@
 # wake-ups that spent longer than a threshold off a CPU before their spin ended, and what both CPUs
 # did meanwhile. Leading KEY=VALUE arguments change the shape or the scheduler: spin=US sleep=US
 # jitter=US (the sleep's draw either side) shares=N (loose's and fdl's guaranteed_shares; 0: none)
-# sched=eevdf (the same workload under the kernel's default scheduler, for comparison) or
-# sched=scx_flash (a peer: FDL_EXTRA_BINS=.cache/peers/scx_flash-*/bin/scx_flash), e.g. the
-# matrix's wake shape without guarantees: `spin=50 sleep=10000 jitter=2500 shares=0`. cost=1: no
-# trace; instead `scx_fdl cost` (ns per run of each callback of the scheduler attached) over the
-# run, printed as COST lines.
+# sched=eevdf (the same workload under the kernel's default scheduler, for comparison), the peer
+# scx_flash (FDL_EXTRA_BINS=.cache/peers/scx_flash-*/bin/scx_flash) or another build of scx_fdl
+# given to the guest under another name (FDL_EXTRA_BINS), e.g. the matrix's wake shape without
+# guarantees: `spin=50 sleep=10000 jitter=2500 shares=0`. cost=1: no trace; instead `scx_fdl cost`
+# (ns per run of each callback of the scheduler attached) over the run, printed as COST lines; then
+# sched may list several, run one after another in the same boot (sched=scx_fdl,scx_fdl_b,scx_flash).
+# profile=1 (bench/insn-profile.sh, one scheduler, QEMU counting the instructions executed): no
+# trace; the kernel's BPF statistics on while the scheduler is attached, its programs' run counts
+# (BPFPROG lines: bpftool's JSON) and addresses (BPFSYM lines: kallsyms) printed before it stops,
+# then the kernel's text symbols (KSYMS lines: gzip, base64).
 . ./lib.sh
-secs=12 spin=3000 sleep=20000 jitter=5000 shares=900 sched=scx_fdl cost=0
+secs=12 spin=3000 sleep=20000 jitter=5000 shares=900 sched=scx_fdl cost=0 profile=0
 while [ $# -gt 0 ]; do
     case $1 in
-        spin=*|sleep=*|jitter=*|shares=*|sched=*|cost=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        spin=*|sleep=*|jitter=*|shares=*|sched=*|cost=*|profile=*) eval "${1%%=*}=\${1#*=}"; shift ;;
         *) break ;;
     esac
 done
-case $sched in scx_fdl|eevdf|scx_flash) ;; *) echo "FAIL sched=$sched: scx_fdl, eevdf or scx_flash"; exit 1 ;; esac
+scheds=$(echo "$sched" | tr ',' ' ')
+case $cost$sched in 0*,*) echo "FDL-CHECK FAIL sched=$sched: a list needs cost=1 (one trace per boot)"; exit 1 ;; esac
+case $profile$sched in 1*,*|1eevdf) echo "FDL-CHECK FAIL profile=1 needs one sched_ext scheduler (sched=$sched)"; exit 1 ;; esac
+for s in $scheds; do
+    [ "$s" = eevdf ] || command -v "$s" > /dev/null || { echo "FDL-CHECK FAIL sched=$s: no such binary in the guest (FDL_EXTRA_BINS)"; exit 1; }
+done
 T=/sys/kernel/tracing
 [ -e $T/trace ] || mount -t tracefs none $T
 echo 60000 > $T/buffer_size_kb
@@ -36,37 +46,64 @@ deadline_rr = "4ms"
 deadline_wakeup = "2ms"
 $g
 EOT
-case $sched in
-    scx_fdl) start_sched fdl --config /tmp/fdl.toml "$@" || exit 1 ;;
-    scx_flash)
-        scx_flash > /tmp/peer.log 2>&1 &
-        peer=$!
-        i=0
-        while [ "$(scx_state)" != enabled ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-        [ "$(scx_state)" = enabled ] || { echo "FAIL scx_flash did not attach: $(tail -3 /tmp/peer.log)"; exit 1; } ;;
-esac
-sleep 2
-echo > $T/trace
-for e in sched/sched_waking sched/sched_wakeup sched/sched_switch irq_vectors/reschedule_entry power/cpu_idle; do
-    [ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
+
+# start NAME [SCX_FDL_OPTION...]: attach scheduler NAME (eevdf: nothing to attach).
+start() {
+    s=$1
+    shift
+    case $s in
+        eevdf) return 0 ;;
+        scx_fdl) start_sched fdl --config /tmp/fdl.toml "$@" || return 1 ;;
+        scx_flash) scx_flash > /tmp/sched.log 2>&1 & ;;
+        *) "$s" --config /tmp/fdl.toml "$@" > /tmp/sched.log 2>&1 & ;;
+    esac
+    [ "$s" = scx_fdl ] || SCX_PID=$!
+    i=0
+    while [ "$(scx_state)" != enabled ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(scx_state)" = enabled ] || { echo "FDL-CHECK FAIL $s did not attach: $(tail -3 /tmp/sched.log)"; return 1; }
+}
+
+# stop NAME: detach it and wait until sched_ext is disabled again.
+stop() {
+    [ "$1" = eevdf ] && return 0
+    kill -INT "$SCX_PID"
+    wait "$SCX_PID"
+    i=0
+    while [ "$(scx_state)" != disabled ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
+for s in $scheds; do
+    [ "$profile" = 1 ] && { sysctl -q -w kernel.bpf_stats_enabled=1; sysctl -q -w net.core.bpf_jit_kallsyms=1; }
+    start "$s" "$@" || exit 1
+    sleep 2
+    echo > $T/trace
+    for e in sched/sched_waking sched/sched_wakeup sched/sched_switch irq_vectors/reschedule_entry power/cpu_idle; do
+        [ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
+    done
+    [ "$cost$profile" = 00 ] && echo 1 > $T/tracing_on
+    pids=
+    for c in cfs loose fdl; do
+        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 1 --json" \
+            > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
+        pids="$pids $!"
+    done
+    sleep 3
+    for c in cfs loose fdl; do echo "THREADS $c $(tr '\n' ' ' < $CG/$c/cgroup.threads)"; done
+    [ "$cost" != 0 ] && [ "$s" != eevdf ] && scx_fdl cost --secs $((secs - 4)) 2>&1 | sed "s/^/COST $s /"
+    wait $pids
+    echo 0 > $T/tracing_on
+    for c in cfs loose fdl; do
+        echo "FDL-LATENCY $s $c p50=$(json_field "/tmp/p-$c.json" p50) p90=$(json_field "/tmp/p-$c.json" p90) p99=$(json_field "/tmp/p-$c.json" p99) samples=$(json_field "/tmp/p-$c.json" samples)"
+    done
+    case $s in eevdf|scx_flash) ;; *) scx_fdl dump 2>/dev/null | tr ',{' '\n\n' | grep -E '^ *"[a-z_]+": *[0-9]+ *$' | head -80 | sed "s/^/DUMP $s /" ;; esac
+    if [ "$profile" = 1 ]; then
+        grep '\[bpf\]$' /proc/kallsyms | sed 's/^/BPFSYM /'
+        bpftool prog show --json | sed 's/^/BPFPROG /'
+    fi
+    [ "$cost$profile" = 00 ] && grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle" $T/trace | sed "s/^/TR /"
+    stop "$s"
 done
-[ "$cost" = 0 ] && echo 1 > $T/tracing_on
-pids=
-for c in cfs loose fdl; do
-    sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 1 --json" \
-        > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
-    pids="$pids $!"
-done
-sleep 3
-for c in cfs loose fdl; do echo "THREADS $c $(tr '\n' ' ' < $CG/$c/cgroup.threads)"; done
-[ "$cost" != 0 ] && scx_fdl cost --secs $((secs - 4)) 2>&1 | sed 's/^/COST /'
-wait $pids
-echo 0 > $T/tracing_on
-for c in cfs loose fdl; do
-    echo "FDL-LATENCY $c p50=$(json_field "/tmp/p-$c.json" p50) p90=$(json_field "/tmp/p-$c.json" p90) p99=$(json_field "/tmp/p-$c.json" p99) samples=$(json_field "/tmp/p-$c.json" samples)"
-done
-[ "$sched" = scx_fdl ] && scx_fdl dump 2>/dev/null | tr ',{' '\n\n' | grep -E '^ *"[a-z_]+": *[0-9]+ *$' | head -80 | sed 's/^/DUMP /'
-grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle" $T/trace | sed "s/^/TR /"
-[ "$sched" = scx_fdl ] && stop_scx
-[ "$sched" = scx_flash ] && { kill -INT $peer; wait $peer; }
+if [ "$profile" = 1 ]; then
+    grep ' [tT] ' /proc/kallsyms | gzip -c | base64 | sed 's/^/KSYMS /'
+fi
 exit $FAILED
