@@ -1005,15 +1005,17 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		}
 	}
 	stat_inc(nr_dispatch_empty);
-	if (fdl_any_queued())
-		stat_inc(nr_dispatch_empty_queued);
 	/*
 	 * For fdl_on_idle: whether the scan itself saw work it did not take, not whether work is
 	 * queued now: work queued since the scan is what fdl_on_idle is for (counted as untakeable,
 	 * a worker queued between this scan and this line waited beside the idle CPU: trace of
-	 * 2026-11-27, 34.526356).
+	 * 2026-11-27, 34.526356). The counter says the same: a second look at every queue here
+	 * (fdl_any_queued, a kfunc and a DSQ hash lookup per container) cost 2 of the 50 million
+	 * instructions scx_fdl's programs ran in bench/insn-profile.sh's wake shape, for a statistic.
 	 */
-	if ((cc = env_cpu(cpu)) && (sc = env_scan()))
+	if ((sc = env_scan()) && sc->nr_queued > 0)
+		stat_inc(nr_dispatch_empty_queued);
+	if ((cc = env_cpu(cpu)) && sc)
 		cc->empty_queued = sc->nr_queued > 0;
 }
 
