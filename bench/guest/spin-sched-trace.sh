@@ -17,12 +17,13 @@
 # profile=1 (bench/insn-profile.sh, one scheduler, QEMU counting the instructions executed): no
 # trace; the kernel's BPF statistics on while the scheduler is attached, its programs' run counts
 # (BPFPROG lines: bpftool's JSON) and addresses (BPFSYM lines: kallsyms) printed before it stops,
-# then the kernel's text symbols (KSYMS lines: gzip, base64).
+# then the kernel's text symbols (KSYMS lines: gzip, base64). antagonist=1: the matrix's antagonist
+# beside the probes (hackbench -g 2 -f 10 -s 20000 -l 10, again and again, in cgroup antagonist).
 . ./lib.sh
-secs=12 spin=3000 sleep=20000 jitter=5000 shares=900 sched=scx_fdl cost=0 profile=0
+secs=12 spin=3000 sleep=20000 jitter=5000 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0
 while [ $# -gt 0 ]; do
     case $1 in
-        spin=*|sleep=*|jitter=*|shares=*|sched=*|cost=*|profile=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        spin=*|sleep=*|jitter=*|shares=*|sched=*|cost=*|profile=*|antagonist=*) eval "${1%%=*}=\${1#*=}"; shift ;;
         *) break ;;
     esac
 done
@@ -35,7 +36,7 @@ done
 T=/sys/kernel/tracing
 [ -e $T/trace ] || mount -t tracefs none $T
 echo 60000 > $T/buffer_size_kb
-for c in cfs loose fdl; do mkcg $c 100; done
+for c in cfs loose fdl antagonist; do mkcg $c 100; done
 g=; [ "$shares" -gt 0 ] && g="guaranteed_shares = $shares"
 cat > /tmp/fdl.toml <<EOT
 [cgroup.loose]
@@ -81,7 +82,11 @@ for s in $scheds; do
         [ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
     done
     [ "$cost$profile" = 00 ] && echo 1 > $T/tracing_on
-    pids=
+    pids= hb=
+    if [ "$antagonist" = 1 ]; then
+        sh -c "echo \$\$ > $CG/antagonist/cgroup.procs; while :; do hackbench -g 2 -f 10 -s 20000 -l 10 > /dev/null 2>&1; done" &
+        hb=$!
+    fi
     for c in cfs loose fdl; do
         sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 1 --json" \
             > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
@@ -91,6 +96,10 @@ for s in $scheds; do
     for c in cfs loose fdl; do echo "THREADS $c $(tr '\n' ' ' < $CG/$c/cgroup.threads)"; done
     [ "$cost" != 0 ] && [ "$s" != eevdf ] && scx_fdl cost --secs $((secs - 4)) 2>&1 | sed "s/^/COST $s /"
     wait $pids
+    if [ -n "$hb" ]; then
+        kill $hb
+        while [ -s $CG/antagonist/cgroup.procs ]; do kill -9 $(cat $CG/antagonist/cgroup.procs) 2>/dev/null; sleep 0.2; done
+    fi
     echo 0 > $T/tracing_on
     for c in cfs loose fdl; do
         echo "FDL-LATENCY $s $c p50=$(json_field "/tmp/p-$c.json" p50) p90=$(json_field "/tmp/p-$c.json" p90) p99=$(json_field "/tmp/p-$c.json" p99) samples=$(json_field "/tmp/p-$c.json" samples)"
