@@ -1572,14 +1572,6 @@ static void test_within_guarantee_ahead_of_fair_work(void)
 }
 
 /*
- * A guarantee is a budget, not a priority: a container of two hogs (both CPUs of demand) beside a
- * cgroup of two fair hogs gets the larger of its guarantee and its fair share, not both: with
- * 0.5 CPU guaranteed, its fair share (1 CPU). Above its fair share a guarantee takes from the
- * other deadline containers, never from fair work's weighted share (see
- * test_fair_share_protected_from_overcommitted_guarantees): 1.5 CPUs guaranteed beside a deadline
- * container without a guarantee and light fair work (weight 10), 1.5 CPUs.
- */
-/*
  * A preemption is a loan (fdl_loan_due). Two fair workers of the cgroup without parameters spin
  * 3 ms; 2 ms in, the 4 ms container's two workers wake and take both CPUs (their deadline is due);
  * the 20 ms container's two wake just after. When the 4 ms workers are done, the fair workers get
@@ -1632,6 +1624,14 @@ static void test_preemption_is_a_loan(void)
 	      k[5]->late_ns < 20 * MS, "%llu / %llu us", k[4]->late_ns / US, k[5]->late_ns / US);
 }
 
+/*
+ * A guarantee is a budget, not a priority: a container of two hogs (both CPUs of demand) beside a
+ * cgroup of two fair hogs gets the larger of its guarantee and its fair share, not both: with
+ * 0.5 CPU guaranteed, its fair share (1 CPU). Above its fair share a guarantee takes from the
+ * other deadline containers, never from fair work's weighted share (see
+ * test_fair_share_protected_from_overcommitted_guarantees): 1.5 CPUs guaranteed beside a deadline
+ * container without a guarantee and light fair work (weight 10), 1.5 CPUs.
+ */
 static u64 budget_run(u64 milli_cpus, bool beside_deadline)
 {
 	u64 c = 0;

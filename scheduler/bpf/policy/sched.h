@@ -819,7 +819,7 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 	return 1;
 }
 
-/* Does any container's queue, or the root's, hold work? (Counted when a dispatch found none.) */
+/* Does any container's queue, or the root's, hold work? (For a CPU going idle: fdl_on_idle.) */
 FDL_GLOBAL int fdl_any_queued(void)
 {
 	u32 i, n = fdl.nr_slots;
@@ -967,6 +967,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	u64 now = env_now(), vdt = fdl_vdt(now), slice;
 	struct fdl_scan *sc;
 	struct fdl_cpu *cc;
+	bool queued;
 	int i;
 
 	if (!pt && (cc = env_cpu(cpu)) && fdl_local_pending(cc, now)) {
@@ -1013,10 +1014,12 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	 * (fdl_any_queued, a kfunc and a DSQ hash lookup per container) cost 2 of the 50 million
 	 * instructions scx_fdl's programs ran in bench/insn-profile.sh's wake shape, for a statistic.
 	 */
-	if ((sc = env_scan()) && sc->nr_queued > 0)
+	sc = env_scan();
+	queued = sc && sc->nr_queued > 0;
+	if (queued)
 		stat_inc(nr_dispatch_empty_queued);
-	if ((cc = env_cpu(cpu)) && sc)
-		cc->empty_queued = sc->nr_queued > 0;
+	if ((cc = env_cpu(cpu)))
+		cc->empty_queued = queued;
 }
 
 /*
