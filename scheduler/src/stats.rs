@@ -108,7 +108,7 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches that found nothing to run")]
     #[serde(default)]
     pub dispatch_empty: u64,
-    #[stat(desc = "Dispatches that found nothing to run while work was queued")]
+    #[stat(desc = "Dispatches that found nothing to run while their scan saw work queued (work this CPU could not take, e.g. pinned elsewhere or held by a CPU limit)")]
     #[serde(default)]
     pub dispatch_empty_queued: u64,
     #[stat(desc = "Idle CPUs woken for work queued while they went idle (after their dispatch found the queues empty)")]
