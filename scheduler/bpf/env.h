@@ -79,7 +79,7 @@ struct fdl_cpu {
 	u64 lent_q;		/* the fair queue whose running work it was taken from by a deadline (0: none) */
 	u64 lent_at;		/* when (fdl_loan_due) */
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */
-};
+} __attribute__((aligned(64)));	/* whole cache lines: each CPU writes its own (cpu_ctxs) */
 
 /*
  * The dispatcher's scan of the queues, kept in a per-CPU scratch record rather than in locals: the
@@ -146,9 +146,16 @@ struct {
 	__type(value, u64);
 } cgroup_refs SEC(".maps");
 
+/*
+ * The CPUs' policy records, by CPU id. A plain array, not a per-CPU one: other CPUs read and write
+ * them (victim choice, claims), and a lookup in an array is an address computation the verifier
+ * writes inline, where bpf_map_lookup_percpu_elem() is a helper call (2.4 M kernel instructions,
+ * about 200 per task started, in bench/insn-profile.sh's wake shape). Each record is padded to
+ * whole cache lines (struct fdl_cpu), so CPUs do not share one.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FDL_MAX_CPUS);
 	__type(key, u32);
 	__type(value, struct fdl_cpu);
 } cpu_ctxs SEC(".maps");
@@ -212,9 +219,9 @@ static __always_inline struct fdl_cgroup *env_cgroup(u64 cgref)
 
 static __always_inline struct fdl_cpu *env_cpu(s32 cpu)
 {
-	u32 zero = 0;
+	u32 key = cpu;
 
-	return bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+	return bpf_map_lookup_elem(&cpu_ctxs, &key);
 }
 
 /* This CPU's event counters; NULL never happens for index 0 of a per-CPU array. */

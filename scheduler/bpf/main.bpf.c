@@ -579,14 +579,14 @@ int fdl_read_loads(struct fdl_loads_args *args)
 	struct fdl_dom_load *dl;
 	struct fdl_pelt pelt;
 	struct fdl_cpu *cc;
-	u32 d, cpu, i, zero = 0;
+	u32 d, cpu, i;
 
 	args->now_ns = now;
 	args->nr_doms = env_nr_doms();
 	bpf_for(cpu, 0, FDL_MAX_CPUS) {
 		if (cpu >= tun.nr_cpu_ids)
 			break;
-		cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+		cc = env_cpu(cpu);
 		if (!cc)
 			continue;
 		cl = &cc->load;
