@@ -96,6 +96,7 @@ struct fdl_scan {
 	u64 min_rr_ns;
 	u64 rate_sum;		/* their granted guarantees (budget_rate) together */
 	u64 nr_queued;		/* tasks waiting in the queues scanned */
+	u64 full_at;		/* when this CPU last looked at every container's queue */
 };
 
 /*

@@ -60,6 +60,7 @@ struct fake_env {
 	u64 hold_at;
 	u32 rnd;
 	struct fdl_scan scan;
+	int queued_asks[FAKE_CGROUPS];	/* env_nr_queued calls per container queue */
 	u32 nr_doms;			/* 0: one */
 	/*
 	 * An interleaving: when mb_hook_at barriers have passed (counted from 1), env_mb() calls
@@ -207,6 +208,8 @@ static inline bool env_move_to_local(u64 dsq, u64 lead)
 
 static inline s32 env_nr_queued(u64 dsq)
 {
+	if (dsq < FAKE_CGROUPS)
+		env.queued_asks[dsq]++;
 	return fake_dsq(dsq)->n;
 }
 

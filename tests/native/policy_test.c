@@ -1713,6 +1713,62 @@ static void test_idle_pick_claims_the_cpu(void)
 }
 
 /*
+ * The dispatcher asks only active containers' queues for work (each ask: a kfunc and a DSQ hash
+ * lookup; a node has hundreds of containers, most idle). Work in an inactive container's queue
+ * should never be; if it is, each CPU's full scan every FDL_FULL_SCAN_NS takes it, and counts it
+ * (nr_scan_strays), so it waits a few ms, not forever.
+ */
+static void test_scan_asks_active_queues_only(void)
+{
+	struct task *a, *b, *c, *s;
+
+	reset(1);
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(11, 100, 0, 0);
+	add_cgroup(12, 100, 4 * MS, 0);
+	a = new_task(0, 10);
+	b = new_task(1, 10);
+	c = new_task(2, 12);
+	s = new_task(3, 11);
+	wake(c);		/* CPU 0 */
+	run_for(1 * MS);
+	sleep_on(0);		/* 12 inactive again */
+	wake(a);
+	wake(b);		/* queued behind a */
+	memset(env.queued_asks, 0, sizeof(env.queued_asks));
+	run_for(1 * MS);
+	env.scan.full_at = env.now;	/* CPU 0's full scan was just now */
+	running[0]->p.slice = 0;
+	reschedule(0);
+	CHECK("a dispatch among active work asks only the active container's queue",
+	      env.queued_asks[10] >= 1 && !env.queued_asks[11] && !env.queued_asks[12],
+	      "asks: 10 %d, 11 %d, 12 %d", env.queued_asks[10], env.queued_asks[11],
+	      env.queued_asks[12]);
+	CHECK("no stray so far", !env.stats.nr_scan_strays, "%llu",
+	      (unsigned long long)env.stats.nr_scan_strays);
+	sleep_on(0);
+	sleep_on(0);		/* a and b sleep: CPU 0 idle */
+	CHECK("context: CPU 0 idle", !running[0], "CPU 0 runs task %d",
+	      running[0] ? (int)(running[0] - tasks) : -1);
+	/* s sits in inactive container 11's queue, never counted runnable (what should not happen). */
+	s->runnable = true;
+	fake_insert_at(fake_dsq(11), 0, &s->p, 0);
+	env.idle_kicks[0] = 1;
+	run_for(1 * MS);
+	CHECK("a dispatch between full scans leaves an inactive container's queue alone",
+	      !running[0] && !env.stats.nr_scan_strays, "CPU 0 runs task %d, strays %llu",
+	      running[0] ? (int)(running[0] - tasks) : -1,
+	      (unsigned long long)env.stats.nr_scan_strays);
+	run_for(FDL_FULL_SCAN_NS);
+	env.idle_kicks[0] = 1;
+	run_for(1 * MS);
+	CHECK("the CPU's next full scan takes the stray", running[0] == s,
+	      "CPU 0 runs task %d", running[0] ? (int)(running[0] - tasks) : -1);
+	CHECK("and counts it", env.stats.nr_scan_strays == 1, "%llu",
+	      (unsigned long long)env.stats.nr_scan_strays);
+}
+
+/*
  * The lost wake-up of the VM's quiet 3 ms spin cells (trace of 2026-11-27): a container's message
  * thread m wakes worker w1 onto idle CPU 0 and worker w2, then sleeps. CPU 1's dispatcher finds
  * nothing; before the kernel sets CPU 1's idle bit, w2 is enqueued (on CPU 0's behalf): no idle
@@ -2866,6 +2922,7 @@ int main(void)
 	test_vtime_counts_the_share_of_the_queue();
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
+	test_scan_asks_active_queues_only();
 	test_cpu_going_idle_takes_work_queued_meanwhile();
 	test_cpu_promised_to_a_wakeup_leaves_the_queues();
 	test_idle_cpu_woken_for_queued_work_is_not_bound();

@@ -66,6 +66,7 @@ check_clean_exit() {
 # load killed, and a clean exit.
 finish_scx() {
     check_attached
+    check_no_strays
     check_dmesg_clean
     kill_all
     check_clean_exit
@@ -75,6 +76,14 @@ finish_scx() {
 check_attached() {
     kill -0 "$SCX_PID" 2>/dev/null && [ "$(scx_state)" = enabled ] && pass "scx_fdl stayed attached" ||
         fail "scx_fdl stayed attached (state $(scx_state))"
+}
+
+# check_no_strays: no CPU's full scan found work in an inactive container's queue, which the
+# dispatcher otherwise never asks (scan_strays in `scx_fdl dump`).
+check_no_strays() {
+    n=$(scx_fdl dump 2>/dev/null | tr ',{' '\n\n' | sed -n 's/^ *"scan_strays": *\([0-9]*\) *$/\1/p')
+    [ "$n" = 0 ] && pass "no work found in an inactive container's queue (scan_strays 0)" ||
+        fail "no work found in an inactive container's queue (scan_strays ${n:-unreadable})"
 }
 
 # check_dmesg_clean: no stall, BUG, WARNING or Oops in the kernel log.

@@ -559,6 +559,59 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *c
 }
 
 /*
+ * How often each CPU's scan looks at every container's queue, inactive ones included
+ * (fdl_scan_container). A CPU that idled that long looks at all of them at its next dispatch.
+ */
+#define FDL_FULL_SCAN_NS	(4 * 1000 * 1000ULL)
+
+/* Is container cg active: a task in its subtree counted runnable (fdl_cgroup_propagate)? */
+static __always_inline bool fdl_cgroup_active(struct fdl_cgroup *cg)
+{
+	return cg->nr_active > 0;
+}
+
+/*
+ * Offer the scan container cgref's queue, if it holds work. An inactive container has none: a
+ * task is counted runnable (ops.runnable, up its cgroups to every container above it) before it
+ * is queued, uncounted (ops.quiescent) after it left its queue, and a cgroup move while it waits
+ * takes it out of its queue and queues it again under its new container. So the scan asks the
+ * queues of active containers only (each ask is a kfunc and a hash lookup of the DSQ: with every
+ * queue asked, find_user_dsq alone ran about 700 instructions per task started in
+ * bench/insn-profile.sh's wake shape, where the containers sleep most of the time; a fleet node
+ * has hundreds of containers, most of them idle). Not trusted blindly: every FDL_FULL_SCAN_NS
+ * each CPU looks at the inactive ones too, and work found there is counted (nr_scan_strays, which
+ * the VM tests require to stay 0): a task that did sit there would wait for a CPU's next full
+ * scan, not forever.
+ */
+static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, struct fdl_cgroup *cg,
+					       u64 now, u64 vdt)
+{
+	struct fdl_entity *e = &cg->ent;
+	s64 w;
+	u64 key;
+
+	if ((w = env_nr_queued(cgref)) <= 0)
+		return;
+	sc->nr_queued += w;
+	if (!fdl_cgroup_active(cg))
+		stat_inc(nr_scan_strays);
+	/*
+	 * A deadline container that overran its bandwidth competes in the fair order only.
+	 * By its deadline it would stand at vdt + deadline_rr, a key that moves with vdt and
+	 * never comes due, ahead of every overrun entity with a longer deadline_rr: in
+	 * overload the shortest deadline_rr took all it wanted (the matrix's spin10 cell:
+	 * the 4 ms container 0.61 CPU of its 0.5 share, the cgroup without parameters 0.36
+	 * and a p99 of 260 ms).
+	 */
+	if (e->deadline_rr_ns) {
+		key = fdl_entity_order(e, now, vdt);
+		if (fdl_may_compete(cgref, key, vdt))
+			fdl_consider(sc, cgref, 0, key);
+	}
+	fdl_consider_fair(sc, cgref, &cg->cvtime);
+}
+
+/*
  * Scan the containers' queues into this CPU's fdl_scan: deadline containers with work are
  * candidates at their deadline; of all queues with work, deadline containers' included, the one
  * with the least cgroup virtual time stands for the fair container at its deadline. So a deadline
@@ -572,11 +625,16 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	struct fdl_cgroup *cg;
 	struct fdl_entity *e;
 	u32 i, n = fdl.nr_slots;
-	u64 cgref, fair_cpus, scale, key;
+	u64 cgref, fair_cpus, scale;
 	s64 root_wsum, w;
+	bool full;
 
 	if (!sc)
 		return -1;
+	/* Every container's queue once in FDL_FULL_SCAN_NS (fdl_scan_container), else the active ones. */
+	full = !fdl_time_before(now, sc->full_at + FDL_FULL_SCAN_NS);
+	if (full)
+		sc->full_at = now;
 	sc->best_fair = sc->next_fair = FDL_NONE;
 	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
 	sc->fair_found = 0;
@@ -604,23 +662,9 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
 			sc->rate_sum += e->budget_rate;
 		}
-		if ((w = env_nr_queued(cgref)) <= 0)
+		if (!full && !fdl_cgroup_active(cg))
 			continue;
-		sc->nr_queued += w;
-		/*
-		 * A deadline container that overran its bandwidth competes in the fair order only.
-		 * By its deadline it would stand at vdt + deadline_rr, a key that moves with vdt and
-		 * never comes due, ahead of every overrun entity with a longer deadline_rr: in
-		 * overload the shortest deadline_rr took all it wanted (the matrix's spin10 cell:
-		 * the 4 ms container 0.61 CPU of its 0.5 share, the cgroup without parameters 0.36
-		 * and a p99 of 260 ms).
-		 */
-		if (e->deadline_rr_ns) {
-			key = fdl_entity_order(e, now, vdt);
-			if (fdl_may_compete(cgref, key, vdt))
-				fdl_consider(sc, cgref, 0, key);
-		}
-		fdl_consider_fair(sc, cgref, &cg->cvtime);
+		fdl_scan_container(sc, cgref, cg, now, vdt);
 	}
 	if (fdl.dl_wsum != sc->dl_wsum)
 		fdl.dl_wsum = sc->dl_wsum;
@@ -819,9 +863,13 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 	return 1;
 }
 
-/* Does any container's queue, or the root's, hold work? (For a CPU going idle: fdl_on_idle.) */
+/*
+ * Does any active container's queue, or the root's, hold work? (For a CPU going idle:
+ * fdl_on_idle; an inactive container has none, fdl_scan_container.)
+ */
 FDL_GLOBAL int fdl_any_queued(void)
 {
+	struct fdl_cgroup *cg;
 	u32 i, n = fdl.nr_slots;
 	u64 cgref;
 
@@ -831,7 +879,8 @@ FDL_GLOBAL int fdl_any_queued(void)
 		if (i >= n)
 			break;
 		cgref = fdl.containers[i];
-		if (cgref && env_nr_queued(cgref) > 0)
+		if (cgref && (cg = env_cgroup(cgref)) && fdl_cgroup_active(cg) &&
+		    env_nr_queued(cgref) > 0)
 			return 1;
 	}
 	return 0;
