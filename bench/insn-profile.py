@@ -3,12 +3,18 @@
 block counts ("vaddr n_insns executions"), and prints per BPF program its runs and the guest
 instructions executed in its own code per run, then the kernel functions that executed most.
 
-    python3 bench/insn-profile.py CONSOLE_LOG BLOCKS [--top N]
+    python3 bench/insn-profile.py [--lines] CONSOLE_LOG BLOCKS [--top N]
 
 A program's own code excludes what it calls in the kernel (helpers, kfuncs: those are in the
 kernel's table, summed over the whole boot) and its BPF subprograms and timer callbacks, listed
 beside it under their own names (a subprogram has no run count of its own).
+
+--lines (the guest printed JITLINES, the JIT code's line records from jit_lines.c, and the plugin
+ran with offsets=1): then the BPF source lines that executed most, each instruction counted at the
+line whose JIT code it is in (inlined functions at their own lines), per task started (runs of the
+program named *_running).
 """
+import os
 import argparse
 import base64
 import bisect
@@ -22,8 +28,9 @@ def main():
     ap.add_argument("log")
     ap.add_argument("blocks")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--lines", action="store_true", help="counts per BPF source line")
     a = ap.parse_args()
-    bpf_syms, progs, ksyms_b64 = [], [], []
+    bpf_syms, progs, ksyms_b64, jit_b64 = [], [], [], []
     for line in open(a.log, errors="replace"):
         line = line.rstrip("\n")
         if line.startswith("BPFSYM "):
@@ -33,6 +40,8 @@ def main():
             progs.extend(json.loads(line[len("BPFPROG "):]))
         elif line.startswith("KSYMS "):
             ksyms_b64.append(line[len("KSYMS "):])
+        elif line.startswith("JITLINES "):
+            jit_b64.append(line[len("JITLINES "):])
     if not bpf_syms or not ksyms_b64:
         raise SystemExit(f"{a.log}: no BPFSYM or KSYMS lines (did the guest run with profile=1?)")
     syms = [(addr, name, True) for addr, name in bpf_syms]
@@ -42,11 +51,14 @@ def main():
     syms.sort()
     starts = [s[0] for s in syms]
     insns = collections.Counter()
+    blocks = []
     for line in open(a.blocks):
-        vaddr, n, execs = line.split()
+        vaddr, n, execs = line.split()[:3]
         i = bisect.bisect_right(starts, int(vaddr, 16)) - 1
         if i >= 0:
             insns[i] += int(n) * int(execs)
+            if a.lines and syms[i][2]:
+                blocks.append(line.split())
     # bpf_prog_<tag>_<name>: a program's run count by its tag.
     runs = {p["tag"]: p.get("run_cnt", 0) for p in progs if "tag" in p}
     print("BPF code (own instructions, without the kernel functions it calls)")
@@ -58,11 +70,66 @@ def main():
         r = runs.get(tag, 0)
         per = f"{n / r:9.0f}" if r else f"{'-':>9}"
         print(f"{name[:48]:48} {r:9d} {n:14d} {per}")
+    if a.lines:
+        started = sum(p.get("run_cnt", 0) for p in progs if p.get("name", "").endswith("_running"))
+        by_line = line_counts(jit_b64, blocks, syms, starts)
+        total = sum(by_line.values())
+        print()
+        print(f"BPF source lines, top {a.top} of {total} instructions"
+              f" ({total / started:.0f} per task started, {started} started)" if started else "")
+        print(f"{'line':28} {'instructions':>12} {'/started':>9}  source")
+        for (f, ln), n in by_line.most_common(a.top):
+            per = f"{n / started:9.1f}" if started else f"{'-':>9}"
+            print(f"{f + ':' + str(ln):28} {n:12d} {per}  {source_line(f, ln)}")
     print()
     print(f"Kernel functions, top {a.top} by instructions over the whole boot")
     rows = [(syms[i][1], n) for i, n in insns.items() if not syms[i][2]]
     for name, n in sorted(rows, key=lambda r: -r[1])[:a.top]:
         print(f"{name[:48]:48} {n:14d}")
+
+
+def line_counts(jit_b64, blocks, syms, starts):
+    """Instructions per (file, line): each executed instruction of BPF code at the line record
+    (address, file, line) at or before its address within the same program."""
+    if not jit_b64:
+        raise SystemExit("--lines: no JITLINES in the log (jit_lines did not run in the guest)")
+    recs = []
+    for line in gzip.decompress(base64.b64decode("".join(jit_b64))).decode().splitlines():
+        addr, f, ln = line.split()
+        recs.append((int(addr, 16), f, int(ln)))
+    recs.sort()
+    raddr = [r[0] for r in recs]
+    out = collections.Counter()
+    for b in blocks:
+        if len(b) < 4:
+            raise SystemExit("--lines: the block counts have no offsets (plugin without offsets=1)")
+        base, execs = int(b[0], 16), int(b[2])
+        for off in b[3].split(","):
+            addr = base + int(off)
+            j = bisect.bisect_right(raddr, addr) - 1
+            k = bisect.bisect_right(starts, addr) - 1
+            # The record must lie in the same symbol (program) as the instruction.
+            if j >= 0 and k >= 0 and syms[k][2] and recs[j][0] >= syms[k][0]:
+                out[(recs[j][1], recs[j][2])] += execs
+            else:
+                out[("?", 0)] += execs
+    return out
+
+
+_sources = {}
+
+
+def source_line(f, ln):
+    """Line ln of BPF source file f (base name) from this checkout's scheduler/bpf, stripped."""
+    if f not in _sources:
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scheduler", "bpf")
+        _sources[f] = []
+        for d, _, files in os.walk(root):
+            if f in files:
+                _sources[f] = open(os.path.join(d, f), errors="replace").read().splitlines()
+                break
+    lines = _sources[f]
+    return lines[ln - 1].strip()[:70] if 0 < ln <= len(lines) else ""
 
 
 if __name__ == "__main__":

@@ -83,6 +83,24 @@ if grep -Eq '^bpf_prog_aaaa_fdl_running +10 +260 +26$' <<< "$out" &&
 else
     bad "insn-profile report: $out"
 fi
+# --lines: instructions at the JIT line record at or before them in the same program (two lines
+# of fdl_running; an instruction of scan_queues before its first record is unattributed), the
+# guest tool builds.
+if cc -O2 -Wall -Werror -o "$tmp/jit_lines" bench/insn-profile/jit_lines.c 2> "$tmp/cc.log"; then
+    ok "insn-profile's jit_lines builds"
+else
+    bad "jit_lines:"; cat "$tmp/cc.log"
+fi
+printf 'ffffffffc0000010 main.bpf.c 53\nffffffffc0000020 env.h 216\nffffffffc0000420 sched.h 645\n' |
+    gzip -c | base64 | sed 's/^/JITLINES /' >> "$tmp/prof.log"
+printf 'ffffffffc0000010 3 40 0,4,16\nffffffffc0000410 2 2 0,16\nffffffff81000104 9 100 0\n' > "$tmp/prof.blocks"
+out=$(python3 bench/insn-profile.py --lines "$tmp/prof.log" "$tmp/prof.blocks" 2>&1)
+if grep -Eq '^main.bpf.c:53 +80 +8.0 ' <<< "$out" && grep -Eq '^env.h:216 +40 +4.0 ' <<< "$out" &&
+        grep -Eq '^sched.h:645 +2 +0.2 ' <<< "$out" && grep -Eq '^\?:0 +2 ' <<< "$out"; then
+    ok "insn-profile --lines on synthetic counts (main.bpf.c:53 80, env.h:216 40 instructions)"
+else
+    bad "insn-profile --lines: $out"
+fi
 
 # scx_fdl's figures around a window (bench/guest/bench.sh fdl_dump, fdl_stats_json) with the guest's
 # busybox awk, on two synthetic dumps: misses and the window's worst lateness from the buckets (the

@@ -108,6 +108,8 @@ for s in $scheds; do
     if [ "$profile" = 1 ]; then
         grep '\[bpf\]$' /proc/kallsyms | sed 's/^/BPFSYM /'
         bpftool prog show --json | sed 's/^/BPFPROG /'
+        # bench/insn-profile.sh --lines: the programs' JIT code by source line.
+        command -v jit_lines > /dev/null && jit_lines | gzip -c | base64 | sed 's/^/JITLINES /'
     fi
     [ "$cost$profile" = 00 ] && grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle" $T/trace | sed "s/^/TR /"
     stop "$s"

@@ -9,6 +9,8 @@
  *
  * Arguments: out=FILE (required): at exit, one line per block of guest kernel code that ran,
  * "vaddr n_insns executions" in hex / decimal, for the kernel's symbols to be matched offline.
+ * offsets=1: each line also gives the byte offset of each of the block's instructions from vaddr,
+ * comma-separated (for counts per source line: bench/insn-profile.py --lines).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -27,6 +29,7 @@ typedef struct {
 	union { struct { int smp_vcpus, max_vcpus; } system; };
 } qemu_info_t;
 struct qemu_plugin_tb;
+struct qemu_plugin_insn;
 enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
@@ -35,6 +38,8 @@ void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, enum qe
 					      void *ptr, uint64_t imm);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
@@ -47,12 +52,14 @@ struct block {
 	uint64_t vaddr;
 	uint64_t n_insns;
 	uint64_t execs;		/* added to by the translated code, without atomics (approximate) */
+	uint32_t *offsets;	/* offsets=1: each instruction's byte offset from vaddr */
 };
 
 static struct block **table;
 static size_t cap = 1 << 20, used;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *out_path;
+static bool with_offsets;
 
 /* Kernel addresses only: the scheduler's programs and the kernel code they call. */
 #define KERNEL_START 0xffff800000000000ULL
@@ -101,6 +108,13 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		b = calloc(1, sizeof(*b));
 		b->vaddr = vaddr;
 		b->n_insns = n;
+		if (with_offsets) {
+			size_t i;
+
+			b->offsets = calloc(n ?: 1, sizeof(*b->offsets));
+			for (i = 0; i < n; i++)
+				b->offsets[i] = (uint32_t)(qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)) - vaddr);
+		}
 		table[s] = b;
 		if (++used * 2 > cap)
 			grow();
@@ -120,10 +134,17 @@ static void at_qemu_exit(qemu_plugin_id_t id, void *userdata)
 		perror(out_path);
 		return;
 	}
-	for (i = 0; i < cap; i++)
-		if (table[i] && table[i]->execs)
-			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", table[i]->vaddr,
-				table[i]->n_insns, table[i]->execs);
+	for (i = 0; i < cap; i++) {
+		struct block *b = table[i];
+		uint64_t k;
+
+		if (!b || !b->execs)
+			continue;
+		fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64, b->vaddr, b->n_insns, b->execs);
+		for (k = 0; b->offsets && k < b->n_insns; k++)
+			fprintf(f, "%c%" PRIu32, k ? ',' : ' ', b->offsets[k]);
+		fputc('\n', f);
+	}
 	fclose(f);
 }
 
@@ -135,6 +156,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
 	for (i = 0; i < argc; i++)
 		if (!strncmp(argv[i], "out=", 4))
 			out_path = argv[i] + 4;
+		else if (!strcmp(argv[i], "offsets=1"))
+			with_offsets = true;
 	if (!out_path || !info->system_emulation) {
 		fprintf(stderr, "insn_profile: needs out=FILE, under system emulation\n");
 		return -1;
