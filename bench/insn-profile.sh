@@ -6,7 +6,7 @@
 # beside it), and the kernel functions that executed most. Counts, unlike TCG's timings (which
 # vary 25 % between boots), do not depend on the host's speed.
 #
-# Usage: bench/insn-profile.sh [--out DIR] [--lines] [KEY=VALUE...] [-- SCX_FDL_OPTION...]
+# Usage: bench/insn-profile.sh [--out DIR] [--lines] [--cpus N] [--numa N] [KEY=VALUE...] [-- SCX_FDL_OPTION...]
 #   KEY=VALUE as spin-sched-trace.sh's (spin, sleep, jitter, shares, sched=scx_fdl|scx_flash|a build
 #   given with FDL_EXTRA_BINS); default the matrix's wake shape without guarantees.
 #   --out DIR  where the console log, the block counts and the report go (default
@@ -14,17 +14,21 @@
 #   --lines    also count per source line of the BPF code (inlined functions at their own lines):
 #              the guest prints the JIT code's line records (bench/insn-profile/jit_lines.c), the
 #              plugin each instruction's address; the report's second table
+#   --cpus N, --numa N   the VM's vCPUs and NUMA nodes (vm/run.sh's; default 2 and 1): whether the
+#              cost per task grows with the CPU count
 # Example: bench/insn-profile.sh sched=scx_flash   (FDL_EXTRA_BINS=.cache/peers/scx_flash-*/bin/scx_flash)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.cache/bench/insn-profile-$(date +%Y%m%d-%H%M%S)
 args=()
+vm_args=()
 lines=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --out) out=$2; shift 2 ;;
         --lines) lines=1; shift ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --cpus|--numa) vm_args+=("$1" "$2"); shift 2 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; break ;;
         *=*) args+=("$1"); shift ;;
         *) echo "insn-profile: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -49,6 +53,6 @@ if [[ $lines = 1 ]]; then
 fi
 rm -f "$out/blocks.txt"
 FDL_EXTRA_BINS=$extra FDL_QEMU_ARGS="-plugin $(realpath "$plugin"),$plugin_args" \
-    vm/run.sh --log "$out/console.log" bench/guest/spin-sched-trace.sh \
+    vm/run.sh "${vm_args[@]}" --log "$out/console.log" bench/guest/spin-sched-trace.sh \
     spin=50 sleep=10000 jitter=2500 shares=0 "${args[@]}" profile=1 "$@"
 python3 bench/insn-profile.py "${report_args[@]}" "$out/console.log" "$out/blocks.txt" | tee "$out/report.txt"

@@ -39,6 +39,7 @@
  *	                                  walk, move_unblocked_dom, is the program's, with the
  *	                                  policy's check; natively the test defines it whole)
  *	fdl_for(i, start, end)            a bounded loop
+ *	env_index(i, mask)                i & mask, an array index the verifier sees bounded
  *
  * Queues and domains: every queue (a container's, the root's fair queue) is one DSQ per queue
  * domain, a last-level cache (tun.nr_doms, tun.cpu_dom). Work is queued in the domain of the CPU
@@ -238,6 +239,17 @@ static __always_inline struct fdl_scan *env_scan(void)
 	u32 zero = 0;
 
 	return bpf_map_lookup_elem(&scans, &zero);
+}
+
+/*
+ * i & mask, bounded as such for the verifier: the empty asm makes i opaque first, so clang cannot
+ * drop the mask as redundant (it knew a table's entries were all below 64 and dropped it, and the
+ * verifier, which does not know the table, rejected the access).
+ */
+static __always_inline u32 env_index(u32 i, u32 mask)
+{
+	barrier_var(i);
+	return i & mask;
 }
 
 /* A CPU's queue domain (0 for a CPU out of range). */

@@ -206,6 +206,9 @@ struct fdl_cgroup {
 	 * and sub_wait_ns (fdl_sum_charge) instead of walking the subtree.
 	 */
 	u32 summed;
+	/* A container's index in fdl.containers + 1 (0: none): its bit in fdl.active_mask. */
+	u32 cont_slot;
+	u32 __pad_slot;
 	/* The container its tasks queue in (itself or its nearest, 0: the root's), cached: */
 	u64 cont_cgref;
 	u64 cont_gen;		/* fdl.cont_gen + 1 when cont_cgref was found (0: never) */

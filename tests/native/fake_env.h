@@ -93,6 +93,11 @@ static inline struct fdl_cgroup *env_cgroup(u64 cgref)
 	return cgref < FAKE_CGROUPS && env.cg_present[cgref] ? &env.cg[cgref] : NULL;
 }
 
+static inline u32 env_index(u32 i, u32 mask)
+{
+	return i & mask;
+}
+
 static inline struct fdl_cpu *env_cpu(s32 cpu)
 {
 	return cpu >= 0 && cpu < FAKE_CPUS ? &env.cpu[cpu] : NULL;

@@ -205,6 +205,20 @@ static void test_rfc_rules(void)
 		bad += fdl_ilog2(0) != 0 || fdl_ilog2(~0ULL) != 63;
 		CHECK_EQ("ilog2 of 0, 2^i - 1, 2^i and 2^i + 1 for every i, and of 2^64 - 1", bad, 0);
 	}
+	/* lowest set bit: every bit alone, and with every higher bit set too, against a loop */
+	{
+		int i, j, bad = 0;
+
+		for (i = 0; i < 64; i++) {
+			unsigned long long above = ~0ULL << i, x = 1ULL << i;
+
+			for (j = 0; j < 64 && !((x >> j) & 1); j++)
+				;
+			bad += fdl_lowest_bit(x) != (unsigned int)j || fdl_lowest_bit(above) != (unsigned int)i;
+		}
+		bad += fdl_lowest_bit(0) != 0;
+		CHECK_EQ("lowest set bit of 2^i and of ~0 << i for every i, and of 0", bad, 0);
+	}
 }
 
 static void test_tiers_and_budget(void)

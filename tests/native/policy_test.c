@@ -1732,7 +1732,12 @@ static void test_scan_asks_active_queues_only(void)
 	s = new_task(3, 11);
 	wake(c);		/* CPU 0 */
 	run_for(1 * MS);
+	CHECK("a container with runnable work is in the active set, the others not",
+	      fdl.active_mask == 1ULL << (env.cg[12].cont_slot - 1), "mask %llx, 12's slot %u",
+	      (unsigned long long)fdl.active_mask, env.cg[12].cont_slot);
 	sleep_on(0);		/* 12 inactive again */
+	CHECK("and leaves it when its work sleeps", !fdl.active_mask, "mask %llx",
+	      (unsigned long long)fdl.active_mask);
 	wake(a);
 	wake(b);		/* queued behind a */
 	memset(env.queued_asks, 0, sizeof(env.queued_asks));
@@ -2316,6 +2321,11 @@ static u64 nested_run(bool with_dl, u64 spin_ns, u64 *fair_ms)
 
 		CHECK("deadlines on a cgroup three levels down are taken", ret == 0, "%d", ret);
 		CHECK("it becomes a container with a queue", env.cg[12].has_dsq, "no queue");
+		CHECK("its bit in the dispatcher's active set says whether its subtree is active",
+		      env.cg[12].cont_slot &&
+		      !!(fdl.active_mask & (1ULL << (env.cg[12].cont_slot - 1))) == (env.cg[12].nr_active > 0),
+		      "slot %u, mask %llx, nr_active %lld", env.cg[12].cont_slot,
+		      (unsigned long long)fdl.active_mask, (long long)env.cg[12].nr_active);
 		CHECK("its subtree's tasks queue there and run under its deadline",
 		      fdl_task_queue(&tasks[0].t, &top, &e) == 12 && e == &env.cg[12].ent,
 		      "queue %llu", (unsigned long long)fdl_task_queue(&tasks[0].t, &top, &e));
@@ -2327,6 +2337,8 @@ static u64 nested_run(bool with_dl, u64 spin_ns, u64 *fair_ms)
 	for (int i = 0; i < 2; i++)
 		tasks[i].nr_lates = 0;
 	run_for(4000 * MS);
+	CHECK("no full scan found work outside the active set", !env.stats.nr_scan_strays, "%llu",
+	      (unsigned long long)env.stats.nr_scan_strays);
 	*fair_ms = ran(12, 2) / MS;
 	p99 = pct_late(0, 2, 99);
 	nested_p50 = pct_late(0, 2, 50);

@@ -124,6 +124,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 		old = __sync_fetch_and_add(&cg->nr_active, dn);
 		if ((dn > 0 && old != 0) || (dn < 0 && old != 1))
 			return 0;	/* activity unchanged: the parent is unaffected */
+		fdl_cont_mark(cg);
 		if (dn > 0 && (cg->level == 1 || cg->has_dsq)) {
 			if (cg->ent.deadline_rr_ns)
 				fdl_entity_wake(&cg->ent, vdt);

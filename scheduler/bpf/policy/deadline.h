@@ -271,9 +271,35 @@ static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 
 		fdl_miss(dl, now);
 }
 
+/*
+ * Container cg's bit in fdl.active_mask follows its activity (nr_active > 0): called where that
+ * changes (fdl_cgroup_propagate) and where it gets or loses its slot. Set and clear race when one
+ * CPU makes it active while another makes it inactive, so a clear looks again afterwards: the
+ * activation it may have undone came before its set, which came before this clear, so the second
+ * look sees it and sets the bit again.
+ */
+static __always_inline void fdl_cont_mark(struct fdl_cgroup *cg)
+{
+	u32 s = cg->cont_slot;
+	u64 bit;
+
+	if (!s || s > FDL_MAX_CONTAINERS)
+		return;
+	bit = 1ULL << ((s - 1) & (FDL_MAX_CONTAINERS - 1));
+	if (cg->nr_active > 0) {
+		__sync_fetch_and_or(&fdl.active_mask, bit);
+		return;
+	}
+	__sync_fetch_and_and(&fdl.active_mask, ~bit);
+	env_mb();
+	if (cg->nr_active > 0)
+		__sync_fetch_and_or(&fdl.active_mask, bit);
+}
+
 /* A deadline container's slot in fdl.containers (its existing one, or a free one), or -1. */
 static __always_inline int fdl_slot_add(u64 cgref)
 {
+	struct fdl_cgroup *cg;
 	int i, free = -1;
 
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
@@ -288,17 +314,27 @@ static __always_inline int fdl_slot_add(u64 cgref)
 		return -1;
 	if ((u32)free >= fdl.nr_slots)
 		fdl.nr_slots = free + 1;
+	if ((cg = env_cgroup(cgref))) {
+		cg->cont_slot = free + 1;
+		env_mb();
+		fdl_cont_mark(cg);	/* a nested cgroup may be active already */
+	}
 	return free;
 }
 
 /* The cgroup is gone (and with it every task of its queue): free its slot. */
 static __always_inline void fdl_slot_del(u64 cgref)
 {
+	struct fdl_cgroup *cg = env_cgroup(cgref);
 	int i;
 
+	if (cg)
+		cg->cont_slot = 0;
 	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
-		if (fdl.containers[i] == cgref)
+		if (fdl.containers[i] == cgref) {
+			__sync_fetch_and_and(&fdl.active_mask, ~(1ULL << i));
 			fdl.containers[i] = 0;
+		}
 	}
 }
 

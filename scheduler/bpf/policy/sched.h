@@ -564,27 +564,29 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *c
  */
 #define FDL_FULL_SCAN_NS	(4 * 1000 * 1000ULL)
 
-/* Is container cg active: a task in its subtree counted runnable (fdl_cgroup_propagate)? */
-static __always_inline bool fdl_cgroup_active(struct fdl_cgroup *cg)
+/* The containers' slots below n, as a mask of fdl.active_mask's bits. */
+static __always_inline u64 fdl_slots_mask(u32 n)
 {
-	return cg->nr_active > 0;
+	return n >= FDL_MAX_CONTAINERS ? ~0ULL : (1ULL << n) - 1;
 }
 
+
 /*
- * Offer the scan container cgref's queue, if it holds work. An inactive container has none: a
- * task is counted runnable (ops.runnable, up its cgroups to every container above it) before it
- * is queued, uncounted (ops.quiescent) after it left its queue, and a cgroup move while it waits
- * takes it out of its queue and queues it again under its new container. So the scan asks the
- * queues of active containers only (each ask is a kfunc and a hash lookup of the DSQ: with every
- * queue asked, find_user_dsq alone ran about 700 instructions per task started in
- * bench/insn-profile.sh's wake shape, where the containers sleep most of the time; a fleet node
- * has hundreds of containers, most of them idle). Not trusted blindly: every FDL_FULL_SCAN_NS
- * each CPU looks at the inactive ones too, and work found there is counted (nr_scan_strays, which
- * the VM tests require to stay 0): a task that did sit there would wait for a CPU's next full
- * scan, not forever.
+ * Offer the scan container cgref's queue (its bit in fdl.active_mask: bit), if it holds work. An
+ * inactive container has none: a task is counted runnable (ops.runnable, up its cgroups to every
+ * container above it, whose bits fdl_cont_mark sets) before it is queued, uncounted
+ * (ops.quiescent) after it left its queue, and a cgroup move while it waits takes it out of its
+ * queue and queues it again under its new container. So the scan looks at active containers only
+ * (fdl.active_mask: no record is read for an idle one, and each ask of a queue is a kfunc and a
+ * hash lookup of the DSQ; with every queue asked, find_user_dsq alone ran about 700 instructions
+ * per task started in bench/insn-profile.sh's wake shape, where the containers sleep most of the
+ * time; a fleet node has hundreds of containers, most of them idle). Not trusted blindly: every
+ * FDL_FULL_SCAN_NS each CPU looks at the inactive ones too, and work found there is counted
+ * (nr_scan_strays, which the VM tests require to stay 0): a task that did sit there would wait
+ * for a CPU's next full scan, not forever.
  */
 static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, struct fdl_cgroup *cg,
-					       u64 now, u64 vdt)
+					       u64 bit, u64 now, u64 vdt)
 {
 	struct fdl_entity *e = &cg->ent;
 	s64 w;
@@ -593,7 +595,7 @@ static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, s
 	if ((w = env_nr_queued(cgref)) <= 0)
 		return;
 	sc->nr_queued += w;
-	if (!fdl_cgroup_active(cg))
+	if (!(fdl.active_mask & bit))
 		stat_inc(nr_scan_strays);
 	/*
 	 * A deadline container that overran its bandwidth competes in the fair order only.
@@ -624,17 +626,18 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	struct fdl_scan *sc = env_scan();
 	struct fdl_cgroup *cg;
 	struct fdl_entity *e;
-	u32 i, n = fdl.nr_slots;
-	u64 cgref, fair_cpus, scale;
+	u32 i, k, n = fdl.nr_slots;
+	u64 cgref, fair_cpus, scale, mask;
 	s64 root_wsum, w;
-	bool full;
 
 	if (!sc)
 		return -1;
-	/* Every container's queue once in FDL_FULL_SCAN_NS (fdl_scan_container), else the active ones. */
-	full = !fdl_time_before(now, sc->full_at + FDL_FULL_SCAN_NS);
-	if (full)
+	/* Every container once in FDL_FULL_SCAN_NS (fdl_scan_container), else the active ones. */
+	mask = fdl.active_mask;
+	if (!fdl_time_before(now, sc->full_at + FDL_FULL_SCAN_NS)) {
 		sc->full_at = now;
+		mask = fdl_slots_mask(n);
+	}
 	sc->best_fair = sc->next_fair = FDL_NONE;
 	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
 	sc->fair_found = 0;
@@ -642,7 +645,11 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	sc->rate_sum = 0;
 	sc->nr_queued = 0;
 	sc->min_rr_ns = tun.fair_deadline_ns;
-	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
+	fdl_for(k, 0, FDL_MAX_CONTAINERS) {
+		if (!mask)
+			break;
+		i = env_index(fdl_lowest_bit(mask), FDL_MAX_CONTAINERS - 1);
+		mask &= mask - 1;
 		if (i >= n)
 			break;
 		cgref = fdl.containers[i];
@@ -662,9 +669,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
 			sc->rate_sum += e->budget_rate;
 		}
-		if (!full && !fdl_cgroup_active(cg))
-			continue;
-		fdl_scan_container(sc, cgref, cg, now, vdt);
+		fdl_scan_container(sc, cgref, cg, 1ULL << i, now, vdt);
 	}
 	if (fdl.dl_wsum != sc->dl_wsum)
 		fdl.dl_wsum = sc->dl_wsum;
@@ -869,18 +874,18 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
  */
 FDL_GLOBAL int fdl_any_queued(void)
 {
-	struct fdl_cgroup *cg;
-	u32 i, n = fdl.nr_slots;
-	u64 cgref;
+	u64 cgref, mask = fdl.active_mask;
+	u32 i, k;
 
 	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
 		return 1;
-	fdl_for(i, 0, FDL_MAX_CONTAINERS) {
-		if (i >= n)
+	fdl_for(k, 0, FDL_MAX_CONTAINERS) {
+		if (!mask)
 			break;
+		i = env_index(fdl_lowest_bit(mask), FDL_MAX_CONTAINERS - 1);
+		mask &= mask - 1;
 		cgref = fdl.containers[i];
-		if (cgref && (cg = env_cgroup(cgref)) && fdl_cgroup_active(cg) &&
-		    env_nr_queued(cgref) > 0)
+		if (cgref && env_nr_queued(cgref) > 0)
 			return 1;
 	}
 	return 0;

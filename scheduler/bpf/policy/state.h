@@ -53,6 +53,11 @@ struct fdl_state {
 	u64 sum_gen;
 	/* The containers (cgroups with a queue, DSQ id = cgroup id), for the dispatcher; 0: free. */
 	u64 containers[FDL_MAX_CONTAINERS];
+	/*
+	 * Bit i: containers[i] is active (a task in its subtree is counted runnable;
+	 * fdl_cont_mark). The dispatcher looks only at these (fdl_scan_queues).
+	 */
+	u64 active_mask;
 	u32 nr_slots;		/* slots in use or used before: the scan's bound */
 	u32 cgroup_next;	/* the cgroups array's slot a new cgroup's search starts at */
 	/* When the hold timer (policy/bandwidth.h) fires next, ns; 0: not armed. */
