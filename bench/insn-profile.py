@@ -45,9 +45,12 @@ def main():
     if not bpf_syms or not ksyms_b64:
         raise SystemExit(f"{a.log}: no BPFSYM or KSYMS lines (did the guest run with profile=1?)")
     syms = [(addr, name, True) for addr, name in bpf_syms]
+    bpf_addrs = {addr for addr, _ in bpf_syms}
     for line in gzip.decompress(base64.b64decode("".join(ksyms_b64))).decode().splitlines():
         addr, _, name = line.split()[:3]
-        syms.append((int(addr, 16), name, False))
+        # The BPF programs are BPFSYM lines; kallsyms listed while they are loaded has them too.
+        if int(addr, 16) not in bpf_addrs and not line.endswith("[bpf]"):
+            syms.append((int(addr, 16), name, False))
     syms.sort()
     starts = [s[0] for s in syms]
     insns = collections.Counter()

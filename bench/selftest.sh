@@ -68,7 +68,9 @@ if cc -O2 -shared -fPIC -fvisibility=hidden -Wall -Werror -o "$tmp/insn_profile.
 else
     bad "insn-profile plugin:"; cat "$tmp/cc.log"
 fi
-printf 'ffffffff81000000 T schedule\nffffffff81000100 T scx_bpf_now\n' | gzip -c | base64 | sed 's/^/KSYMS /' > "$tmp/prof.log"
+# (kallsyms read while the programs are loaded lists them too: the BPFSYM lines win.)
+printf 'ffffffff81000000 T schedule\nffffffff81000100 T scx_bpf_now\nffffffffc0000000 t bpf_prog_aaaa_fdl_running\t[bpf]\n' |
+    gzip -c | base64 | sed 's/^/KSYMS /' > "$tmp/prof.log"
 cat >> "$tmp/prof.log" <<'LOG'
 BPFSYM ffffffffc0000000 t bpf_prog_aaaa_fdl_running	[bpf]
 BPFSYM ffffffffc0000400 t bpf_prog_bbbb_fdl_scan_queues	[bpf]
