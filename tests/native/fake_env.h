@@ -218,6 +218,12 @@ static inline s32 env_nr_queued(u64 dsq)
 	return fake_dsq(dsq)->n;
 }
 
+/* Whether dsq holds work (the program asks domain by domain; here the queue's count). */
+static inline s32 env_queued_any(u64 dsq)
+{
+	return env_nr_queued(dsq);
+}
+
 static inline bool env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
 {
 	struct fake_dsq *q = fake_dsq(dsq);

@@ -559,6 +559,16 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *c
 }
 
 /*
+ * What the scan counts as waiting in a queue: the whole count where the slice is shared by the
+ * waiting work (--slice-floor-us: fdl_base_slice), else only whether some waits (the first
+ * domain with work, env_queued_any: one kfunc per domain asked, not per domain).
+ */
+static __always_inline s32 fdl_scan_queued(u64 q)
+{
+	return tun.slice_floor_ns ? env_nr_queued(q) : env_queued_any(q);
+}
+
+/*
  * How often each CPU's scan looks at every container's queue, inactive ones included
  * (fdl_scan_container). A CPU that idled that long looks at all of them at its next dispatch.
  */
@@ -592,7 +602,7 @@ static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, s
 	s64 w;
 	u64 key;
 
-	if ((w = env_nr_queued(cgref)) <= 0)
+	if ((w = fdl_scan_queued(cgref)) <= 0)
 		return;
 	sc->nr_queued += w;
 	if (!(fdl.active_mask & bit))
@@ -692,7 +702,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	if (fdl.budget_scale != scale)
 		fdl.budget_scale = scale;
 	fdl_fair_set_rate(fair_cpus, now);
-	if ((w = env_nr_queued(FDL_DSQ_FAIR)) > 0) {
+	if ((w = fdl_scan_queued(FDL_DSQ_FAIR)) > 0) {
 		sc->nr_queued += w;
 		fdl_consider_fair(sc, FDL_DSQ_FAIR, &fdl.root_cvtime);
 	}
@@ -854,7 +864,7 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 	 * Not queued (yet): the dispatch of the preemption itself runs before the preempted task is
 	 * queued again (cleared here, the first of two loans was lost), or another CPU took it.
 	 */
-	if (env_nr_queued(q) <= 0)
+	if (env_queued_any(q) <= 0)
 		return 0;
 	/* Fair work's key within its tier (an overrun key: everyone may take its CPUs). */
 	fair = fdl_entity_order(&fdl.fair, now, vdt) - FDL_TIER_NS;
@@ -877,7 +887,7 @@ FDL_GLOBAL int fdl_any_queued(void)
 	u64 cgref, mask = fdl.active_mask;
 	u32 i, k;
 
-	if (env_nr_queued(FDL_DSQ_FAIR) > 0)
+	if (env_queued_any(FDL_DSQ_FAIR) > 0)
 		return 1;
 	fdl_for(k, 0, FDL_MAX_CONTAINERS) {
 		if (!mask)
@@ -885,7 +895,7 @@ FDL_GLOBAL int fdl_any_queued(void)
 		i = env_index(fdl_lowest_bit(mask), FDL_MAX_CONTAINERS - 1);
 		mask &= mask - 1;
 		cgref = fdl.containers[i];
-		if (cgref && env_nr_queued(cgref) > 0)
+		if (cgref && env_queued_any(cgref) > 0)
 			return 1;
 	}
 	return 0;
