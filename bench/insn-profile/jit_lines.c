@@ -35,11 +35,23 @@ static int obj_info(int fd, void *info, uint32_t len)
 	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a);
 }
 
+/*
+ * A file descriptor for the object with this id (cmd: BPF_PROG_GET_FD_BY_ID or
+ * BPF_BTF_GET_FD_BY_ID; prog_id and btf_id are one field of bpf_attr's union), or -1.
+ */
+static int fd_by_id(int cmd, uint32_t id)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_id = id;
+	return sys_bpf(cmd, &a);
+}
+
 /* The BTF object btf_id's string section, or NULL; *len its length. */
 static char *btf_strings(uint32_t btf_id, uint32_t *len)
 {
 	struct bpf_btf_info bi;
-	union bpf_attr a;
 	struct {
 		uint16_t magic;
 		uint8_t version, flags;
@@ -49,9 +61,7 @@ static char *btf_strings(uint32_t btf_id, uint32_t *len)
 	char *raw;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.btf_id = btf_id;
-	fd = sys_bpf(BPF_BTF_GET_FD_BY_ID, &a);
+	fd = fd_by_id(BPF_BTF_GET_FD_BY_ID, btf_id);
 	if (fd < 0)
 		return NULL;
 	memset(&bi, 0, sizeof(bi));
@@ -84,15 +94,12 @@ static void prog_lines(uint32_t id)
 {
 	struct bpf_prog_info info;
 	struct bpf_line_info *li;
-	union bpf_attr a;
 	uint64_t *jl;
 	uint32_t n, i, slen = 0;
 	char *strs;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_id = id;
-	fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+	fd = fd_by_id(BPF_PROG_GET_FD_BY_ID, id);
 	if (fd < 0)
 		return;
 	memset(&info, 0, sizeof(info));

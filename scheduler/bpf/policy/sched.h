@@ -580,6 +580,14 @@ static __always_inline u64 fdl_slots_mask(u32 n)
 	return n >= FDL_MAX_CONTAINERS ? ~0ULL : (1ULL << n) - 1;
 }
 
+/* The lowest slot set in *mask (*mask != 0), taken out of it: a walk over a mask of slots. */
+static __always_inline u32 fdl_mask_pop(u64 *mask)
+{
+	u32 i = env_index(fdl_lowest_bit(*mask), FDL_MAX_CONTAINERS - 1);
+
+	*mask &= *mask - 1;
+	return i;
+}
 
 /*
  * Offer the scan container cgref's queue (its bit in fdl.active_mask: bit), if it holds work. An
@@ -658,8 +666,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	fdl_for(k, 0, FDL_MAX_CONTAINERS) {
 		if (!mask)
 			break;
-		i = env_index(fdl_lowest_bit(mask), FDL_MAX_CONTAINERS - 1);
-		mask &= mask - 1;
+		i = fdl_mask_pop(&mask);
 		if (i >= n)
 			break;
 		cgref = fdl.containers[i];
@@ -892,8 +899,7 @@ FDL_GLOBAL int fdl_any_queued(void)
 	fdl_for(k, 0, FDL_MAX_CONTAINERS) {
 		if (!mask)
 			break;
-		i = env_index(fdl_lowest_bit(mask), FDL_MAX_CONTAINERS - 1);
-		mask &= mask - 1;
+		i = fdl_mask_pop(&mask);
 		cgref = fdl.containers[i];
 		if (cgref && env_queued_any(cgref) > 0)
 			return 1;
