@@ -59,7 +59,7 @@ FDL_EXTRA_BINS=$extra FDL_QEMU_ARGS="-plugin $(realpath "$plugin"),$plugin_args"
 if [[ $rc != 0 ]]; then
     # The guest prints everything the report needs before the scheduler stops; the emulator's
     # occasional fault at that stop (an int3 oops patching static keys) leaves the counts good.
-    if grep -q '^KSYMS ' "$out/console.log" && [[ -s $out/blocks.txt ]]; then
+    if grep -q '^BPFPROG ' "$out/console.log" && [[ -s $out/blocks.txt ]]; then
         echo "insn-profile: the VM ended with $rc after the measurement (see $out/console.log); reporting" >&2
     else
         exit "$rc"

@@ -106,14 +106,17 @@ for s in $scheds; do
     done
     case $s in eevdf|scx_flash) ;; *) scx_fdl dump 2>/dev/null | tr ',{' '\n\n' | grep -E '^ *"[a-z_]+": *[0-9]+ *$' | head -80 | sed "s/^/DUMP $s /" ;; esac
     if [ "$profile" = 1 ]; then
-        grep '\[bpf\]$' /proc/kallsyms | sed 's/^/BPFSYM /'
-        bpftool prog show --json | sed 's/^/BPFPROG /'
+        # All before the scheduler stops: the emulator sometimes faults patching the kernel's
+        # static keys as sched_ext switches off (an int3 oops, as the VM tests' retries know),
+        # and the counts, written when QEMU exits, are still good. The run counts last: the
+        # scheduler runs on while the rest is printed (seconds of gzip under TCG), and
+        # instructions counted after them, with no runs to divide by, inflated every callback's
+        # figure per run (enqueue 683 -> 934 in the wake shape on one build).
         # bench/insn-profile.sh --lines: the programs' JIT code by source line.
         command -v jit_lines > /dev/null && jit_lines | gzip -c | base64 | sed 's/^/JITLINES /'
-        # Before the scheduler stops: the emulator sometimes faults patching the kernel's static
-        # keys as sched_ext switches off (an int3 oops, as the VM tests' retries know), and the
-        # counts, written when QEMU exits, are still good.
         grep ' [tT] ' /proc/kallsyms | grep -v '\[bpf\]$' | gzip -c | base64 | sed 's/^/KSYMS /'
+        grep '\[bpf\]$' /proc/kallsyms | sed 's/^/BPFSYM /'
+        bpftool prog show --json | sed 's/^/BPFPROG /'
     fi
     [ "$cost$profile" = 00 ] && grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle" $T/trace | sed "s/^/TR /"
     stop "$s"
