@@ -17,9 +17,10 @@
  *	env_move_to_local(dsq, lead)      move the head of dsq to this CPU (its own domain's first,
  *	                                  unless another's is more than lead of vtime ahead, then
  *	                                  the nearest domain's with work); false if empty
- *	env_nr_queued(dsq)                tasks in dsq (all domains)
+ *	env_nr_queued(dsq)                tasks in dsq (all domains; the dump's)
  *	env_queued_any(dsq)               > 0 if dsq holds work: the count of the first domain with
- *	                                  some (own domain first), 0 if none
+ *	                                  some (own domain first), 0 if none (the policy counts its
+ *	                                  queues itself, fdl_queued_add: a full scan's check only)
  *	env_head_vtime(dsq, &vtime, lead) the vtime of the head env_move_to_local would take (a
  *	                                  sampled remote one counted lead later); false if empty
  *	env_min_head_vtime(dsq, &vtime)   the least vtime of its domains' heads; false if all empty
@@ -99,7 +100,6 @@ struct fdl_scan {
 	u64 min_rr_ns;
 	u64 rate_sum;		/* their granted guarantees (budget_rate) together */
 	u64 nr_queued;		/* tasks waiting in the queues scanned (fdl_scan_queued: at least 1 per queue with work) */
-	u64 full_at;		/* when this CPU last looked at every container's queue */
 };
 
 /*
@@ -400,11 +400,9 @@ static __always_inline bool env_move_unblocked(u64 dsq, u64 lead)
 
 /*
  * Whether queue dsq holds work: this CPU's domain's DSQ first, then the others nearest first, up to
- * the first with work; its count (a lower bound of the queue's total), 0 if none has any. Where
- * the count does not matter, one kfunc (and DSQ hash lookup) per domain until work is found, not
- * one per domain always: the dispatcher asks every active queue at every dispatch (at 8 vCPUs in
- * four LLCs, counting every domain made env_nr_queued 765 instructions per task started beside
- * hackbench, 66 at 2 vCPUs; bench/insn-profile.sh).
+ * the first with work; its count (a lower bound of the queue's total), 0 if none has any. One
+ * kfunc (and DSQ hash lookup) per domain until work is found. The dispatcher asks the policy's
+ * counts instead (fdl_queued_add); this is for the checks that do not trust them.
  */
 FDL_GLOBAL s32 env_queued_any(u64 dsq)
 {
@@ -421,21 +419,6 @@ FDL_GLOBAL s32 env_queued_any(u64 dsq)
 			return w;
 	}
 	return 0;
-}
-
-FDL_GLOBAL s32 env_nr_queued(u64 dsq)
-{
-	u32 d, n = env_nr_doms();
-	s32 sum = 0;
-
-	if (n <= 1)
-		return scx_bpf_dsq_nr_queued(dsq);
-	bpf_for(d, 0, FDL_MAX_DOMS) {
-		if (d >= n)
-			break;
-		sum += scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, d));
-	}
-	return sum;
 }
 
 /*
@@ -479,6 +462,21 @@ FDL_GLOBAL int env_min_head_vtime(u64 dsq, u64 *vtime)
 	if (found)
 		*vtime = best;
 	return found;
+}
+
+FDL_GLOBAL s32 env_nr_queued(u64 dsq)
+{
+	u32 d, n = env_nr_doms();
+	s32 sum = 0;
+
+	if (n <= 1)
+		return scx_bpf_dsq_nr_queued(dsq);
+	bpf_for(d, 0, FDL_MAX_DOMS) {
+		if (d >= n)
+			break;
+		sum += scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, d));
+	}
+	return sum;
 }
 
 static __always_inline void env_kick(s32 cpu, bool preempt)

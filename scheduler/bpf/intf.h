@@ -297,7 +297,7 @@ struct fdl_cpu_stats {
 	u64 nr_released;	/* held tasks sent back to their queues by a refill */
 	u64 nr_dispatch_empty;	/* dispatches that found nothing to run (the CPU goes idle) */
 	u64 nr_dispatch_empty_queued;	/* of those, with a scanned queue still holding work (the scan's view) */
-	u64 nr_scan_strays;	/* work found in an inactive container's queue (fdl_scan_container): 0 */
+	u64 nr_scan_strays;	/* queued work a full scan found outside the counts (fdl_scan_queued): 0 */
 	u64 nr_dom_take[FDL_NR_DOM_TAKE];	/* by enum fdl_dom_take (several domains only) */
 	u64 nr_interactive_wakeups;	/* wake-ups classified interactive (more wake credit than batch work) */
 	u64 nr_idle_rechecks;	/* CPUs woken for work queued while they went idle (fdl_on_idle) */

@@ -168,8 +168,12 @@ static int fdl_hold_fired(void *map, int *key, struct fdl_timer *timer)
 		/* Back in the domain of the idle CPU woken for it (else of its last CPU). */
 		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		queue = fdl_dom_dsq(queue, env_dom(cpu >= 0 ? cpu : scx_bpf_task_cpu(p)));
-		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, queue, 0))
+		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, queue, 0)) {
+			/* Gone from the hold queue meanwhile: not in its queue either. */
+			if (t)
+				fdl_queued_del(t);
 			continue;
+		}
 		stat_inc(nr_released);
 		if (cpu >= 0)
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -671,9 +675,12 @@ void BPF_STRUCT_OPS(fdl_dump, struct scx_dump_ctx *dctx)
 
 	scx_bpf_dump("scx_fdl: now %llu vdt %llu (lag %llu) min_rr %llu cvtime_now %llu\n", now,
 		     fdl_vdt(now), fdl.vdt_lag, fdl.min_rr_ns, fdl.cvtime_now);
-	scx_bpf_dump("scx_fdl: fair container dl %llu runnable %lld picks %llu misses %llu; fair queue %d\n",
+	scx_bpf_dump("scx_fdl: fair container dl %llu runnable %lld picks %llu misses %llu; fair queue %d (counted %lld)\n",
 		     fdl.fair.dl, fdl.fair.nr_runnable, fdl.fair.nr_picks, fdl.fair.nr_misses,
-		     env_nr_queued(FDL_DSQ_FAIR));
+		     env_nr_queued(FDL_DSQ_FAIR), *fdl_queued_nr(FDL_QUEUED_FAIR));
+	if (fdl.stray_at)
+		scx_bpf_dump("scx_fdl: stray: queue %llu counted %lld held %lld at %llu\n", fdl.stray_q,
+			     fdl.stray_counted, fdl.stray_queued, fdl.stray_at);
 	scx_bpf_dump("scx_fdl: cpu.max: %llu limited cgroups, %d tasks held, hold timer at %llu; %llu cgroups untracked\n",
 		     fdl.counters.nr_limited, scx_bpf_dsq_nr_queued(FDL_DSQ_HOLD), fdl.hold_next,
 		     fdl.counters.nr_cgroups_untracked);
@@ -683,9 +690,9 @@ void BPF_STRUCT_OPS(fdl_dump, struct scx_dump_ctx *dctx)
 		cgref = fdl.containers[i];
 		if (!cgref || !(cg = env_cgroup(cgref)))
 			continue;
-		scx_bpf_dump("scx_fdl: queue %llu: %d queued, rr %llu dl %llu budget %lld cvtime %llu active %lld\n",
-			     cgref, env_nr_queued(cgref), cg->ent.deadline_rr_ns, cg->ent.dl,
-			     cg->ent.budget_ns, cg->cvtime, cg->nr_active);
+		scx_bpf_dump("scx_fdl: queue %llu: %d queued (counted %lld), rr %llu dl %llu budget %lld cvtime %llu active %lld\n",
+			     cgref, env_nr_queued(cgref), *fdl_queued_nr(i + 1), cg->ent.deadline_rr_ns,
+			     cg->ent.dl, cg->ent.budget_ns, cg->cvtime, cg->nr_active);
 	}
 }
 

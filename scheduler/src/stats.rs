@@ -111,7 +111,7 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches that found nothing to run while their scan saw work queued (work this CPU could not take, e.g. pinned elsewhere or held by a CPU limit)")]
     #[serde(default)]
     pub dispatch_empty_queued: u64,
-    #[stat(desc = "Tasks found queued in an inactive container's queue by a CPU's periodic full scan (the dispatcher otherwise asks only active containers' queues; should stay 0)")]
+    #[stat(desc = "Queues the periodic full scan (one CPU's every 4 ms) found holding work that the scheduler's own counts of queued tasks did not show, at two full scans in a row (the dispatcher otherwise reads only those counts, of active containers; should stay 0)")]
     #[serde(default)]
     pub scan_strays: u64,
     #[stat(desc = "Idle CPUs woken for work queued while they went idle (after their dispatch found the queues empty)")]

@@ -211,6 +211,7 @@ static inline bool env_move_to_local(u64 dsq, u64 lead)
 	return false;
 }
 
+/* Tasks in dsq (the tests' look at a queue; counted as an ask of the kernel in queued_asks). */
 static inline s32 env_nr_queued(u64 dsq)
 {
 	if (dsq < FAKE_CGROUPS)

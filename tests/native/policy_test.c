@@ -65,6 +65,8 @@ static u64 jitter_us;
 static u64 tick_ms = 1;
 static struct task *running[FAKE_CPUS];
 static int nr_cpus;
+static int queued_count_errors;	/* check_queued_counts */
+static bool queued_planted;
 
 static struct task *task_of(struct task_struct *p)
 {
@@ -130,6 +132,7 @@ static void reset(int n)
 	memset(tasks, 0, sizeof(tasks));
 	memset(running, 0, sizeof(running));
 	nr_cpus = n;
+	queued_planted = false;
 	tun = (struct fdl_tunables){
 		.slice_ns = 3 * MS, .min_slice_ns = 200 * US, .wakeup_lag_ns = 3 * MS,
 		.starvation_ns = 1000 * MS, .fair_deadline_ns = 5 * MS, .fair_floor_permille = 50,
@@ -342,6 +345,43 @@ static void sleep_on(int cpu)
 }
 
 /* Advance the clock by us microseconds, one tick of 1 ms at most at a time. */
+/*
+ * The policy's counts of queued tasks (fdl_queued_add) against the fake queues, after every step of
+ * run_for: a count is never below what its queue holds (a stall: the scan would skip the queue),
+ * and it is exactly the tasks that count themselves there (none lost or counted twice). Broken
+ * (queued_count_errors) unless a test plants work behind the policy's back (queued_planted).
+ */
+static void check_queued_counts(void)
+{
+	u32 s, c;
+	s64 n;
+
+	if (queued_planted)
+		return;
+	for (int i = 0; i < FAKE_DSQS; i++) {
+		u64 id = env.dsq[i].id;
+
+		if (!id || id == FDL_DSQ_HOLD)
+			continue;
+		s = id == FDL_DSQ_FAIR ? FDL_QUEUED_FAIR : id < FAKE_CGROUPS ? env.cg[id].cont_slot : 0;
+		if (s && *fdl_queued_nr(s) < env.dsq[i].n) {
+			if (!queued_count_errors++)
+				fprintf(stderr, "queue %llu: counted %lld, holds %d\n",
+					(unsigned long long)id, (long long)*fdl_queued_nr(s), env.dsq[i].n);
+		}
+	}
+	for (s = 1; s <= FDL_QUEUED_FAIR; s++) {
+		c = 0;
+		for (int i = 0; i < NR_TASKS; i++)
+			c += tasks[i].t.queued_slot == s;
+		if ((n = *fdl_queued_nr(s)) != (s64)c) {
+			if (!queued_count_errors++)
+				fprintf(stderr, "slot %u: counted %lld, %u tasks count there\n", s,
+					(long long)n, c);
+		}
+	}
+}
+
 static void run_for(u64 ns)
 {
 	while (ns) {
@@ -405,6 +445,7 @@ static void run_for(u64 ns)
 				env.idle_kicks[cpu] = 0;
 				reschedule(cpu);
 			}
+		check_queued_counts();
 	}
 }
 
@@ -1713,14 +1754,15 @@ static void test_idle_pick_claims_the_cpu(void)
 }
 
 /*
- * The dispatcher asks only active containers' queues for work (each ask: a kfunc and a DSQ hash
- * lookup; a node has hundreds of containers, most idle). Work in an inactive container's queue
- * should never be; if it is, each CPU's full scan every FDL_FULL_SCAN_NS takes it, and counts it
- * (nr_scan_strays), so it waits a few ms, not forever.
+ * The dispatcher reads the policy's counts of queued tasks of active containers only, and asks the
+ * kernel about no queue (each ask: a kfunc and a DSQ hash lookup per domain; a node has hundreds of
+ * containers, most idle). Work the counts do not show should never be; if it is, the full scan
+ * every FDL_FULL_SCAN_NS (one CPU's) takes it, so it waits a few ms, not forever; work hidden at
+ * two full scans in a row is counted (nr_scan_strays).
  */
 static void test_scan_asks_active_queues_only(void)
 {
-	struct task *a, *b, *c, *s;
+	struct task *a, *b, *c, *s, *s2;
 
 	reset(1);
 	add_cgroup(10, 100, 0, 0);
@@ -1740,15 +1782,24 @@ static void test_scan_asks_active_queues_only(void)
 	      (unsigned long long)fdl.active_mask);
 	wake(a);
 	wake(b);		/* queued behind a */
+	CHECK("the queued task is counted in its container's slot",
+	      *fdl_queued_nr(env.cg[10].cont_slot) == 1 && b->t.queued_slot == env.cg[10].cont_slot,
+	      "count %lld, b's slot %u", (long long)*fdl_queued_nr(env.cg[10].cont_slot),
+	      b->t.queued_slot);
 	memset(env.queued_asks, 0, sizeof(env.queued_asks));
 	run_for(1 * MS);
-	env.scan.full_at = env.now;	/* CPU 0's full scan was just now */
+	fdl.full_scan_at = env.now;	/* the full scan was just now */
 	running[0]->p.slice = 0;
 	reschedule(0);
-	CHECK("a dispatch among active work asks only the active container's queue",
-	      env.queued_asks[10] >= 1 && !env.queued_asks[11] && !env.queued_asks[12],
-	      "asks: 10 %d, 11 %d, 12 %d", env.queued_asks[10], env.queued_asks[11],
-	      env.queued_asks[12]);
+	CHECK("a dispatch among active work asks the kernel about no queue (the counts say)",
+	      running[0] == b && !env.queued_asks[10] && !env.queued_asks[11] && !env.queued_asks[12],
+	      "CPU 0 runs task %d; asks: 10 %d, 11 %d, 12 %d",
+	      running[0] ? (int)(running[0] - tasks) : -1, env.queued_asks[10],
+	      env.queued_asks[11], env.queued_asks[12]);
+	CHECK("and b, started, counts there no more; a, queued again, does",
+	      *fdl_queued_nr(env.cg[10].cont_slot) == 1 && !b->t.queued_slot &&
+	      a->t.queued_slot == env.cg[10].cont_slot,
+	      "count %lld", (long long)*fdl_queued_nr(env.cg[10].cont_slot));
 	CHECK("no stray so far", !env.stats.nr_scan_strays, "%llu",
 	      (unsigned long long)env.stats.nr_scan_strays);
 	sleep_on(0);
@@ -1756,6 +1807,7 @@ static void test_scan_asks_active_queues_only(void)
 	CHECK("context: CPU 0 idle", !running[0], "CPU 0 runs task %d",
 	      running[0] ? (int)(running[0] - tasks) : -1);
 	/* s sits in inactive container 11's queue, never counted runnable (what should not happen). */
+	queued_planted = true;
 	s->runnable = true;
 	fake_insert_at(fake_dsq(11), 0, &s->p, 0);
 	env.idle_kicks[0] = 1;
@@ -1767,10 +1819,29 @@ static void test_scan_asks_active_queues_only(void)
 	run_for(FDL_FULL_SCAN_NS);
 	env.idle_kicks[0] = 1;
 	run_for(1 * MS);
-	CHECK("the CPU's next full scan takes the stray", running[0] == s,
+	CHECK("the next full scan takes the hidden work", running[0] == s,
 	      "CPU 0 runs task %d", running[0] ? (int)(running[0] - tasks) : -1);
-	CHECK("and counts it", env.stats.nr_scan_strays == 1, "%llu",
+	CHECK("work hidden for a moment (found once) is no stray", !env.stats.nr_scan_strays, "%llu",
 	      (unsigned long long)env.stats.nr_scan_strays);
+	sleep_on(0);
+	run_for(FDL_FULL_SCAN_NS);
+	env.idle_kicks[0] = 1;
+	run_for(1 * MS);	/* a full scan that finds nothing hidden */
+	/* s2, pinned to a CPU the machine does not have, stays in 11's queue, never counted. */
+	s2 = new_task(4, 11);
+	s2->runnable = true;
+	s2->p.allowed = 1u << 1;
+	fake_insert_at(fake_dsq(11), 0, &s2->p, 0);
+	run_for(FDL_FULL_SCAN_NS);
+	env.idle_kicks[0] = 1;
+	run_for(1 * MS);
+	CHECK("found hidden by one full scan: not yet a stray", !env.stats.nr_scan_strays, "%llu",
+	      (unsigned long long)env.stats.nr_scan_strays);
+	run_for(FDL_FULL_SCAN_NS);
+	env.idle_kicks[0] = 1;
+	run_for(1 * MS);
+	CHECK("found hidden again by the next: a stray, counted", env.stats.nr_scan_strays == 1,
+	      "%llu", (unsigned long long)env.stats.nr_scan_strays);
 }
 
 /*
@@ -2589,6 +2660,7 @@ static void test_throttled_queues_are_passed(void)
 
 		k->runnable = true;
 		fdl_on_runnable(&k->t, 100, true);
+		fdl_queued_add(&k->t, env.cg[k->t.cgref].cont_slot);	/* as fdl_on_enqueue */
 		env_insert_vtime(&k->p, k->t.cgref, tun.slice_ns, k->t.vtime, 0, -1);
 	}
 	env.cg[10].bw.runtime_ns = env.cg[11].bw.runtime_ns = -1;	/* ran out meanwhile */
@@ -2599,8 +2671,11 @@ static void test_throttled_queues_are_passed(void)
 	fdl_on_dispatch(0, NULL, NULL);
 	CHECK("the unthrottled cgroup's task is dispatched", env.local[0].n == 1 &&
 	      task_of(env.local[0].task[0])->t.cgref == 20, "%d on CPU 0", env.local[0].n);
-	CHECK("the throttled ones wait in the hold queue", env_nr_queued(FDL_DSQ_HOLD) == 4, "%d",
-	      env_nr_queued(FDL_DSQ_HOLD));
+	CHECK("the throttled ones wait in the hold queue, counted in their queues no more",
+	      env_nr_queued(FDL_DSQ_HOLD) == 4 && !*fdl_queued_nr(env.cg[10].cont_slot) &&
+	      !*fdl_queued_nr(env.cg[11].cont_slot), "%d held, counts %lld %lld",
+	      env_nr_queued(FDL_DSQ_HOLD), (long long)*fdl_queued_nr(env.cg[10].cont_slot),
+	      (long long)*fdl_queued_nr(env.cg[11].cont_slot));
 	CHECK("and the hold timer is armed for the refill", env.hold_armed &&
 	      env.hold_at == env.cg[10].bw.period_start + 100 * MS, "armed %d at %llu", env.hold_armed,
 	      env.hold_at);
@@ -2971,6 +3046,8 @@ int main(void)
 	test_back_within_the_guarantee_starts_a_new_bucket();
 	test_refill_publishes_the_deadline_first();
 	test_a_guarantee_sums_its_subtree_as_it_runs();
+	CHECK("every queue's count was never below what it held, and exactly its tasks' (every step "
+	      "of every scenario)", !queued_count_errors, "%d steps broke it", queued_count_errors);
 	printf("policy: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -174,6 +174,7 @@ check "restarted, scx_fdl attaches again with its configuration (g guaranteed_sh
     "$(scx_json_field g guaranteed_shares) == 1024"
 
 check_attached
+check_no_strays
 check_dmesg_clean
 
 say "10. ejected by the kernel (sysrq-S) while set requests arrive: each is applied or refused with its reason"

@@ -121,6 +121,7 @@ if [ "$sched" = fdl ]; then
     misses=$(( $(scx_json_field fdl nr_misses) + $(scx_json_field loose nr_misses) ))
     picks=$(( $(scx_json_field fdl nr_picks) + $(scx_json_field loose nr_picks) ))
     check_attached
+    check_no_strays
     check_dmesg_clean
 fi
 kill_all

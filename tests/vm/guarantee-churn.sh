@@ -73,6 +73,7 @@ echo "FDL-CHURN $sched g=$g CPUs over $secs s; scx_fdl's averaged use of g ${avg
 kill_all
 if [ "$sched" = fdl ]; then
     check_attached
+    check_no_strays
     check_dmesg_clean
     stop_scx
     [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"

@@ -31,6 +31,7 @@ avg=$(awk '{ s += $1; n++ } END { printf "%.3f", n ? s / n : 0 }' /tmp/avg.sampl
 echo "FDL-NESTED-GUARANTEE kubepods=$k g=$g o=$o; the loop's averaged use of kubepods $avg"
 scx_fdl list | sed 's/^/    /'
 check_attached
+check_no_strays
 check_dmesg_clean
 kill_all
 check_clean_exit

@@ -57,6 +57,7 @@ if [ "$mode" = check ]; then
 fi
 if [ "$sched" = fdl ]; then
     check_attached
+    check_no_strays
     # g's demand stops: its boost is released within a second (back to cpu.weight 100), so that
     # it does not come back to more than its guarantee.
     boosted=$(scx_json_field g effective_weight)

@@ -85,6 +85,7 @@ u=$(cpus "$(used f)" $secs)
 check "fair work keeps its protected share (1/3 of 2 CPUs, -10 %) against guarantees of twice the machine: $u CPUs" \
     "$u >= 0.6"
 check_attached
+check_no_strays
 check_dmesg_clean
 kill_all
 stop_scx

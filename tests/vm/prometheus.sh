@@ -177,6 +177,7 @@ grep -q '^dispatched/s: ' /tmp/monitor.txt && pass "--monitor shows the dispatch
     { fail "--monitor shows the dispatch paths"; cat /tmp/monitor.txt; }
 
 check_attached
+check_no_strays
 kill_all
 stop_scx
 [ "$SCX_RC" = 0 ] && pass "scx_fdl exited 0" || fail "scx_fdl exited 0 (got $SCX_RC)"

@@ -44,6 +44,8 @@ measure 4 P H
 share=$(awk -v x="$(used P)" -v y="$(used H)" 'BEGIN { printf "%.3f", x / (x + y) }')
 check "untracked P/late's loops have P's weight: P's share $share of 0.2 (0.1-0.3; at the root 0.5)" \
     "$share >= 0.1 && $share <= 0.3"
+scx_fdl list | grep -E '(^| )/?(P|H)(/| |$)' | sed 's/^/    /'
+for c in P H P/late; do echo "    $c: $(scx_fdl get $c --json 2>&1 | tr -d '\n' | cut -c1-400)"; done
 
 if scx_fdl set P/late deadline_rr=4ms > /tmp/set.out 2>&1; then
     fail "scx_fdl set on an untracked cgroup is refused (it succeeded: $(cat /tmp/set.out))"

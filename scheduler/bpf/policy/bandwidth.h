@@ -94,6 +94,7 @@ static __always_inline void fdl_bw_held(struct fdl_task *t, u64 blocker, u64 now
 {
 	struct fdl_cgroup *cg;
 
+	fdl_queued_del(t);	/* out of its queue, if it was in one */
 	if (t->held_by == blocker)
 		return;
 	fdl_bw_unheld(t, now);

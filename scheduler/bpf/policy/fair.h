@@ -103,7 +103,8 @@ static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_c
 }
 
 /*
- * The task starts running, or is charged while it runs: its queue's clock moves up to it, but
+ * The task starts running, or is charged while it runs (queue: its queue, of container top): its
+ * queue's clock moves up to it, but
  * never past the first task waiting in the queue (as CFS's min_vruntime: the least of the running
  * task's and the queue's first). At charges too, or a queue whose tasks keep their CPUs would keep
  * its clock where they started, and a task waking there would bring back credit for all that
@@ -112,14 +113,19 @@ static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_c
  * task that wakes is placed behind everything already waiting: measured, a probe in such a pod
  * waited 150 ms at p50 where EEVDF waits 1 ms.
  */
-static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, struct fdl_entity *e)
+static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, struct fdl_cgroup *top)
 {
+	struct fdl_entity *e = fdl_queue_clock(top);
 	u64 v = t->vtime, head;
+	u32 s;
 
 	/* The clock already at or past the task: nothing to move (and no DSQ to peek, a lookup). */
 	if (t->vqueue != queue || !fdl_time_before(e->vtime_now, v))
 		return;
-	if (env_min_head_vtime(queue, &head) && fdl_time_before(head, v))
+	/* A peek per queue domain, only if some task waits there (fdl_queued_add). */
+	s = fdl_queued_slot_of(top);
+	if ((!s || *fdl_queued_nr(s) > 0) && env_min_head_vtime(queue, &head) &&
+	    fdl_time_before(head, v))
 		v = head;
 	if (fdl_time_before(e->vtime_now, v))
 		e->vtime_now = v;

@@ -49,7 +49,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 	t->started_at = now;
 	t->burst_ns += delta;
 	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
-	fdl_fair_started(t, queue, fdl_queue_clock(top));
+	fdl_fair_started(t, queue, top);
 	share = fdl_task_share_of(t, cgref, cg, root_wsum);
 	t->vtime += fdl_vtime_delta(delta, fdl_share_in_queue(share, fdl_queue_share(top, root_wsum)));
 	if (cg) {
@@ -148,6 +148,7 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 	if (t->vqueue != *queue)
 		fdl_fair_place(t, *queue, top);
 	*vtime = fdl_fair_queue_vtime(t, top);
+	fdl_queued_add(t, fdl_queued_slot_of(top));	/* before the move: a count never below */
 	return true;
 }
 
@@ -195,6 +196,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 /* The task is no longer runnable (slept, exited, left scx): uncount it. */
 static __always_inline void fdl_on_quiescent(struct fdl_task *t)
 {
+	fdl_queued_del(t);
 	fdl_bw_unheld(t, env_now());
 	if (t->acct_cgref) {
 		fdl_cgroup_propagate(t->acct_cgref, -(s64)t->acct_weight, -1, 0);
@@ -455,7 +457,9 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	/*
 	 * In the domain of the CPU it was placed for (kicked now, or timed to be preempted below):
 	 * that CPU's dispatcher looks there first; else in the domain the balancer moves it to.
+	 * Counted first (fdl_queued_add).
 	 */
+	fdl_queued_add(t, fdl_queued_slot_of(top));
 	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags,
 			 victim >= 0 ? victim : sibling >= 0 ? sibling : cpu >= 0 ? cpu :
 			 later >= 0 ? later : cross >= 0 ? cross :
@@ -558,21 +562,72 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *c
 	}
 }
 
-/*
- * What the scan counts as waiting in a queue: the whole count where the slice is shared by the
- * waiting work (--slice-floor-us: fdl_base_slice), else only whether some waits (the first
- * domain with work, env_queued_any: one kfunc per domain asked, not per domain).
- */
-static __always_inline s32 fdl_scan_queued(u64 q)
+/* Does queue q (a container's cgroup id, or FDL_DSQ_FAIR) hold work, by the counts? */
+static __always_inline bool fdl_queue_waiting(u64 q)
 {
-	return tun.slice_floor_ns ? env_nr_queued(q) : env_queued_any(q);
+	struct fdl_cgroup *cg;
+
+	if (q == FDL_DSQ_FAIR)
+		return *fdl_queued_nr(FDL_QUEUED_FAIR) > 0;
+	if (!(cg = env_cgroup(q)) || !fdl_queued_slot_of(cg))
+		return env_queued_any(q) > 0;	/* not counted: ask the kernel */
+	return *fdl_queued_nr(fdl_queued_slot_of(cg)) > 0;
 }
 
 /*
- * How often each CPU's scan looks at every container's queue, inactive ones included
- * (fdl_scan_container). A CPU that idled that long looks at all of them at its next dispatch.
+ * What the scan counts as waiting in queue q (slot s: fdl_queued_slot_of): the policy's count
+ * (fdl_queued_add), no kfunc. A full scan (full) asks the kernel about a queue counted empty; work
+ * found there is offered (and taken if it is the best), and if the next full scan finds work there
+ * hidden again, it is a stray (nr_scan_strays): counts that hide work for good, not for a moment.
+ * A moment there is: the kernel calls ops.quiescent before it takes a task out of its DSQ
+ * (dequeue_task_scx: a change of the task's CPUs, priority or cgroup while it waits), and a full
+ * scan in between sees the task, uncounted. Counted at once, the VM tests saw one such stray in
+ * one run of each of nested and topology (taskset -p on queued loops), with full scans every 4 ms
+ * on every CPU; on every dispatch, one in topology's 77 s.
+ */
+static __always_inline s64 fdl_scan_queued(u32 s, u64 q, bool full)
+{
+	struct fdl_queued *qd = fdl_queued_of(s);
+	s64 n = qd->nr, k = 0;
+
+	if (n <= 0 && full)
+		k = env_queued_any(q);
+	if (full && k <= 0 && qd->hidden_at)
+		qd->hidden_at = 0;
+	if (n > 0)
+		return n;
+	if (k <= 0)
+		return 0;
+	if (qd->hidden_at) {
+		stat_inc(nr_scan_strays);
+		fdl.stray_q = q;
+		fdl.stray_counted = n;
+		fdl.stray_queued = k;
+		fdl.stray_at = env_now();
+	} else {
+		qd->hidden_at = env_now() ?: 1;
+	}
+	return 1;
+}
+
+/*
+ * How often a scan looks at every container's queue, inactive ones included, and asks the kernel
+ * about the queues counted empty (fdl_scan_container, fdl_scan_queued): one CPU's scan in each
+ * such period, machine-wide (fdl_full_scan_due), the first to dispatch after it began. Each CPU's
+ * own, every 4 ms, was a kfunc per domain for every queue counted empty: at 8 vCPUs in four LLCs
+ * env_queued_any then ran 276 BPF instructions per task started beside hackbench
+ * (bench/insn-profile.sh), 9 at 2 vCPUs: a check whose cost grew with the machine.
  */
 #define FDL_FULL_SCAN_NS	(4 * 1000 * 1000ULL)
+
+/* Is this scan the period's full scan (FDL_FULL_SCAN_NS)? One CPU wins it. */
+static __always_inline bool fdl_full_scan_due(u64 now)
+{
+	u64 at = fdl.full_scan_at;
+
+	return !fdl_time_before(now, at + FDL_FULL_SCAN_NS) &&
+	       __sync_bool_compare_and_swap(&fdl.full_scan_at, at, now);
+}
 
 /* The containers' slots below n, as a mask of fdl.active_mask's bits. */
 static __always_inline u64 fdl_slots_mask(u32 n)
@@ -590,31 +645,26 @@ static __always_inline u32 fdl_mask_pop(u64 *mask)
 }
 
 /*
- * Offer the scan container cgref's queue (its bit in fdl.active_mask: bit), if it holds work. An
+ * Offer the scan container cgref's queue (in slot i), if it holds work (fdl_scan_queued). An
  * inactive container has none: a task is counted runnable (ops.runnable, up its cgroups to every
  * container above it, whose bits fdl_cont_mark sets) before it is queued, uncounted
  * (ops.quiescent) after it left its queue, and a cgroup move while it waits takes it out of its
  * queue and queues it again under its new container. So the scan looks at active containers only
- * (fdl.active_mask: no record is read for an idle one, and each ask of a queue is a kfunc and a
- * hash lookup of the DSQ; with every queue asked, find_user_dsq alone ran about 700 instructions
- * per task started in bench/insn-profile.sh's wake shape, where the containers sleep most of the
- * time; a fleet node has hundreds of containers, most of them idle). Not trusted blindly: every
- * FDL_FULL_SCAN_NS each CPU looks at the inactive ones too, and work found there is counted
- * (nr_scan_strays, which the VM tests require to stay 0): a task that did sit there would wait
- * for a CPU's next full scan, not forever.
+ * (fdl.active_mask: no record is read for an idle one; a fleet node has hundreds of containers,
+ * most of them idle). Not trusted blindly: every FDL_FULL_SCAN_NS one CPU's scan looks at the
+ * inactive ones too, and asks the kernel about every queue counted empty (fdl_scan_queued): a task
+ * that did sit there would wait for the next full scan, not forever.
  */
 static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, struct fdl_cgroup *cg,
-					       u64 bit, u64 now, u64 vdt)
+					       u32 i, bool full, u64 now, u64 vdt)
 {
 	struct fdl_entity *e = &cg->ent;
 	s64 w;
 	u64 key;
 
-	if ((w = fdl_scan_queued(cgref)) <= 0)
+	if ((w = fdl_scan_queued(i + 1, cgref, full)) <= 0)
 		return;
 	sc->nr_queued += w;
-	if (!(fdl.active_mask & bit))
-		stat_inc(nr_scan_strays);
 	/*
 	 * A deadline container that overran its bandwidth competes in the fair order only.
 	 * By its deadline it would stand at vdt + deadline_rr, a key that moves with vdt and
@@ -647,15 +697,15 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	u32 i, k, n = fdl.nr_slots;
 	u64 cgref, fair_cpus, scale, mask;
 	s64 root_wsum, w;
+	bool full;
 
 	if (!sc)
 		return -1;
 	/* Every container once in FDL_FULL_SCAN_NS (fdl_scan_container), else the active ones. */
 	mask = fdl.active_mask;
-	if (!fdl_time_before(now, sc->full_at + FDL_FULL_SCAN_NS)) {
-		sc->full_at = now;
+	full = fdl_full_scan_due(now);
+	if (full)
 		mask = fdl_slots_mask(n);
-	}
 	sc->best_fair = sc->next_fair = FDL_NONE;
 	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
 	sc->fair_found = 0;
@@ -686,7 +736,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
 			sc->rate_sum += e->budget_rate;
 		}
-		fdl_scan_container(sc, cgref, cg, 1ULL << i, now, vdt);
+		fdl_scan_container(sc, cgref, cg, i, full, now, vdt);
 	}
 	if (fdl.dl_wsum != sc->dl_wsum)
 		fdl.dl_wsum = sc->dl_wsum;
@@ -709,7 +759,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	if (fdl.budget_scale != scale)
 		fdl.budget_scale = scale;
 	fdl_fair_set_rate(fair_cpus, now);
-	if ((w = fdl_scan_queued(FDL_DSQ_FAIR)) > 0) {
+	if ((w = fdl_scan_queued(FDL_QUEUED_FAIR, FDL_DSQ_FAIR, full)) > 0) {
 		sc->nr_queued += w;
 		fdl_consider_fair(sc, FDL_DSQ_FAIR, &fdl.root_cvtime);
 	}
@@ -871,7 +921,7 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 	 * Not queued (yet): the dispatch of the preemption itself runs before the preempted task is
 	 * queued again (cleared here, the first of two loans was lost), or another CPU took it.
 	 */
-	if (env_queued_any(q) <= 0)
+	if (!fdl_queue_waiting(q))
 		return 0;
 	/* Fair work's key within its tier (an overrun key: everyone may take its CPUs). */
 	fair = fdl_entity_order(&fdl.fair, now, vdt) - FDL_TIER_NS;
@@ -887,21 +937,21 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 
 /*
  * Does any active container's queue, or the root's, hold work? (For a CPU going idle:
- * fdl_on_idle; an inactive container has none, fdl_scan_container.)
+ * fdl_on_idle; an inactive container has none, fdl_scan_container; the counts of
+ * fdl_queued_add, no kfunc.)
  */
 FDL_GLOBAL int fdl_any_queued(void)
 {
-	u64 cgref, mask = fdl.active_mask;
+	u64 mask = fdl.active_mask;
 	u32 i, k;
 
-	if (env_queued_any(FDL_DSQ_FAIR) > 0)
+	if (*fdl_queued_nr(FDL_QUEUED_FAIR) > 0)
 		return 1;
 	fdl_for(k, 0, FDL_MAX_CONTAINERS) {
 		if (!mask)
 			break;
 		i = fdl_mask_pop(&mask);
-		cgref = fdl.containers[i];
-		if (cgref && env_queued_any(cgref) > 0)
+		if (*fdl_queued_nr(i + 1) > 0)
 			return 1;
 	}
 	return 0;
@@ -1127,6 +1177,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	s64 left;
 	u32 b;
 
+	fdl_queued_del(t);	/* it left its queue, if it was in one */
 	t->started_at = t->slice_start = now;
 	if (cc) {
 		fdl_cpu_burst(cc, now, t->burst_ns, t->vtime);
@@ -1175,7 +1226,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		t->via_fair = 1;
 		e = &fdl.fair;
 	}
-	fdl_fair_started(t, queue, fdl_queue_clock(top));
+	fdl_fair_started(t, queue, top);
 	fdl_entity_refresh(e, vdt);
 	dl = e->dl;
 	bw = fdl_entity_bw_of(top, e, fdl_root_wsum());

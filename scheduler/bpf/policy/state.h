@@ -11,6 +11,13 @@
 #include "../fdl_math.h"
 #include "../env.h"
 
+/* A count of queued tasks, on a cache line of its own (every enqueue and start writes one). */
+struct fdl_queued {
+	s64 nr;
+	u64 hidden_at;	/* a full scan found work this count did not show, then (0: not) */
+	u64 __pad[6];
+} __attribute__((aligned(64)));
+
 struct fdl_state {
 	/* Virtual deadline time is now - vdt_lag; a miss grows vdt_lag (compare-and-swap). */
 	u64 vdt_lag;
@@ -58,6 +65,20 @@ struct fdl_state {
 	 * fdl_cont_mark). The dispatcher looks only at these (fdl_scan_queues).
 	 */
 	u64 active_mask;
+	/*
+	 * The tasks waiting in each container's queue (by slot, as containers[]) and in the root's
+	 * fair queue, over all its domains (fdl_queued_add): what the dispatcher's scan asks instead
+	 * of the kernel.
+	 */
+	struct fdl_queued queued[FDL_MAX_CONTAINERS];
+	struct fdl_queued fair_queued;
+	/* When a scan last looked at every container's queue (fdl_full_scan_due), ns. */
+	u64 full_scan_at;
+	/* The last stray (fdl_scan_queued): its queue, count, the kernel's count, when; for dumps. */
+	u64 stray_q;
+	s64 stray_counted;
+	s64 stray_queued;
+	u64 stray_at;
 	u32 nr_slots;		/* slots in use or used before: the scan's bound */
 	u32 cgroup_next;	/* the cgroups array's slot a new cgroup's search starts at */
 	/* When the hold timer (policy/bandwidth.h) fires next, ns; 0: not armed. */
@@ -94,7 +115,7 @@ struct fdl_task {
 	u32 fair_counted;	/* counted in fdl.fair.nr_runnable */
 	s32 last_cpu;		/* CPU it last ran on, plus one (0: never ran) */
 	u32 via_fair;		/* a deadline container's task that runs by the fair order */
-	u32 __pad;
+	u32 queued_slot;	/* counted in a queue's fdl_queued (fdl_queued_add); 0: not */
 	u64 held_by;		/* held (throttled): the cgroup whose limit blocks it; 0: not held */
 	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
 	/* The interactive classifier (policy/interactive.h): */
@@ -118,5 +139,75 @@ struct fdl_task {
 extern struct fdl_state fdl;
 extern struct fdl_tunables tun;
 #endif
+
+/*
+ * How many tasks wait in a queue, counted by the policy rather than asked of the kernel: the
+ * dispatcher's scan looks at every active queue at every dispatch, and each ask is a kfunc with a
+ * hash lookup of the DSQ per queue domain (at 8 vCPUs in four LLCs, env_queued_any ran 715 BPF
+ * instructions per task started beside hackbench and the kernel's find_user_dsq 1877; at 2 vCPUs
+ * 49 and 433: bench/insn-profile.sh). A task is counted before it is inserted into its queue (the
+ * insert from ops.enqueue lands when the callback returns) and uncounted once it has left it: it
+ * starts (ops.running), stops being runnable (ops.quiescent: a sleep, or a dequeue for a change of
+ * its properties or cgroup, before which it is queued again and counted again), or goes to the
+ * hold queue. So a count is never below what its queue holds; it is above it while a task taken
+ * by a CPU's dispatcher has not started there yet (a take that finds nothing: an empty dispatch),
+ * and, for the few instructions between ops.quiescent and the kernel's removal, below it for a
+ * task that is leaving. The full scan (one CPU's, every FDL_FULL_SCAN_NS) asks the kernel about
+ * every queue counted empty; work found there is taken, and counted (nr_scan_strays, which the VM
+ * tests require to be 0) if the next full scan finds such work there again.
+ *
+ * The slot a task counts in: its container's slot in fdl.containers plus one, or FDL_QUEUED_FAIR
+ * for the root's fair queue; 0: not counted.
+ */
+#define FDL_QUEUED_FAIR	(FDL_MAX_CONTAINERS + 1)
+
+static __always_inline struct fdl_queued *fdl_queued_of(u32 s)
+{
+	if (s == FDL_QUEUED_FAIR)
+		return &fdl.fair_queued;
+	return &fdl.queued[(s - 1) & (FDL_MAX_CONTAINERS - 1)];
+}
+
+static __always_inline s64 *fdl_queued_nr(u32 s)
+{
+	return &fdl_queued_of(s)->nr;
+}
+
+/*
+ * The slot of the queue of container top (NULL: the root's fair queue). Every container with a
+ * queue has a slot (fdl_slot_add comes first); 0 if top has none, which no queue is counted in.
+ */
+static __always_inline u32 fdl_queued_slot_of(struct fdl_cgroup *top)
+{
+	if (!top)
+		return FDL_QUEUED_FAIR;
+	return top->cont_slot <= FDL_MAX_CONTAINERS ? top->cont_slot : 0;
+}
+
+/* The task leaves its queue: it counts there no more. */
+static __always_inline void fdl_queued_del(struct fdl_task *t)
+{
+	u32 s = t->queued_slot;
+
+	if (!s)
+		return;
+	t->queued_slot = 0;
+	__sync_fetch_and_sub(fdl_queued_nr(s), 1);
+}
+
+/*
+ * The task is about to be inserted into the queue of slot s: count it there, once (a task queued
+ * again without having started, as after SCX_ENQ_REENQ, moves its count).
+ */
+static __always_inline void fdl_queued_add(struct fdl_task *t, u32 s)
+{
+	if (t->queued_slot == s)
+		return;
+	fdl_queued_del(t);
+	if (!s)
+		return;
+	__sync_fetch_and_add(fdl_queued_nr(s), 1);
+	t->queued_slot = s;
+}
 
 #endif /* __FDL_POLICY_STATE_H */
