@@ -1760,6 +1760,34 @@ static void test_idle_pick_claims_the_cpu(void)
  * every FDL_FULL_SCAN_NS (one CPU's) takes it, so it waits a few ms, not forever; work hidden at
  * two full scans in a row is counted (nr_scan_strays).
  */
+/*
+ * A cgroup's contribution to its parent's sum follows its activity as it is after the exchange,
+ * not as the caller's own change implied: a CPU activating the cgroup and one deactivating it at
+ * once left an active cgroup with contribution 0 when the deactivation's exchange came last (the
+ * state set up here), its parent's sum short of its weight for good.
+ */
+static void test_contribution_follows_activity(void)
+{
+	struct fdl_cgroup *cg;
+	s64 dw;
+
+	reset(1);
+	add_cgroup(10, 100, 0, 0);
+	cg = &env.cg[10];
+	cg->nr_active = 1;	/* a task woke in it... */
+	cg->contrib = 0;	/* ...and a sleeper's exchange came last */
+	dw = fdl_cgroup_settle_contrib(cg);
+	CHECK("an active cgroup left without a contribution gets its weight back into its parent's sum",
+	      dw == 100 && cg->contrib == 100, "dw %lld contrib %lld", (long long)dw,
+	      (long long)cg->contrib);
+	cg->nr_active = 0;
+	dw = fdl_cgroup_settle_contrib(cg);
+	CHECK("an inactive one with a contribution takes it out", dw == -100 && cg->contrib == 0,
+	      "dw %lld contrib %lld", (long long)dw, (long long)cg->contrib);
+	CHECK("a settled one changes nothing", fdl_cgroup_settle_contrib(cg) == 0 && cg->contrib == 0,
+	      "contrib %lld", (long long)cg->contrib);
+}
+
 static void test_scan_asks_active_queues_only(void)
 {
 	struct task *a, *b, *c, *s, *s2;
@@ -3010,6 +3038,7 @@ int main(void)
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
 	test_scan_asks_active_queues_only();
+	test_contribution_follows_activity();
 	test_cpu_going_idle_takes_work_queued_meanwhile();
 	test_cpu_promised_to_a_wakeup_leaves_the_queues();
 	test_idle_cpu_woken_for_queued_work_is_not_bound();

@@ -46,6 +46,19 @@ check "untracked P/late's loops have P's weight: P's share $share of 0.2 (0.1-0.
     "$share >= 0.1 && $share <= 0.3"
 scx_fdl list | grep -E '(^| )/?(P|H)(/| |$)' | sed 's/^/    /'
 for c in P H P/late; do echo "    $c: $(scx_fdl get $c --json 2>&1 | tr -d '\n' | cut -c1-400)"; done
+# The BPF side's records of P and H and the fair clock (bpftool, in the guest).
+rec() {
+    id=$(stat -c %i "$CG/$1")
+    echo "    $1 (cgid $id): $(bpftool -j map dump name cgroups 2>/dev/null | sed 's/{"key":/\n{"key":/g' |
+        grep "\"cgid\":$id[,}]" | grep -oE '"(cgref|weight|cpu_weight|wsum|nr_active|contrib|has_dsq|cont_slot|cont_cgref|cont_gen|cvtime|level)":-?[0-9]+' | tr '\n' ' ')"
+}
+rec .
+rec P
+rec H
+bpftool map show 2>&1 | grep -E 'bss|cgroup' | head -4 | sed 's/^/    map: /'
+bss=$(bpftool map show 2>/dev/null | sed -n 's/^\([0-9]*\): array  name [^ ]*bss .*/\1/p' | head -1)
+echo "    fdl: $(bpftool -p map dump id "$bss" 2>/dev/null | grep -E '"(cvtime_now|root_cvtime|cont_gen|dl_wsum|dl_unboosted_wsum|active_mask|nr_slots)"' | tr -d ' \n')"
+echo "    containers: $(bpftool -p map dump id "$bss" 2>/dev/null | tr -d ' \n' | grep -o '"containers":\[[^]]*\]')"
 
 if scx_fdl set P/late deadline_rr=4ms > /tmp/set.out 2>&1; then
     fail "scx_fdl set on an untracked cgroup is refused (it succeeded: $(cat /tmp/set.out))"

@@ -104,6 +104,31 @@ static __always_inline void fdl_cgroup_wake(u64 *cvtime, u64 share)
 }
 
 /*
+ * Bring cgroup cg's contribution to its parent's wsum in line with its activity as it is now
+ * (its weight while it has active members, else 0); returns the change to add to the parent's
+ * wsum. Read again after the exchange, and once more if the activity changed meanwhile: a CPU
+ * that activates the cgroup and one that deactivates it at once (a task waking in it while its
+ * last other task sleeps) each exchanged the contribution their own change implied, after both
+ * counts had landed, so the later exchange won whatever the count said: an active cgroup could
+ * keep a contribution of 0 and its parent's sum lack its weight for good.
+ */
+static __always_inline s64 fdl_cgroup_settle_contrib(struct fdl_cgroup *cg)
+{
+	s64 contrib, old, dw = 0;
+	int k;
+
+	fdl_for(k, 0, 4) {
+		contrib = cg->nr_active > 0 ? cg->weight : 0;
+		old = __sync_lock_test_and_set(&cg->contrib, contrib);
+		dw += contrib - old;
+		env_mb();
+		if ((cg->nr_active > 0) == (contrib != 0))
+			break;
+	}
+	return dw;
+}
+
+/*
  * Add dw to the wsum of cgroup cgref and dn to its count of active members. A cgroup that thereby
  * becomes active starts contributing its weight to its parent (an inactive one stops), and so on
  * up the tree. A container (or first-level cgroup) that becomes active wakes in the fair order;
@@ -112,7 +137,7 @@ static __always_inline void fdl_cgroup_wake(u64 *cvtime, u64 share)
 FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 {
 	struct fdl_cgroup *cg;
-	s64 old, contrib;
+	s64 old;
 	int i;
 
 	for (i = 0; i < FDL_MAX_DEPTH + 1 && cgref; i++) {
@@ -132,9 +157,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 					fdl_cgroup_fair_share(cg, cg->weight + fdl_fair_order_wsum()));
 		}
 
-		contrib = dn > 0 ? cg->weight : 0;
-		old = __sync_lock_test_and_set(&cg->contrib, contrib);
-		dw = contrib - old;
+		dw = fdl_cgroup_settle_contrib(cg);
 		cgref = cg->parent_cgref;
 	}
 	return 0;
