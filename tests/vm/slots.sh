@@ -55,10 +55,6 @@ rec() {
 rec .
 rec P
 rec H
-bpftool map show 2>&1 | grep -E 'bss|cgroup' | head -4 | sed 's/^/    map: /'
-bss=$(bpftool map show 2>/dev/null | sed -n 's/^\([0-9]*\): array  name [^ ]*bss .*/\1/p' | head -1)
-echo "    fdl: $(bpftool -p map dump id "$bss" 2>/dev/null | grep -E '"(cvtime_now|root_cvtime|cont_gen|dl_wsum|dl_unboosted_wsum|active_mask|nr_slots)"' | tr -d ' \n')"
-echo "    containers: $(bpftool -p map dump id "$bss" 2>/dev/null | tr -d ' \n' | grep -o '"containers":\[[^]]*\]')"
 
 if scx_fdl set P/late deadline_rr=4ms > /tmp/set.out 2>&1; then
     fail "scx_fdl set on an untracked cgroup is refused (it succeeded: $(cat /tmp/set.out))"
