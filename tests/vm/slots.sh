@@ -46,7 +46,7 @@ check "untracked P/late's loops have P's weight: P's share $share of 0.2 (0.1-0.
     "$share >= 0.1 && $share <= 0.3"
 scx_fdl list | grep -E '(^| )/?(P|H)(/| |$)' | sed 's/^/    /'
 for c in P H P/late; do echo "    $c: $(scx_fdl get $c --json 2>&1 | tr -d '\n' | cut -c1-400)"; done
-# The BPF side's records of P and H and the fair clock (bpftool, in the guest).
+# The BPF records of the root, P and H (bpftool, in the guest): their weights, sums and activity.
 rec() {
     id=$(stat -c %i "$CG/$1")
     echo "    $1 (cgid $id): $(bpftool -j map dump name cgroups 2>/dev/null | sed 's/{"key":/\n{"key":/g' |
