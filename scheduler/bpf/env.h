@@ -421,6 +421,21 @@ FDL_GLOBAL s32 env_queued_any(u64 dsq)
 	return 0;
 }
 
+FDL_GLOBAL s32 env_nr_queued(u64 dsq)
+{
+	u32 d, n = env_nr_doms();
+	s32 sum = 0;
+
+	if (n <= 1)
+		return scx_bpf_dsq_nr_queued(dsq);
+	bpf_for(d, 0, FDL_MAX_DOMS) {
+		if (d >= n)
+			break;
+		sum += scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, d));
+	}
+	return sum;
+}
+
 /*
  * The vtime a task of queue dsq that would keep this CPU competes with: the head this CPU would
  * take next (env_dom_next, as env_dom_take chooses; a sampled remote one counted lead later).
@@ -462,21 +477,6 @@ FDL_GLOBAL int env_min_head_vtime(u64 dsq, u64 *vtime)
 	if (found)
 		*vtime = best;
 	return found;
-}
-
-FDL_GLOBAL s32 env_nr_queued(u64 dsq)
-{
-	u32 d, n = env_nr_doms();
-	s32 sum = 0;
-
-	if (n <= 1)
-		return scx_bpf_dsq_nr_queued(dsq);
-	bpf_for(d, 0, FDL_MAX_DOMS) {
-		if (d >= n)
-			break;
-		sum += scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, d));
-	}
-	return sum;
 }
 
 static __always_inline void env_kick(s32 cpu, bool preempt)

@@ -164,21 +164,20 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 }
 
 /*
- * Make weight the cgroup's effective weight. An active cgroup's contribution to its parent
- * changes by exchange, as in fdl_cgroup_propagate(), so the parent's sum stays exact.
+ * Make weight the cgroup's effective weight. Its contribution to its parent follows by the same
+ * exchange as in fdl_cgroup_propagate() (fdl_cgroup_settle_contrib), so the parent's sum stays
+ * exact: checked active, then exchanged, a weight change could also restore the contribution of a
+ * cgroup that went inactive in between.
  */
 static __always_inline void fdl_cgroup_apply_weight(struct fdl_cgroup *cg, u32 weight)
 {
 	struct fdl_cgroup *parent;
-	s64 old;
+	s64 dw;
 
 	cg->weight = weight;
-	if (cg->nr_active <= 0)
-		return;
-	old = __sync_lock_test_and_set(&cg->contrib, (s64)weight);
-	parent = env_cgroup(cg->parent_cgref);
-	if (parent)
-		__sync_fetch_and_add(&parent->wsum, (s64)weight - old);
+	dw = fdl_cgroup_settle_contrib(cg);
+	if (dw && (parent = env_cgroup(cg->parent_cgref)))
+		__sync_fetch_and_add(&parent->wsum, dw);
 }
 
 /* The effective weight a cgroup's two writers ask for: its boost while it has one, else cpu.weight. */

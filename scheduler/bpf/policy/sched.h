@@ -566,12 +566,13 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *c
 static __always_inline bool fdl_queue_waiting(u64 q)
 {
 	struct fdl_cgroup *cg;
+	u32 s;
 
 	if (q == FDL_DSQ_FAIR)
 		return *fdl_queued_nr(FDL_QUEUED_FAIR) > 0;
-	if (!(cg = env_cgroup(q)) || !fdl_queued_slot_of(cg))
+	if (!(cg = env_cgroup(q)) || !(s = fdl_queued_slot_of(cg)))
 		return env_queued_any(q) > 0;	/* not counted: ask the kernel */
-	return *fdl_queued_nr(fdl_queued_slot_of(cg)) > 0;
+	return *fdl_queued_nr(s) > 0;
 }
 
 /*
