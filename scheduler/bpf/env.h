@@ -12,18 +12,24 @@
  *	env_cpu(cpu)                      a CPU's policy record (struct fdl_cpu), or NULL
  *	env_stats()                       this CPU's event counters
  *	env_scan()                        this CPU's scratch record for the dispatcher's scan
- *	env_insert_vtime(p, dsq, slice, vtime, flags, cpu)   queue p in vtime order, in the domain of
- *	                                  cpu, the CPU it was placed for (-1: the CPU it is queued on)
- *	env_move_to_local(dsq, lead)      move the head of dsq to this CPU (its own domain's first,
+ *	env_insert_dom(p, cpu)            the domain p is queued in when placed for cpu (-1: the
+ *	                                  CPU it is queued on)
+ *	env_insert_vtime(p, dsq, slice, vtime, flags, dom)   queue p in vtime order, in domain dom
+ *	env_move_to_local(dsq, lead, doms)   move the head of dsq to this CPU (its own domain's first,
  *	                                  unless another's is more than lead of vtime ahead, then
- *	                                  the nearest domain's with work); false if empty
+ *	                                  the nearest domain's with work); false if empty. Only the
+ *	                                  domains doms counts work in are looked at (the
+ *	                                  policy's counts, fdl_queue_doms; NULL: all), here and
+ *	                                  below
  *	env_nr_queued(dsq)                tasks in dsq (all domains; the dump's)
  *	env_queued_any(dsq)               > 0 if dsq holds work: the count of the first domain with
  *	                                  some (own domain first), 0 if none (the policy counts its
  *	                                  queues itself, fdl_queued_add: a full scan's check only)
- *	env_head_vtime(dsq, &vtime, lead) the vtime of the head env_move_to_local would take (a
- *	                                  sampled remote one counted lead later); false if empty
- *	env_min_head_vtime(dsq, &vtime)   the least vtime of its domains' heads; false if all empty
+ *	env_head_vtime(dsq, &vtime, lead, doms)   the vtime of the head env_move_to_local would
+ *	                                  take (a sampled remote one counted lead later); false if
+ *	                                  empty
+ *	env_min_head_vtime(dsq, &vtime, doms)   the least vtime of its domains' heads; false if all
+ *	                                  empty
  *	env_kick(cpu, preempt)            wake an idle CPU, or end the running slice (preempt)
  *	env_pick_idle(p)                  claim an idle CPU p may use, or -1
  *	env_task_allowed(p, cpu)          p may run on cpu
@@ -36,7 +42,7 @@
  *	env_create_dsq(id)                create a queue, a DSQ per domain (sleepable context);
  *	                                  0 or -errno (then none is left)
  *	env_destroy_dsq(id)               destroy a queue's DSQs
- *	env_move_unblocked(dsq, lead)     move dsq's first task that no CPU limit blocks to this
+ *	env_move_unblocked(dsq, lead, doms)   move dsq's first task that no CPU limit blocks to this
  *	                                  CPU, the blocked ones it passes to the hold queue; false if
  *	                                  none (domain by domain as env_move_to_local; one domain's
  *	                                  walk, move_unblocked_dom, is the program's, with the
@@ -108,6 +114,16 @@ struct fdl_scan {
  * functions). Natively just functions.
  */
 #define FDL_GLOBAL __attribute__((noinline))
+
+/*
+ * How many tasks wait in each domain of a queue, as the policy counts them (never fewer than its
+ * DSQ there holds; policy/state.h): the takes and peeks ask the kernel only about the domains
+ * counted non-empty. A struct, not an array: a BPF global function's pointer argument is checked
+ * against the size of what it points to.
+ */
+struct fdl_dom_counts {
+	s32 nr[FDL_MAX_DOMS];
+};
 
 /* The DSQ of queue q in domain dom (domain 0: q itself). */
 static inline u64 fdl_dom_dsq(u64 q, u32 dom)
@@ -274,12 +290,23 @@ static __always_inline u32 env_nr_doms(void)
 	return tun.nr_doms > 1 ? tun.nr_doms : 1;
 }
 
-static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime,
-					     u64 flags, s32 cpu)
+static __always_inline u32 env_insert_dom(struct task_struct *p, s32 cpu)
 {
-	if (cpu < 0)
-		cpu = scx_bpf_task_cpu(p);
-	scx_bpf_dsq_insert_vtime(p, fdl_dom_dsq(dsq, env_dom(cpu)), slice, vtime, flags);
+	if (env_nr_doms() <= 1)
+		return 0;
+	return env_dom(cpu >= 0 ? cpu : scx_bpf_task_cpu(p));
+}
+
+static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime,
+					     u64 flags, u32 dom)
+{
+	scx_bpf_dsq_insert_vtime(p, fdl_dom_dsq(dsq, dom & (FDL_MAX_DOMS - 1)), slice, vtime, flags);
+}
+
+/* Domain d may hold work by the counts doms (NULL: no counts, every domain may). */
+static __always_inline bool env_dom_in(struct fdl_dom_counts *doms, u32 d)
+{
+	return !doms || doms->nr[d & (FDL_MAX_DOMS - 1)] > 0;
 }
 
 /* Count where this CPU took queued work from (enum fdl_dom_take). */
@@ -304,17 +331,21 @@ static __always_inline bool env_dsq_head_vtime(u64 id, u64 *vtime)
 
 /*
  * The first domain in own's order (own first, then the nearest) whose DSQ of queue dsq has work,
- * with its head's vtime; -1 if none.
+ * of those doms counts work in, with its head's vtime; -1 if none. Its own domain is looked at
+ * before the loop starts (most takes find work there: no iterator to set up).
  */
-static __always_inline s32 env_dom_base(u64 dsq, u32 own, u32 n, u64 *vtime)
+static __always_inline s32 env_dom_base(u64 dsq, u32 own, u32 n, struct fdl_dom_counts *doms,
+					u64 *vtime)
 {
 	u32 k, d;
 
-	bpf_for(k, 0, FDL_MAX_DOMS) {
+	if (env_dom_in(doms, own) && env_dsq_head_vtime(fdl_dom_dsq(dsq, own), vtime))
+		return own;
+	bpf_for(k, 1, FDL_MAX_DOMS) {
 		if (k >= n)
 			break;
 		d = env_dom_order(own, k);
-		if (env_dsq_head_vtime(fdl_dom_dsq(dsq, d), vtime))
+		if (env_dom_in(doms, d) && env_dsq_head_vtime(fdl_dom_dsq(dsq, d), vtime))
 			return d;
 	}
 	return -1;
@@ -326,14 +357,15 @@ static __always_inline s32 env_dom_base(u64 dsq, u32 own, u32 n, u64 *vtime)
  * base; -1 if no domain has work. *vtime is the chosen head's, a sampled one's counted lead later;
  * *sampled says the random one was chosen.
  */
-static __always_inline s32 env_dom_next(u64 dsq, u32 own, u32 n, u64 lead, u64 *vtime,
-					bool *sampled)
+static __always_inline s32 env_dom_next(u64 dsq, u32 own, u32 n, struct fdl_dom_counts *doms,
+					u64 lead, u64 *vtime, bool *sampled)
 {
 	u32 other = env_dom_order(own, 1 + bpf_get_prandom_u32() % (n - 1));
-	s32 base = env_dom_base(dsq, own, n, vtime);
+	s32 base = env_dom_base(dsq, own, n, doms, vtime);
 	u64 other_v = 0;
 
-	*sampled = other != (u32)base && env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
+	*sampled = other != (u32)base && env_dom_in(doms, other) &&
+		   env_dsq_head_vtime(fdl_dom_dsq(dsq, other), &other_v) &&
 		   (base < 0 || fdl_time_before(other_v + lead, *vtime));
 	if (!*sampled)
 		return base;
@@ -363,7 +395,7 @@ static __always_inline bool env_take_dsq(u64 id, int unblocked)
  * (tests/vm/topology.sh: one loop 485 ms in 2 s against 2000 on node 0). A global function: the
  * dispatcher calls it at several sites, and its loop is verified once.
  */
-FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked, u64 lead)
+FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked, u64 lead, struct fdl_dom_counts *doms)
 {
 	u32 own = env_dom(bpf_get_smp_processor_id()), k, n = env_nr_doms();
 	bool sampled;
@@ -372,15 +404,18 @@ FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked, u64 lead)
 
 	if (n <= 1)
 		return env_take_dsq(dsq, unblocked);
-	d = env_dom_next(dsq, own, n, lead, &vtime, &sampled);
-	if (sampled && env_take_dsq(fdl_dom_dsq(dsq, d), unblocked)) {
-		env_count_dom_take(FDL_DOM_ORDER);
+	d = env_dom_next(dsq, own, n, doms, lead, &vtime, &sampled);
+	if (d >= 0 && env_take_dsq(fdl_dom_dsq(dsq, d), unblocked)) {
+		env_count_dom_take(sampled ? FDL_DOM_ORDER : d == (s32)own ? FDL_DOM_OWN :
+				   FDL_DOM_STEAL);
 		return 1;
 	}
+	/* The head seen went to another CPU meanwhile (or was blocked): every domain in order. */
 	bpf_for(k, 0, FDL_MAX_DOMS) {
 		if (k >= n)
 			break;
-		if (env_take_dsq(fdl_dom_dsq(dsq, env_dom_order(own, k)), unblocked)) {
+		d = env_dom_order(own, k);
+		if (env_dom_in(doms, d) && env_take_dsq(fdl_dom_dsq(dsq, d), unblocked)) {
 			env_count_dom_take(k ? FDL_DOM_STEAL : FDL_DOM_OWN);
 			return 1;
 		}
@@ -388,14 +423,14 @@ FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked, u64 lead)
 	return 0;
 }
 
-static __always_inline bool env_move_to_local(u64 dsq, u64 lead)
+static __always_inline bool env_move_to_local(u64 dsq, u64 lead, struct fdl_dom_counts *doms)
 {
-	return env_dom_take(dsq, 0, lead);
+	return env_dom_take(dsq, 0, lead, doms);
 }
 
-static __always_inline bool env_move_unblocked(u64 dsq, u64 lead)
+static __always_inline bool env_move_unblocked(u64 dsq, u64 lead, struct fdl_dom_counts *doms)
 {
-	return env_dom_take(dsq, 1, lead);
+	return env_dom_take(dsq, 1, lead, doms);
 }
 
 /*
@@ -441,7 +476,7 @@ FDL_GLOBAL s32 env_nr_queued(u64 dsq)
  * take next (env_dom_next, as env_dom_take chooses; a sampled remote one counted lead later).
  * A global function: its loop is verified once, not once per path of the dispatcher that calls it.
  */
-FDL_GLOBAL int env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
+FDL_GLOBAL int env_head_vtime(u64 dsq, u64 *vtime, u64 lead, struct fdl_dom_counts *doms)
 {
 	u32 n = env_nr_doms();
 	bool sampled;
@@ -450,7 +485,8 @@ FDL_GLOBAL int env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
 		return 0;
 	if (n <= 1)
 		return env_dsq_head_vtime(dsq, vtime);
-	return env_dom_next(dsq, env_dom(bpf_get_smp_processor_id()), n, lead, vtime, &sampled) >= 0;
+	return env_dom_next(dsq, env_dom(bpf_get_smp_processor_id()), n, doms, lead, vtime,
+			    &sampled) >= 0;
 }
 
 /*
@@ -458,7 +494,7 @@ FDL_GLOBAL int env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
  * function (verified once, on its own: inlined into the dispatcher, clang's code for the loop
  * failed verification).
  */
-FDL_GLOBAL int env_min_head_vtime(u64 dsq, u64 *vtime)
+FDL_GLOBAL int env_min_head_vtime(u64 dsq, u64 *vtime, struct fdl_dom_counts *doms)
 {
 	u32 d, n = env_nr_doms();
 	u64 v, best = 0;
@@ -469,7 +505,8 @@ FDL_GLOBAL int env_min_head_vtime(u64 dsq, u64 *vtime)
 	bpf_for(d, 0, FDL_MAX_DOMS) {
 		if (d >= n)
 			break;
-		if (env_dsq_head_vtime(fdl_dom_dsq(dsq, d), &v) && (!found || fdl_time_before(v, best))) {
+		if (env_dom_in(doms, d) && env_dsq_head_vtime(fdl_dom_dsq(dsq, d), &v) &&
+		    (!found || fdl_time_before(v, best))) {
 			best = v;
 			found = 1;
 		}
@@ -580,7 +617,7 @@ static __always_inline s32 env_create_dsq(u64 id)
 
 #ifdef FDL_NATIVE
 /* Defined by the test, with the policy's check (the program builds it on move_unblocked_dom). */
-static bool env_move_unblocked(u64 dsq, u64 lead);
+static bool env_move_unblocked(u64 dsq, u64 lead, struct fdl_dom_counts *doms);
 #endif
 
 /* Count one event of this CPU: no atomics, the CPU is the only writer of its copy. */

@@ -148,6 +148,7 @@ static int fdl_hold_fired(void *map, int *key, struct fdl_timer *timer)
 	u64 now = scx_bpf_now(), next = 0, at, queue, vtime;
 	struct task_struct *p;
 	struct fdl_task *t;
+	u32 slot = 0, dom;
 	s32 cpu;
 
 	fdl.hold_next = 0;
@@ -159,7 +160,7 @@ static int fdl_hold_fired(void *map, int *key, struct fdl_timer *timer)
 			/* Cannot happen (every task has a record): never strand it. */
 			queue = FDL_DSQ_FAIR;
 			vtime = fdl.fair.vtime_now;
-		} else if (!fdl_bw_release_task(t, now, &queue, &vtime, &at)) {
+		} else if (!fdl_bw_release_task(t, now, &queue, &vtime, &slot, &at)) {
 			if (!next || at < next)
 				next = at;
 			continue;
@@ -167,7 +168,10 @@ static int fdl_hold_fired(void *map, int *key, struct fdl_timer *timer)
 		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, vtime);
 		/* Back in the domain of the idle CPU woken for it (else of its last CPU). */
 		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-		queue = fdl_dom_dsq(queue, env_dom(cpu >= 0 ? cpu : scx_bpf_task_cpu(p)));
+		dom = env_insert_dom(p, cpu);
+		if (t)	/* before the move: a count never below */
+			fdl_queued_add(t, slot, dom);
+		queue = fdl_dom_dsq(queue, dom);
 		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, queue, 0)) {
 			/* Gone from the hold queue meanwhile: not in its queue either. */
 			if (t)

@@ -32,6 +32,7 @@ struct task_struct {
 	int pid;
 	unsigned allowed;	/* CPU bitmask; 0: all */
 	u64 slice;
+	u32 dom;		/* the domain it was queued in (env_insert_vtime) */
 };
 
 struct fake_dsq {
@@ -61,7 +62,14 @@ struct fake_env {
 	u32 rnd;
 	struct fdl_scan scan;
 	int queued_asks[FAKE_CGROUPS];	/* env_nr_queued calls per container queue */
-	u32 nr_doms;			/* 0: one */
+	/*
+	 * Domains: 0 is one. A queue stays one sorted array, each task marked with the domain it was
+	 * queued in (tun.cpu_dom of the CPU it was placed for); takes and peeks see only the tasks
+	 * of the domains counted non-empty (the policy's counts, fdl_queued_doms), as the program
+	 * asks only those domains' DSQs: counts that miss work strand it.
+	 */
+	u32 nr_doms;
+	u32 dom_inserts[2];		/* tasks queued in domains 0 and 1 */
 	/*
 	 * An interleaving: when mb_hook_at barriers have passed (counted from 1), env_mb() calls
 	 * mb_hook once, as if another CPU ran it between the code before and after that barrier.
@@ -178,32 +186,54 @@ static inline bool env_task_allowed(struct task_struct *p, s32 cpu)
 	return !p->allowed || (p->allowed & (1u << cpu));
 }
 
+extern struct fdl_tunables tun;
+
+/* The domain of a task placed for cpu (-1: the CPU the callback runs on). */
+static inline u32 env_insert_dom(struct task_struct *p, s32 cpu)
+{
+	(void)p;
+	if (env_nr_doms() <= 1)
+		return 0;
+	if (cpu < 0 || cpu >= FAKE_CPUS)
+		cpu = env.cur_cpu;
+	return tun.cpu_dom[cpu] % env_nr_doms();
+}
+
+/* Whether the task at position i of q is in a domain doms counts work in (NULL: every domain). */
+static inline bool fake_in_doms(struct fake_dsq *q, int i, struct fdl_dom_counts *doms)
+{
+	return !doms || doms->nr[q->task[i]->dom & 63] > 0;
+}
+
 static inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime, u64 flags,
-				    s32 cpu)
+				    u32 dom)
 {
 	struct fake_dsq *q = fake_dsq(dsq);
 	int at = 0;
 
 	(void)flags;
-	(void)cpu;	/* one domain */
 	while (at < q->n && !fdl_time_before(vtime, q->vtime[at]))
 		at++;
 	p->slice = slice;
+	p->dom = dom;
+	if (dom < 2)
+		env.dom_inserts[dom]++;
 	fake_insert_at(q, at, p, vtime);
 }
 
 /*
- * The first queued task this CPU may run, as the kernel's consume_dispatch_q() takes it. One
- * domain: lead (the queue's order across domains) has nothing to compare.
+ * The first queued task this CPU may run, as the kernel's consume_dispatch_q() takes it, of the
+ * domains in doms. In vtime order over all of them: lead (the program's sampled order across
+ * domains) has nothing to compare.
  */
-static inline bool env_move_to_local(u64 dsq, u64 lead)
+static inline bool env_move_to_local(u64 dsq, u64 lead, struct fdl_dom_counts *doms)
 {
 	struct fake_dsq *q = fake_dsq(dsq);
 	int i;
 
 	(void)lead;
 	for (i = 0; i < q->n; i++) {
-		if (!env_task_allowed(q->task[i], env.cur_cpu))
+		if (!fake_in_doms(q, i, doms) || !env_task_allowed(q->task[i], env.cur_cpu))
 			continue;
 		fake_insert_at(&env.local[env.cur_cpu], env.local[env.cur_cpu].n, fake_remove_at(q, i), 0);
 		return true;
@@ -225,21 +255,25 @@ static inline s32 env_queued_any(u64 dsq)
 	return env_nr_queued(dsq);
 }
 
-static inline bool env_head_vtime(u64 dsq, u64 *vtime, u64 lead)
+/* The first task of the domains in doms (the least vtime: the fake keeps one order). */
+static inline bool env_head_vtime(u64 dsq, u64 *vtime, u64 lead, struct fdl_dom_counts *doms)
 {
 	struct fake_dsq *q = fake_dsq(dsq);
+	int i;
 
-	(void)lead;	/* one domain */
-	if (!q->n)
-		return false;
-	*vtime = q->vtime[0];
-	return true;
+	(void)lead;
+	for (i = 0; i < q->n; i++) {
+		if (fake_in_doms(q, i, doms)) {
+			*vtime = q->vtime[i];
+			return true;
+		}
+	}
+	return false;
 }
 
-/* One domain: its head is the least. */
-static inline bool env_min_head_vtime(u64 dsq, u64 *vtime)
+static inline bool env_min_head_vtime(u64 dsq, u64 *vtime, struct fdl_dom_counts *doms)
 {
-	return env_head_vtime(dsq, vtime, 0);
+	return env_head_vtime(dsq, vtime, 0, doms);
 }
 
 static inline void env_kick(s32 cpu, bool preempt)

@@ -74,15 +74,20 @@ static struct task *task_of(struct task_struct *p)
 }
 
 /* env.h's env_move_unblocked, as main.bpf.c defines it, over the fake queues. */
-static bool env_move_unblocked(u64 dsq, u64 lead)
+static bool env_move_unblocked(u64 dsq, u64 lead, struct fdl_dom_counts *doms)
 {
 	struct fake_dsq *q = fake_dsq(dsq), *hold = fake_dsq(FDL_DSQ_HOLD);
 	struct task_struct *p;
 	u64 at = 0, blocker;
+	int i = 0;
 
-	(void)lead;	/* one domain */
-	while (q->n) {
-		p = fake_remove(q, 0);
+	(void)lead;	/* one order over the domains */
+	while (i < q->n) {
+		if (!fake_in_doms(q, i, doms)) {
+			i++;
+			continue;
+		}
+		p = fake_remove(q, i);
 		if ((blocker = fdl_bw_blocked(&task_of(p)->t, env.now, &at))) {
 			fake_insert_at(hold, hold->n, p, 0);
 			fdl_bw_held(&task_of(p)->t, blocker, env.now);
@@ -100,6 +105,7 @@ static void hold_fired(void)
 {
 	struct fake_dsq *hold = fake_dsq(FDL_DSQ_HOLD);
 	u64 next = 0, at, queue, vtime;
+	u32 slot = 0, dom;
 	int i = 0;
 
 	env.hold_armed = false;
@@ -108,15 +114,17 @@ static void hold_fired(void)
 		struct task_struct *p = hold->task[i];
 		s32 cpu;
 
-		if (!fdl_bw_release_task(&task_of(p)->t, env.now, &queue, &vtime, &at)) {
+		if (!fdl_bw_release_task(&task_of(p)->t, env.now, &queue, &vtime, &slot, &at)) {
 			if (!next || at < next)
 				next = at;
 			i++;
 			continue;
 		}
 		fake_remove(hold, i);
-		env_insert_vtime(p, queue, p->slice, vtime, 0, -1);
 		cpu = env_pick_idle(p);
+		dom = env_insert_dom(p, cpu);
+		fdl_queued_add(&task_of(p)->t, slot, dom);
+		env_insert_vtime(p, queue, p->slice, vtime, 0, dom);
 		if (cpu >= 0)
 			env.idle_kicks[cpu]++;
 	}
@@ -353,7 +361,7 @@ static void sleep_on(int cpu)
  */
 static void check_queued_counts(void)
 {
-	u32 s, c;
+	u32 s, c, d, nd = env_nr_doms();
 	s64 n;
 
 	if (queued_planted)
@@ -369,6 +377,19 @@ static void check_queued_counts(void)
 				fprintf(stderr, "queue %llu: counted %lld, holds %d\n",
 					(unsigned long long)id, (long long)*fdl_queued_nr(s), env.dsq[i].n);
 		}
+		/* Each domain's count covers its tasks, and so do the counts the takes are given. */
+		for (d = 0; s && nd > 1 && d < nd; d++) {
+			c = 0;
+			for (int j = 0; j < env.dsq[i].n; j++)
+				c += env.dsq[i].task[j]->dom == d;
+			if (c && (fdl_queued_of(s)->dom.nr[d] < (s32)c ||
+				  (fdl_queued_doms(s) && fdl_queued_doms(s)->nr[d] <= 0))) {
+				if (!queued_count_errors++)
+					fprintf(stderr, "queue %llu domain %u: counted %d, holds %u, "
+						"counts given %d\n", (unsigned long long)id, d,
+						fdl_queued_of(s)->dom.nr[d], c, !!fdl_queued_doms(s));
+			}
+		}
 	}
 	for (s = 1; s <= FDL_QUEUED_FAIR; s++) {
 		c = 0;
@@ -378,6 +399,14 @@ static void check_queued_counts(void)
 			if (!queued_count_errors++)
 				fprintf(stderr, "slot %u: counted %lld, %u tasks count there\n", s,
 					(long long)n, c);
+		}
+		for (d = 0; nd > 1 && d < FDL_MAX_DOMS; d++) {
+			c = 0;
+			for (int i = 0; i < NR_TASKS; i++)
+				c += tasks[i].t.queued_slot == s && tasks[i].t.queued_dom == d;
+			if (fdl_queued_of(s)->dom.nr[d] != (s32)c && !queued_count_errors++)
+				fprintf(stderr, "slot %u domain %u: counted %d, %u tasks count there\n",
+					s, d, fdl_queued_of(s)->dom.nr[d], c);
 		}
 	}
 }
@@ -2688,8 +2717,8 @@ static void test_throttled_queues_are_passed(void)
 
 		k->runnable = true;
 		fdl_on_runnable(&k->t, 100, true);
-		fdl_queued_add(&k->t, env.cg[k->t.cgref].cont_slot);	/* as fdl_on_enqueue */
-		env_insert_vtime(&k->p, k->t.cgref, tun.slice_ns, k->t.vtime, 0, -1);
+		fdl_queued_add(&k->t, env.cg[k->t.cgref].cont_slot, 0);	/* as fdl_on_enqueue */
+		env_insert_vtime(&k->p, k->t.cgref, tun.slice_ns, k->t.vtime, 0, 0);
 	}
 	env.cg[10].bw.runtime_ns = env.cg[11].bw.runtime_ns = -1;	/* ran out meanwhile */
 	env.cg[10].cvtime = 0;	/* the fair order looks at the throttled queues first */
@@ -2707,6 +2736,83 @@ static void test_throttled_queues_are_passed(void)
 	CHECK("and the hold timer is armed for the refill", env.hold_armed &&
 	      env.hold_at == env.cg[10].bw.period_start + 100 * MS, "armed %d at %llu", env.hold_armed,
 	      env.hold_at);
+}
+
+/*
+ * Queue domains (two LLCs of two CPUs each): a queue counts its tasks per domain, and a take or a
+ * peek asks only the domains counted non-empty (fdl_queued_doms; the fake's takes see only the
+ * tasks of those domains, as the program asks only their DSQs). Work queued in one domain only is
+ * still taken by a CPU of the other; a queue counted empty gives no counts (a full scan's take
+ * looks everywhere); and in a mixed run across both domains no task is stranded
+ * (check_queued_counts after every step: each domain's count covers its tasks).
+ */
+static void test_domains_take_only_where_counted(void)
+{
+	struct task *k;
+	u32 s;
+
+	reset(4);
+	env.nr_doms = 2;
+	tun.nr_doms = 2;
+	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
+	tun.dom_cpu[1] = 2;
+	add_cgroup(10, 100, 0, 0);
+	s = env.cg[10].cont_slot;
+	for (int i = 0; i < 2; i++) {	/* queued on CPU 3's behalf: domain 1 */
+		k = new_task(i, 10);
+		k->runnable = true;
+		fdl_on_runnable(&k->t, 100, true);
+		fdl_queued_add(&k->t, s, env_insert_dom(&k->p, 3));	/* as fdl_on_enqueue */
+		env_insert_vtime(&k->p, 10, tun.slice_ns, k->t.vtime, 0, env_insert_dom(&k->p, 3));
+	}
+	CHECK("two tasks queued in domain 1: counted there, and the takes are given the counts",
+	      fdl_queued_of(s)->dom.nr[1] == 2 && !fdl_queued_of(s)->dom.nr[0] &&
+	      fdl_queued_doms(s) == &fdl_queued_of(s)->dom, "counts %d %d, given %d",
+	      fdl_queued_of(s)->dom.nr[0], fdl_queued_of(s)->dom.nr[1], !!fdl_queued_doms(s));
+	env.cur_cpu = 0;
+	fdl_on_dispatch(0, NULL, NULL);
+	CHECK("CPU 0, of domain 0, takes one from domain 1", env.local[0].n == 1, "%d on CPU 0",
+	      env.local[0].n);
+	if (env.local[0].n) {
+		start(0, task_of(fake_pop(&env.local[0])));
+		env.idle[0] = false;
+	}
+	CHECK("started, it counts there no more", fdl_queued_of(s)->dom.nr[1] == 1 &&
+	      *fdl_queued_nr(s) == 1, "domain 1 %d, total %lld", fdl_queued_of(s)->dom.nr[1],
+	      (long long)*fdl_queued_nr(s));
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, NULL, NULL);
+	if (env.local[1].n) {
+		start(1, task_of(fake_pop(&env.local[1])));
+		env.idle[1] = false;
+	}
+	CHECK("the other taken too: the queue is counted empty, and a take (a full scan's) would "
+	      "look at every domain", !fdl_queued_of(s)->dom.nr[1] && !*fdl_queued_nr(s) &&
+	      !fdl_queued_doms(s), "domain 1 %d, given %d", fdl_queued_of(s)->dom.nr[1],
+	      !!fdl_queued_doms(s));
+
+	/* A mixed run over both domains: a deadline probe pair, wakers, and two hogs. */
+	reset(4);
+	env.nr_doms = 2;
+	tun.nr_doms = 2;
+	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
+	tun.dom_cpu[1] = 2;
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	grant(10, 500);
+	add_cgroup(11, 100, 0, 0);
+	probe_pair(0, 10, 1 * MS, 5 * MS);
+	for (int i = 2; i < 8; i++)
+		periodic(i, 11, 2 * MS, 4 * MS);
+	wake(new_task(8, FDL_ROOT_CGREF));
+	wake(new_task(9, FDL_ROOT_CGREF));
+	run_for(500 * MS);
+	for (int i = 0; i < 10; i++)
+		CHECK("every task ran, none stranded in a domain counted empty",
+		      tasks[i].ran_ns >= 10 * MS && worst_off(i, 1) < 100 * MS,
+		      "task %d ran %llu ms, off %llu ms at worst", i, tasks[i].ran_ns / MS,
+		      worst_off(i, 1) / MS);
+	CHECK("context: work was queued in both domains", env.dom_inserts[0] > 100 &&
+	      env.dom_inserts[1] > 100, "%u, %u", env.dom_inserts[0], env.dom_inserts[1]);
 }
 
 /* Lifting a limit frees its held tasks at once, not at the next boundary. */
@@ -3030,6 +3136,7 @@ int main(void)
 	test_quota_runs_out_at_a_tick();
 	test_lifted_limit_releases_at_once();
 	test_throttled_queues_are_passed();
+	test_domains_take_only_where_counted();
 	test_nested_deadline_container();
 	test_nested_burst_past_budget_runs_on_as_fair();
 	test_nested_guarantee_without_deadlines_runs();

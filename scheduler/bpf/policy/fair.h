@@ -122,9 +122,9 @@ static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, stru
 	/* The clock already at or past the task: nothing to move (and no DSQ to peek, a lookup). */
 	if (t->vqueue != queue || !fdl_time_before(e->vtime_now, v))
 		return;
-	/* A peek per queue domain, only if some task waits there (fdl_queued_add). */
+	/* A peek per queue domain where some task waits (fdl_queued_add, fdl_queued_doms). */
 	s = fdl_queued_slot_of(top);
-	if ((!s || *fdl_queued_nr(s) > 0) && env_min_head_vtime(queue, &head) &&
+	if ((!s || *fdl_queued_nr(s) > 0) && env_min_head_vtime(queue, &head, fdl_queued_doms(s)) &&
 	    fdl_time_before(head, v))
 		v = head;
 	if (fdl_time_before(e->vtime_now, v))

@@ -130,10 +130,11 @@ static __always_inline u64 fdl_bw_blocked(struct fdl_task *t, u64 now, u64 *rele
 
 /*
  * The hold timer looks at a held task: if no limit above it blocks it any longer, true, with the
- * queue and vtime to put it back with; else false and when to look again.
+ * queue and vtime to put it back with, and the slot to count it in (fdl_queued_add, before the
+ * move, once its domain is known); else false and when to look again.
  */
 static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64 *queue,
-						u64 *vtime, u64 *at)
+						u64 *vtime, u32 *slot, u64 *at)
 {
 	struct fdl_cgroup *top;
 	struct fdl_entity *e;
@@ -148,7 +149,7 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 	if (t->vqueue != *queue)
 		fdl_fair_place(t, *queue, top);
 	*vtime = fdl_fair_queue_vtime(t, top);
-	fdl_queued_add(t, fdl_queued_slot_of(top));	/* before the move: a count never below */
+	*slot = fdl_queued_slot_of(top);
 	return true;
 }
 
@@ -386,6 +387,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	s32 cpu, later = -1, victim = -1, cross = -1, sibling = -1, kick = -1;
 	u64 cross_ns = 0, blocker, lend;
 	bool fair_victim = false, compete, preempt = false;
+	u32 dom;
 
 	t->enqueued_at = now;
 	t->via_fair = 0;	/* it waits under its own deadline entity */
@@ -459,11 +461,11 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	 * that CPU's dispatcher looks there first; else in the domain the balancer moves it to.
 	 * Counted first (fdl_queued_add).
 	 */
-	fdl_queued_add(t, fdl_queued_slot_of(top));
-	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags,
-			 victim >= 0 ? victim : sibling >= 0 ? sibling : cpu >= 0 ? cpu :
-			 later >= 0 ? later : cross >= 0 ? cross :
-			 tun.load_tracking ? fdl_lb_cpu(p, t, p->pid) : -1);
+	dom = env_insert_dom(p, victim >= 0 ? victim : sibling >= 0 ? sibling : cpu >= 0 ? cpu :
+			     later >= 0 ? later : cross >= 0 ? cross :
+			     tun.load_tracking ? fdl_lb_cpu(p, t, p->pid) : -1);
+	fdl_queued_add(t, fdl_queued_slot_of(top), dom);
+	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags, dom);
 	if (own == FDL_DSQ_FAIR)
 		stat_inc(nr_fair_enqueued);
 	else
@@ -560,6 +562,22 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *c
 		sc->fair_q = q;
 		sc->fair_key = key;
 	}
+}
+
+/*
+ * The domains of queue q (a container's cgroup id, or FDL_DSQ_FAIR) that may hold work, by the
+ * counts (fdl_queued_doms): the only ones its takes and peeks ask the kernel about.
+ */
+static __always_inline struct fdl_dom_counts *fdl_queue_doms(u64 q)
+{
+	struct fdl_cgroup *cg;
+
+	if (env_nr_doms() <= 1)
+		return NULL;
+	if (q == FDL_DSQ_FAIR)
+		return fdl_queued_doms(FDL_QUEUED_FAIR);
+	cg = env_cgroup(q);
+	return fdl_queued_doms(cg ? fdl_queued_slot_of(cg) : 0);
 }
 
 /* Does queue q (a container's cgroup id, or FDL_DSQ_FAIR) hold work, by the counts? */
@@ -799,9 +817,11 @@ static __always_inline struct fdl_entity *fdl_scan_entity(u64 q, u32 fair)
  */
 static __always_inline bool fdl_move(u64 q)
 {
+	struct fdl_dom_counts *doms = fdl_queue_doms(q);
 	u64 lead = fdl_queue_lead(q);
 
-	return fdl.counters.nr_limited ? env_move_unblocked(q, lead) : env_move_to_local(q, lead);
+	return fdl.counters.nr_limited ? env_move_unblocked(q, lead, doms) :
+					 env_move_to_local(q, lead, doms);
 }
 
 /*
@@ -1034,7 +1054,8 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	if (bf == FDL_NONE || rest)
 		keep = true;
 	else if (sc->best_q == pq)
-		keep = !(env_head_vtime(pq, &hv, fdl_queue_lead(pq)) && fdl_time_before(hv, t->vtime));
+		keep = !(env_head_vtime(pq, &hv, fdl_queue_lead(pq), fdl_queue_doms(pq)) &&
+			 fdl_time_before(hv, t->vtime));
 	else if (best_is_p)	/* both fair: the cgroup with less cgroup virtual time */
 		keep = !fdl_time_before(sc->fair_key,
 					fdl_fair_key(ptop ? ptop->cvtime : fdl.root_cvtime));
