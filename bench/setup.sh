@@ -4,7 +4,9 @@
 # built is kept under .cache/ and skipped next time; a failed build is recorded (and retried next
 # time) so that the report can say "build failed: <reason>" in that scheduler's row.
 #
-# Usage: bench/setup.sh [--python-only | --peers-only] [--jobs N]
+# Usage: bench/setup.sh [--python-only | --peers-only] [--only NAME,...] [--jobs N]
+#   --only  build only these peers of bench/peers.txt (e.g. --only scx_flash); an unknown name is
+#           an error
 #   --jobs  cargo build jobs for the peers (default 1: the builds run beside latency measurements)
 # Environment: FDL_CACHE (default .cache), BPF_CLANG (default clang-19).
 set -euo pipefail
@@ -13,13 +15,14 @@ cache=${FDL_CACHE:-$root/.cache}
 log() { printf '[bench-setup] %s\n' "$*" >&2; }
 die() { printf '[bench-setup] error: %s\n' "$*" >&2; exit 1; }
 
-do_python=1 do_peers=1 jobs=1
+do_python=1 do_peers=1 jobs=1 only=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --python-only) do_peers=0; shift ;;
         --peers-only) do_python=0; shift ;;
         --jobs) jobs=$2; shift 2 ;;
-        -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --only) only=$2; shift 2 ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
@@ -35,6 +38,12 @@ if [[ $do_python == 1 ]]; then
     log "python: $("$venv/bin/python" -c 'import matplotlib; print("matplotlib", matplotlib.__version__)')"
 fi
 
+# Every name given to --only must be a peer of bench/peers.txt, before anything is built.
+known=$(awk '$1 !~ /^#/ && NF { print $1 }' "$root/bench/peers.txt")
+for name in ${only//,/ }; do
+    grep -qx "$name" <<< "$known" || die "--only: $name is not in bench/peers.txt (peers: $(echo $known))"
+done
+
 if [[ $do_peers == 1 ]]; then
     command -v cargo >/dev/null || die "cargo missing: run ./setup.sh first"
     export BPF_CLANG=${BPF_CLANG:-clang-19}
@@ -43,6 +52,7 @@ if [[ $do_peers == 1 ]]; then
     export CARGO_TARGET_DIR=$cache/peers/target
     while read -r name version; do
         [[ -z $name || $name == \#* ]] && continue
+        [[ -n $only && ",$only," != *",$name,"* ]] && continue
         dir=$cache/peers/$name-$version
         if [[ -x $dir/bin/$name ]]; then
             log "$name $version: built"
