@@ -565,30 +565,36 @@ static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *c
 }
 
 /*
- * The domains of queue q (a container's cgroup id, or FDL_DSQ_FAIR) that may hold work, by the
- * counts (fdl_queued_doms): the only ones its takes and peeks ask the kernel about.
+ * The slot queue q (a container's cgroup id, or FDL_DSQ_FAIR) is counted in (fdl_queued_add); 0
+ * if it is not counted (its cgroup went, or has no slot).
+ */
+static __always_inline u32 fdl_queue_slot(u64 q)
+{
+	struct fdl_cgroup *cg;
+
+	if (q == FDL_DSQ_FAIR)
+		return FDL_QUEUED_FAIR;
+	cg = env_cgroup(q);
+	return cg ? fdl_queued_slot_of(cg) : 0;
+}
+
+/*
+ * The domains of queue q that may hold work, by the counts (fdl_queued_doms): the only ones its
+ * takes and peeks ask the kernel about.
  */
 static __always_inline struct fdl_dom_counts *fdl_queue_doms(u64 q)
 {
-	struct fdl_cgroup *cg;
-
 	if (env_nr_doms() <= 1)
 		return NULL;
-	if (q == FDL_DSQ_FAIR)
-		return fdl_queued_doms(FDL_QUEUED_FAIR);
-	cg = env_cgroup(q);
-	return fdl_queued_doms(cg ? fdl_queued_slot_of(cg) : 0);
+	return fdl_queued_doms(fdl_queue_slot(q));
 }
 
-/* Does queue q (a container's cgroup id, or FDL_DSQ_FAIR) hold work, by the counts? */
+/* Does queue q hold work, by the counts? */
 static __always_inline bool fdl_queue_waiting(u64 q)
 {
-	struct fdl_cgroup *cg;
-	u32 s;
+	u32 s = fdl_queue_slot(q);
 
-	if (q == FDL_DSQ_FAIR)
-		return *fdl_queued_nr(FDL_QUEUED_FAIR) > 0;
-	if (!(cg = env_cgroup(q)) || !(s = fdl_queued_slot_of(cg)))
+	if (!s)
 		return env_queued_any(q) > 0;	/* not counted: ask the kernel */
 	return *fdl_queued_nr(s) > 0;
 }
