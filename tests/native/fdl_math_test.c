@@ -54,6 +54,28 @@ static void test_vtime_delta(void)
 		 fdl_vtime_delta(1ULL << 50, one), 1ULL << 50);
 	CHECK_EQ("remainders are kept: 7 ns at a third", fdl_vtime_delta(7, one / 3),
 		 (7ULL << 20) / (one / 3));
+	/*
+	 * The one-division form (delta below 2^44) against the two-part quotient and remainder it
+	 * replaces, on either side of that bound and at shares from the smallest to the machine.
+	 */
+	{
+		static const unsigned long long deltas[] = {
+			1, 7, 999, 3000000, 123456789, (1ULL << 44) - 1, 1ULL << 44, (1ULL << 44) + 12345,
+		};
+		static const unsigned long long shares[] = { 1, 3, 1000, one / 3, one - 1, one, 3 * one + 7 };
+		int bad = 0;
+
+		for (unsigned i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++)
+			for (unsigned j = 0; j < sizeof(shares) / sizeof(shares[0]); j++) {
+				unsigned long long d = deltas[i], s = shares[j], q = d / s, r = d % s;
+				unsigned long long want = q > (FDL_U64_MAX >> 20) ? FDL_U64_MAX :
+							  (q << 20) + ((r << 20) / s);
+
+				bad += fdl_vtime_delta(d, s) != want;
+			}
+		CHECK_EQ("one division where the shifted delta fits: the same as quotient and remainder",
+			 bad, 0);
+	}
 }
 
 static void test_time_order(void)

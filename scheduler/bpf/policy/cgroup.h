@@ -31,11 +31,14 @@ static __always_inline s64 fdl_fair_order_wsum(void)
 }
 
 /*
- * The share of the machine (fixed point, FDL_SHARE_ONE = all CPUs) of a member of weight `weight`
- * in cgroup cgref: its weight among the cgroup's runnable members, scaled by each ancestor's part
- * of its parent, up to the root.
+ * The share (fixed point) of a member of weight `weight` in cgroup cgref within cgroup stop, an
+ * ancestor of it or cgref itself (0: the root, so the share of the machine): its weight among the
+ * cgroup's runnable members, scaled by each ancestor's part of its parent, up to stop's members
+ * (stop's own part of its parent is not counted):
+ *
+ *	share = prod over the levels from cgref up to stop of w(member) / wsum(level)
  */
-FDL_GLOBAL u64 fdl_member_share(u64 cgref, u32 weight)
+FDL_GLOBAL u64 fdl_member_share_within(u64 cgref, u32 weight, u64 stop)
 {
 	struct fdl_cgroup *cg;
 	u64 share = FDL_SHARE_ONE;
@@ -51,13 +54,24 @@ FDL_GLOBAL u64 fdl_member_share(u64 cgref, u32 weight)
 	 */
 	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
 		share = fdl_share_of(share, weight, cg->wsum);
-		if (!cg->parent_cgref)
+		if (cgref == stop || !cg->parent_cgref)
 			break;
 		weight = cg->contrib ?: cg->weight;
-		if (!(cg = env_cgroup(cg->parent_cgref)))
+		cgref = cg->parent_cgref;
+		if (!(cg = env_cgroup(cgref)))
 			break;
 	}
 	return share;
+}
+
+/*
+ * The share of the machine (fixed point, FDL_SHARE_ONE = all CPUs) of a member of weight `weight`
+ * in cgroup cgref: its weight among the cgroup's runnable members, scaled by each ancestor's part
+ * of its parent, up to the root.
+ */
+static __always_inline u64 fdl_member_share(u64 cgref, u32 weight)
+{
+	return fdl_member_share_within(cgref, weight, 0);
 }
 
 /*

@@ -72,6 +72,43 @@ static __always_inline u64 fdl_share_in_queue(u64 share, u64 qshare)
 	return s ?: 1;
 }
 
+/*
+ * The task's share of its queue (fixed point), what its vtime counts at: fdl_share_in_queue of
+ * its share of the machine and its queue's, with its cgroup (cgref, record cg), its container
+ * (top, id queue; NULL: the root's own queue, the machine's share) and the root's weight sum at
+ * hand. Computed as the product of its parts from its cgroup up to the container's members
+ * (fdl_member_share_within): the levels above the container are in both shares and cancel out.
+ * For a task in the container's own cgroup that is one division, its weight among the cgroup's
+ * runnable members; the ratio of the two shares was two walks to the root and two divisions more
+ * (the share arithmetic was an eighth of the instructions per task started).
+ */
+static __always_inline u64 fdl_task_share_in_queue_of(struct fdl_task *t, u64 queue, u64 cgref,
+						      struct fdl_cgroup *cg, struct fdl_cgroup *top,
+						      s64 root_wsum)
+{
+	if (!top || !cg)
+		return fdl_task_share_of(t, cgref, cg, root_wsum);
+	if (cgref == queue)
+		return fdl_share_of(FDL_SHARE_ONE, t->weight, cg->wsum);
+	return fdl_member_share_within(cgref, t->weight, queue);
+}
+
+/*
+ * The share a waking task's credit is at within its queue (fdl_place_share_of, as a part of the
+ * queue's share, fdl_share_in_queue): its own in its container's own cgroup, else its cgroup's as
+ * a whole, taken as fdl_task_share_in_queue_of takes it.
+ */
+static __always_inline u64 fdl_place_share_in_queue_of(struct fdl_task *t, u64 queue, u64 cgref,
+						       struct fdl_cgroup *cg, struct fdl_cgroup *top,
+						       s64 root_wsum)
+{
+	if (!top || !cg)
+		return fdl_place_share_of(t, queue, cgref, cg, root_wsum);
+	if (cgref == queue)
+		return fdl_share_of(FDL_SHARE_ONE, t->weight, cg->wsum);
+	return fdl_member_share_within(cg->parent_cgref, cg->contrib ?: cg->weight, queue);
+}
+
 /* fdl_fair_place_at in queue `queue`, of container top (NULL: the root's own queue). */
 static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct fdl_cgroup *top)
 {
@@ -79,8 +116,7 @@ static __always_inline void fdl_fair_place(struct fdl_task *t, u64 queue, struct
 	s64 root_wsum = fdl_root_wsum();
 
 	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
-			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgref, env_cgroup(cgref), root_wsum),
-					     fdl_queue_share(top, root_wsum)));
+			  fdl_place_share_in_queue_of(t, queue, cgref, env_cgroup(cgref), top, root_wsum));
 }
 
 /*

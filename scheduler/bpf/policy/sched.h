@@ -50,8 +50,8 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 	t->burst_ns += delta;
 	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
 	fdl_fair_started(t, queue, top);
-	share = fdl_task_share_of(t, cgref, cg, root_wsum);
-	t->vtime += fdl_vtime_delta(delta, fdl_share_in_queue(share, fdl_queue_share(top, root_wsum)));
+	share = fdl_task_share_in_queue_of(t, queue, cgref, cg, top, root_wsum);
+	t->vtime += fdl_vtime_delta(delta, share);
 	if (cg) {
 		__sync_fetch_and_add(&cg->usage_ns, delta);
 		fdl_sum_charge(cgref, cg, delta, 0);
@@ -190,8 +190,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 	if (!top)	/* the root's own tasks wake as one cgroup */
 		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share_of(t, cgref, cg, root_wsum));
 	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
-			  fdl_share_in_queue(fdl_place_share_of(t, queue, cgref, cg, root_wsum),
-					     fdl_queue_share(top, root_wsum)));
+			  fdl_place_share_in_queue_of(t, queue, cgref, cg, top, root_wsum));
 }
 
 /* The task is no longer runnable (slept, exited, left scx): uncount it. */
