@@ -177,7 +177,7 @@ impl<'obj> Scheduler<'obj> {
             None if doms.node.len() > 1 => info!("load balancer: off (--balance-interval-ms 0)"),
             None => info!("load balancer: not needed with one queue domain"),
         }
-        let bpf = Bpf { skel, doms };
+        let bpf = Bpf { skel, doms, refs: Default::default() };
         let records: Arc<dyn Records> = Arc::new(bpf.records()?);
         let reports = Reports::spawn()?;
         let mut sched =

@@ -38,6 +38,10 @@ pub struct Bpf<'obj> {
     pub skel: BpfSkel<'obj>,
     /// The queue domains the BPF side was loaded with (tun.cpu_dom): its counters by domain.
     pub doms: topology::Domains,
+    /// Each cgroup's reference as last found in `cgroup_refs` (read_cgroup): the control loop
+    /// reads the guaranteed cgroups' records 20 times a second, and the lookup by id was half of
+    /// its system calls (a record read with a stale reference fails its check and looks again).
+    pub refs: std::cell::RefCell<std::collections::HashMap<u64, u64>>,
 }
 
 impl Bpf<'_> {
@@ -128,7 +132,17 @@ impl Bpf<'_> {
 
     /// A cgroup's record (None: not tracked by the BPF side).
     pub fn read_cgroup(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
-        read_record(&self.skel.maps.cgroup_refs, &self.skel.maps.cgroups, cgid)
+        let cached = self.refs.borrow().get(&cgid).copied();
+        if let Some(record) = cached.and_then(|cgref| read_slot(&self.skel.maps.cgroups, cgid, cgref)) {
+            return Some(record);
+        }
+        let record = read_record(&self.skel.maps.cgroup_refs, &self.skel.maps.cgroups, cgid);
+        let mut refs = self.refs.borrow_mut();
+        match record {
+            Some(r) => refs.insert(cgid, r.cgref),
+            None => refs.remove(&cgid),
+        };
+        record
     }
 
     /// The cgroups' records through a handle of their own (a duplicate of the map's descriptor),
@@ -185,6 +199,13 @@ impl Bpf<'_> {
 /// that reference (the cgroup may go between the two reads, and its slot to another).
 fn read_record(refs: &impl MapCore, records: &impl MapCore, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
     let cgref = u64::from_ne_bytes(refs.lookup(&cgid.to_ne_bytes(), MapFlags::ANY).ok()??.as_slice().try_into().ok()?);
+    read_slot(records, cgid, cgref)
+}
+
+/// The record in reference cgref's slot of `cgroups`, if that slot holds cgroup cgid under that
+/// reference (a reference is never reused for another cgroup in the same slot: it carries a
+/// generation, FDL_CGREF_SLOT_MASK).
+fn read_slot(records: &impl MapCore, cgid: u64, cgref: u64) -> Option<bpf_intf::fdl_cgroup> {
     let slot = (cgref & bpf_intf::fdl_consts_FDL_CGREF_SLOT_MASK as u64) as u32;
     let value = records.lookup(&slot.to_ne_bytes(), MapFlags::ANY).ok()??;
     if value.len() < std::mem::size_of::<bpf_intf::fdl_cgroup>() {
