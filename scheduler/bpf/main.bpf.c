@@ -297,7 +297,7 @@ void BPF_STRUCT_OPS(fdl_stopping, struct task_struct *p, bool runnable)
 		return;
 	fdl_on_stopping(t, cpu);
 	if (tun.load_tracking)
-		fdl_load_stopping(t, cpu, scx_bpf_now());
+		fdl_load_stopping(cpu, scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)

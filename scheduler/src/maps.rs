@@ -288,6 +288,8 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         tick_preempts: s.nr_tick_preempts,
         dispatch_empty: s.nr_dispatch_empty,
         dispatch_empty_queued: s.nr_dispatch_empty_queued,
+        dispatch_inflight: s.nr_dispatch_inflight,
+        prev_kept_untaken: s.nr_prev_kept_untaken,
         scan_strays: s.nr_scan_strays,
         idle_rechecks: s.nr_idle_rechecks,
         local_waits: s.nr_local_waits,

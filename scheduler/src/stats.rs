@@ -111,6 +111,12 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches that found nothing to run while their scan saw work queued (work this CPU could not take, e.g. pinned elsewhere or held by a CPU limit)")]
     #[serde(default)]
     pub dispatch_empty_queued: u64,
+    #[stat(desc = "Of those, dispatches whose work was counted but not in its queues yet (an insert on its way): the CPU looked again once idle")]
+    #[serde(default)]
+    pub dispatch_inflight: u64,
+    #[stat(desc = "Dispatches where the work the scan put first could not be taken (on its way to its queue, taken by another CPU, or pinned elsewhere) and the previous task kept the CPU for the shortest slice instead of going to idle")]
+    #[serde(default)]
+    pub prev_kept_untaken: u64,
     #[stat(desc = "Queues the periodic full scan (one CPU's every 4 ms) found holding work that the scheduler's own counts of queued tasks did not show, at two full scans in a row (the dispatcher otherwise reads only those counts, of active containers; should stay 0)")]
     #[serde(default)]
     pub scan_strays: u64,

@@ -1967,6 +1967,97 @@ static void test_cpu_going_idle_takes_work_queued_meanwhile(void)
 }
 
 /*
+ * A task is counted in its queue (ops.enqueue) before the kernel inserts it, when the callback
+ * returns. A CPU whose dispatch falls in between finds the queue it chose empty: it looks again
+ * once idle (a self-kick that lands after the dispatch), at most FDL_INFLIGHT_RETRIES times until
+ * it next runs a task. Work in the queue that it may not run gets no such look
+ * (test_cpu_going_idle_takes_work_queued_meanwhile).
+ */
+static void test_cpu_looks_again_for_work_on_its_way(void)
+{
+	struct fake_dsq *q;
+	struct task_struct *p;
+	struct task *a, *w;
+	u64 vtime;
+	int k;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	a = new_task(0, 10);
+	w = new_task(1, 10);
+	env.idle[1] = false;	/* CPU 1 about to dispatch, its idle bit not set */
+	wake(a);		/* select_cpu: idle CPU 0 */
+	run_for(1 * MS);
+	wake(w);		/* no idle CPU: queued */
+	q = fake_dsq(10);
+	CHECK("context: a runs on CPU 0, w queued, CPU 1 not running", running[0] == a &&
+	      !running[1] && q->n == 1 && q->task[0] == &w->p, "CPU 0 runs %d, %d queued",
+	      running[0] ? (int)(running[0] - tasks) : -1, q->n);
+	if (q->n != 1)
+		return;
+	/* Counted, not inserted yet: CPU 1's dispatch falls in between. */
+	vtime = q->vtime[0];
+	p = fake_remove_at(q, 0);
+	env.idle_kicks[1] = 0;
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, NULL, NULL);
+	CHECK("CPU 1 finds w's queue empty and looks again once idle", env.idle_kicks[1] == 1 &&
+	      env.stats.nr_dispatch_inflight == 1, "%d kicks, %llu counted",
+	      env.idle_kicks[1], (u64)env.stats.nr_dispatch_inflight);
+	for (k = 0; k < 5; k++)
+		fdl_on_dispatch(1, NULL, NULL);
+	CHECK("at most FDL_INFLIGHT_RETRIES times", env.idle_kicks[1] == FDL_INFLIGHT_RETRIES,
+	      "%d kicks", env.idle_kicks[1]);
+	/* The insert lands; the kick is delivered: CPU 1 takes w. */
+	fake_insert_at(q, 0, p, vtime);
+	env.idle[1] = true;
+	run_for(1 * MS);
+	CHECK("CPU 1 runs w", running[1] == w, "CPU 1 runs task %d",
+	      running[1] ? (int)(running[1] - tasks) : -1);
+	CHECK("running a task gives the CPU its looks back", env_cpu(1)->inflight_retries == 0,
+	      "%u", env_cpu(1)->inflight_retries);
+}
+
+/*
+ * The previous task, still runnable, yields to work the scan put first; if that work cannot be
+ * taken here (on its way to its queue, here), the previous task keeps the CPU for the shortest
+ * slice, and the queues are looked at again then: it neither goes to idle still runnable nor
+ * leaves the CPU idle beside it.
+ */
+static void test_prev_keeps_the_cpu_when_nothing_can_be_taken(void)
+{
+	struct fake_dsq *q;
+	struct task *a, *w;
+
+	reset(1);
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(11, 100, 1 * MS, 500 * US);
+	grant(11, 500);
+	a = new_task(0, 10);
+	w = new_task(1, 11);
+	wake(a);
+	run_for(2 * MS);
+	/* w is counted and queued by ops.enqueue, its insert still on its way. */
+	w->runnable = true;
+	fdl_on_runnable(&w->t, 100, true);
+	fdl_on_enqueue(&w->p, &w->t, FDL_ENQ_WAKEUP);
+	q = fake_dsq(11);
+	CHECK("context: a runs, w queued first", running[0] == a && q->n == 1, "CPU 0 runs %d, %d queued",
+	      running[0] ? (int)(running[0] - tasks) : -1, q->n);
+	if (q->n != 1)
+		return;
+	fake_remove_at(q, 0);
+	a->p.slice = 0;		/* its slice ended: the kernel asks for the next task */
+	env.cur_cpu = 0;
+	fdl_on_dispatch(0, &a->p, &a->t);
+	CHECK("a keeps the CPU for the shortest slice", a->p.slice == tun.min_slice_ns &&
+	      env.local[0].n == 0 && env.stats.nr_prev_kept_untaken == 1 &&
+	      env.stats.nr_dispatch_empty == 0, "slice %llu, %d local, %llu kept, %llu empty",
+	      (u64)a->p.slice, env.local[0].n, (u64)env.stats.nr_prev_kept_untaken,
+	      (u64)env.stats.nr_dispatch_empty);
+}
+
+/*
  * select_cpu put a worker on idle CPU 1's local queue; before it arrives there (the wake-up's
  * interrupt), CPU 1 is woken for another worker queued meanwhile. It leaves that one to the next
  * CPU that looks and runs its own: taking it, the first worker waited behind it, bound to CPU 1,
@@ -3059,12 +3150,12 @@ static void test_load_follows_tasks_between_cpus(void)
 	      c0->nr_active, c2->nr_active);
 	/* Both run for a second and stop: the CPUs' loads are their weights, and they were busy. */
 	env.now += 1000 * MS;
-	fdl_load_stopping(&a->t, 0, env.now);
-	fdl_load_stopping(&b->t, 2, env.now);
+	fdl_load_stopping(0, env.now);
+	fdl_load_stopping(2, env.now);
 	CHECK("CPU 0 folded the removal in at its next update", c0->weight_sum == 100 &&
 	      c0->removed_weight == 0 && c0->removed_nr == 0, "%llu", c0->weight_sum);
 	fdl_load_running(&a->t, a->p.pid, 0, 0, env.now);	/* again, same period: not recorded */
-	fdl_load_stopping(&a->t, 0, env.now);
+	fdl_load_stopping(0, env.now);
 	CHECK("a candidate once per period", c0->nr_active == 1, "%llu", c0->nr_active);
 	fdl_cpu_load_view(c0, &pelt, &w, &n, env.now);
 	CHECK("CPU 0's load is a's weight, its util busy", pelt.load_avg >= 95 &&
@@ -3076,6 +3167,8 @@ static void test_load_follows_tasks_between_cpus(void)
 	fdl_cpu_load_view(&env.cpu[1].load, &pelt, &w, &n, env.now);
 	CHECK("an idle CPU has none", pelt.load_avg == 0 && pelt.util_avg == 0, "%llu",
 	      pelt.load_avg);
+	/* A task's sums are brought to now where they are read (fdl_load_running's candidate). */
+	fdl_pelt_accumulate(&b->t.pelt, env.now, 1, 1, 0);
 	fdl_pelt_avg(&b->t.pelt, b->t.weight);
 	CHECK("a task's load is its weight while runnable", b->t.pelt.load_avg >= 285 &&
 	      b->t.pelt.load_avg <= 300, "%llu", b->t.pelt.load_avg);
@@ -3091,7 +3184,7 @@ static void test_load_follows_tasks_between_cpus(void)
 	CHECK("a queued in its new domain", fdl_lb_cpu(&a->p, &a->t, a->p.pid) == 2 &&
 	      fdl_lb_cpu(&b->p, &b->t, b->p.pid) == -1, "a %d", fdl_lb_cpu(&a->p, &a->t, a->p.pid));
 	fdl_load_running(&a->t, a->p.pid, 1, 0, env.now);	/* an idle CPU of domain 0 took it */
-	fdl_load_stopping(&a->t, 1, env.now);
+	fdl_load_stopping(1, env.now);
 	CHECK("a move that did not arrive is kept for the next enqueue",
 	      fdl_lb_cpu(&a->p, &a->t, a->p.pid) == 2 && env.cpu[1].load.nr_moved_in == 0, "lb_dom %u",
 	      a->t.lb_dom);
@@ -3147,6 +3240,8 @@ int main(void)
 	test_scan_asks_active_queues_only();
 	test_contribution_follows_activity();
 	test_cpu_going_idle_takes_work_queued_meanwhile();
+	test_cpu_looks_again_for_work_on_its_way();
+	test_prev_keeps_the_cpu_when_nothing_can_be_taken();
 	test_cpu_promised_to_a_wakeup_leaves_the_queues();
 	test_idle_cpu_woken_for_queued_work_is_not_bound();
 	test_within_guarantee_ahead_of_fair_work();

@@ -3,7 +3,12 @@
  * Load tracking and the balancer's moves (issue 13; reference §3, §5). PELT (fdl_math.h) per
  * task and per CPU, summed by domain when read:
  *
- * - a task's own sums (load_avg = weight x runnable), which the balancer uses to choose one;
+ * - a task's own sums (load_avg = weight x runnable), which the balancer uses to choose one:
+ *   brought up to date only where its runnable state changes (ops.runnable, ops.quiescent) and
+ *   where the balancer's candidate is recorded (fdl_load_running). Its runnable sum over a
+ *   stretch in one state is the same in one step as in several; its util is not kept (nothing
+ *   reads it: a domain's util is its CPUs'). Updated at every start and stop as well, it was a
+ *   quarter of the load tracking's instructions per task started;
  * - a CPU's sums over the weights and count of the tasks runnable on it and over its busy time
  *   (struct fdl_cpu_load). A task counts on the CPU it woke for and moves with the CPU it runs
  *   on. Every callback about a task holds the run-queue lock of the task's CPU, which is the CPU
@@ -116,7 +121,6 @@ static __always_inline void fdl_load_running(struct fdl_task *t, s32 pid, s32 cp
 	struct fdl_cpu_load *cl = fdl_cpu_load(cpu);
 	u64 gen = fdl.lb.gen, slot;
 
-	fdl_pelt_accumulate(&t->pelt, now, 1, 1, 0);
 	if (!cl)
 		return;
 	if (t->load_cpu != (u32)cpu + 1)
@@ -130,7 +134,9 @@ static __always_inline void fdl_load_running(struct fdl_task *t, s32 pid, s32 cp
 		cl->nr_active = 0;
 	}
 	if (t->lb_rec_gen != gen + 1) {
-		fdl_pelt_avg(&t->pelt, t->weight);	/* its load as the balancer sees it */
+		/* Its load as the balancer sees it: runnable since its last update. */
+		fdl_pelt_accumulate(&t->pelt, now, 1, 1, 0);
+		fdl_pelt_avg(&t->pelt, t->weight);
 		slot = cl->nr_active++ & (FDL_LB_ACTIVE - 1);
 		cl->active[slot].pid = pid;
 		cl->active[slot].weight = t->weight;
@@ -145,14 +151,13 @@ static __always_inline void fdl_load_running(struct fdl_task *t, s32 pid, s32 cp
 }
 
 /*
- * t stops running on cpu. No update at a tick: a task that runs on is brought up to date when it
- * stops or sleeps, and a CPU's sums by the reader.
+ * t stops running on cpu: the CPU is no longer busy. No update at a tick: a CPU's sums are
+ * brought to now by the reader; the task's, when it sleeps (fdl_load_quiescent).
  */
-static __always_inline void fdl_load_stopping(struct fdl_task *t, s32 cpu, u64 now)
+static __always_inline void fdl_load_stopping(s32 cpu, u64 now)
 {
 	struct fdl_cpu_load *cl = fdl_cpu_load(cpu);
 
-	fdl_pelt_accumulate(&t->pelt, now, 1, 1, 1);
 	if (!cl)
 		return;
 	fdl_cpu_load_sync(cl, now);

@@ -1105,16 +1105,75 @@ static __always_inline void fdl_time_slice(s32 cpu, u64 slice, u64 now)
 }
 
 /*
+ * How many times a CPU looks again for work the counts show and its queues do not hold yet
+ * (fdl_in_flight) before it next runs a task: enough for inserts on their way (a few us), not a
+ * loop on counts that would be wrong.
+ */
+#define FDL_INFLIGHT_RETRIES	3
+
+/*
+ * The dispatcher took nothing although the counts showed work queued (sc->nr_queued): is it work
+ * on its way, counted (fdl_queued_add) but not in its queue yet? A task is counted in ops.enqueue
+ * before its insert, which the kernel carries out when the callback returns; a CPU whose scan
+ * falls in between finds the queue it chose empty. True if the queues the take tried hold nothing
+ * in the kernel's DSQs (or another CPU emptied them meanwhile); false if they hold work this CPU
+ * may not run (pinned elsewhere).
+ */
+static __always_inline bool fdl_in_flight(struct fdl_scan *sc)
+{
+	if (sc->best_fair != FDL_NONE && env_queued_any(sc->best_q) > 0)
+		return false;
+	return sc->next_fair == FDL_NONE || env_queued_any(sc->next_q) <= 0;
+}
+
+/*
+ * An idle-bound CPU's take failed on work in flight (fdl_in_flight). It had set empty_queued, so
+ * fdl_on_idle did not look again, and the enqueuer had looked for an idle CPU before this one set
+ * its idle bit: the work waited beside the idle CPU until something else woke it (beside hackbench
+ * on the 2-vCPU VM, 663 of 1914 empty dispatches in 13 s had seen work queued: bench/idle-trace.py
+ * on bench/guest/spin-sched-trace.sh antagonist=1). The CPU looks again once it is idle (a
+ * self-kick that lands after this dispatch), at most FDL_INFLIGHT_RETRIES times until it next
+ * runs a task. Not for work pinned elsewhere: it would only come back to the same queues.
+ */
+static __always_inline void fdl_retry_in_flight(struct fdl_cpu *cc)
+{
+	if (cc->inflight_retries >= FDL_INFLIGHT_RETRIES)
+		return;
+	cc->inflight_retries++;
+	env_kick_self();
+	stat_inc(nr_dispatch_inflight);
+}
+
+/*
+ * The previous task keeps the CPU for slice without an ops.running: its burst goes back into the
+ * CPU's record (fdl_note_fair), which a waker's claim may have reset. Not in fdl_charge: there,
+ * before the task yields to that waker, it made the CPU look CPU-bound again, and the waker's
+ * sibling kicked the CPU from under the waker (VM ui-build: p99 2.1 ms, not 0.9). Its CPU limit
+ * may cut it shorter, at the tick (fdl_time_slice).
+ */
+static __always_inline void fdl_keep_prev(s32 cpu, struct task_struct *prev, struct fdl_task *pt,
+					  u64 slice, u64 now)
+{
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	if (cc)
+		fdl_cpu_burst(cc, now, pt->burst_ns, pt->vtime);
+	env_set_slice(prev, fdl_bw_clip(fdl_task_cgref(pt), slice, now));
+	fdl_time_slice(cpu, slice, now);
+	fdl_count_dispatch(FDL_DISPATCH_PREV);
+}
+
+/*
  * A CPU needs work: take the earliest deadline among the queues (fdl_scan_queues); within the
  * chosen queue, the lowest vtime. The previous task, if still runnable (pt != NULL), keeps the
  * CPU while it is still first (fdl_prev_keeps).
  */
 static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, struct fdl_task *pt)
 {
-	u64 now = env_now(), vdt = fdl_vdt(now), slice;
+	u64 now = env_now(), vdt = fdl_vdt(now), slice, at;
 	struct fdl_scan *sc;
 	struct fdl_cpu *cc;
-	bool queued;
+	bool queued, inflight;
 	int i;
 
 	if (!pt && (cc = env_cpu(cpu)) && fdl_local_pending(cc, now)) {
@@ -1126,18 +1185,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	if (fdl_scan_queues(now, vdt))
 		return;
 	if (pt && (slice = fdl_prev_keeps(pt, cpu, now))) {
-		/*
-		 * It keeps the CPU without an ops.running: its burst goes back into the CPU's record
-		 * (fdl_note_fair), which a waker's claim may have reset. Not in fdl_charge: there,
-		 * before the task yields to that waker, it made the CPU look CPU-bound again, and the
-		 * waker's sibling kicked the CPU from under the waker (VM ui-build: p99 2.1 ms, not 0.9).
-		 */
-		if ((cc = env_cpu(cpu)))
-			fdl_cpu_burst(cc, now, pt->burst_ns, pt->vtime);
-		/* Its CPU limit may cut it shorter, at the tick (fdl_time_slice). */
-		env_set_slice(prev, fdl_bw_clip(fdl_task_cgref(pt), slice, now));
-		fdl_time_slice(cpu, slice, now);
-		fdl_count_dispatch(FDL_DISPATCH_PREV);
+		fdl_keep_prev(cpu, prev, pt, slice, now);
 		return;
 	}
 	if (fdl_loan_due(cpu, now, vdt) || fdl_take(cpu, now))
@@ -1152,6 +1200,26 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 				return;
 		}
 	}
+	/*
+	 * The scan put other work first and none of it could be taken here: on its way to its queue
+	 * (fdl_in_flight), taken by another CPU meanwhile, or pinned elsewhere. The previous
+	 * task, still runnable and not held by a CPU limit, keeps the CPU: for the shortest slice
+	 * if that work is on its way, and the queues are looked at again then; else for a slice as
+	 * usual (the work pinned elsewhere is its own CPU's). Let go, it was queued (SCX_ENQ_LAST),
+	 * the CPU went idle, was kicked and took it back, or idled beside it: beside hackbench on
+	 * the 2-vCPU VM, 173 tasks in 13 s left their CPU for idle still runnable, 69 of them to
+	 * come straight back (bench/idle-trace.py's trace).
+	 */
+	sc = env_scan();
+	inflight = sc && sc->nr_queued > 0 && fdl_in_flight(sc);
+	if (pt && !fdl_bw_blocked(pt, now, &at)) {
+		if ((cc = env_cpu(cpu)))
+			cc->has_next = 0;	/* no competitor it runs against: it was not taken */
+		/* Work on its way: look again soon. Work pinned elsewhere: a slice as usual. */
+		fdl_keep_prev(cpu, prev, pt, inflight ? tun.min_slice_ns : tun.slice_ns, now);
+		stat_inc(nr_prev_kept_untaken);
+		return;
+	}
 	stat_inc(nr_dispatch_empty);
 	/*
 	 * For fdl_on_idle: whether the scan itself saw work it did not take, not whether work is
@@ -1161,12 +1229,14 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	 * (fdl_any_queued, a kfunc and a DSQ hash lookup per container) cost 2 of the 50 million
 	 * instructions scx_fdl's programs ran in bench/insn-profile.sh's wake shape, for a statistic.
 	 */
-	sc = env_scan();
 	queued = sc && sc->nr_queued > 0;
 	if (queued)
 		stat_inc(nr_dispatch_empty_queued);
-	if ((cc = env_cpu(cpu)))
+	if ((cc = env_cpu(cpu))) {
 		cc->empty_queued = queued;
+		if (inflight)
+			fdl_retry_in_flight(cc);
+	}
 }
 
 /*
@@ -1210,6 +1280,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		fdl_cpu_burst(cc, now, t->burst_ns, t->vtime);
 		cc->local_since = 0;
 		cc->kicked_at = 0;
+		cc->inflight_retries = 0;
 	}
 	if (t->last_cpu && t->last_cpu != cpu + 1)
 		stat_inc(nr_migrations);
