@@ -104,7 +104,7 @@ for s in $scheds; do
     for c in cfs loose fdl; do
         echo "FDL-LATENCY $s $c p50=$(json_field "/tmp/p-$c.json" p50) p90=$(json_field "/tmp/p-$c.json" p90) p99=$(json_field "/tmp/p-$c.json" p99) samples=$(json_field "/tmp/p-$c.json" samples)"
     done
-    case $s in eevdf|scx_flash) ;; *) scx_fdl dump 2>/dev/null | tr ',{' '\n\n' | grep -E '^ *"[a-z_]+": *[0-9]+ *$' | head -80 | sed "s/^/DUMP $s /" ;; esac
+    case $s in eevdf|scx_flash) ;; *) scx_fdl dump 2>/dev/null | tr ',{' '\n\n' | grep -E '^ *"[a-z_]+": *[0-9]+ *$' | head -160 | sed "s/^/DUMP $s /" ;; esac
     if [ "$profile" = 1 ]; then
         # All before the scheduler stops: the emulator sometimes faults patching the kernel's
         # static keys as sched_ext switches off (an int3 oops, as the VM tests' retries know),

@@ -83,7 +83,7 @@ struct fdl_cpu {
 	u64 burst_ns;		/* the CPU time its task had run since it last woke, by run_start */
 	u64 vtime;		/* its task's vtime when it started or kept the CPU (queue cont's clock) */
 	u32 empty_queued;	/* its last dispatch's scan saw queued work and took none */
-	u32 inflight_retries;	/* dispatches again for work counted but not in its queue yet, since it last ran a task */
+	u32 inflight_retries;	/* looks again for work counted but not in its queue yet, since it last started a task */
 	u64 local_since;	/* select_cpu put a task on its local queue then, not yet started (0: none) */
 	u64 kicked_at;		/* woken for queued work then, not yet started (0: not) */
 	u64 lent_q;		/* the fair queue whose running work it was taken from by a deadline (0: none) */

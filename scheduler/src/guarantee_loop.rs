@@ -2,7 +2,7 @@
 //! guaranteed cgroup's use read from the BPF side's sums, its guarantee as it stands now, and the
 //! effective weight written back.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -23,7 +23,7 @@ impl InForce {
             .controllers
             .keys()
             .filter_map(|p| {
-                let c = bpf.read_cgroup(self.applied.get(p)?.cgid)?;
+                let c = bpf.read_cgroup_cached(self.applied.get(p)?.cgid)?;
                 Some((p.clone(), (c, c.sub_usage_ns, c.sub_wait_ns)))
             })
             .collect();
@@ -44,9 +44,12 @@ impl InForce {
     pub fn control_guarantees(&mut self, bpf: &Bpf, elapsed: Duration) {
         let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
         // Read once per period, not once per cgroup: every lookup is a syscall.
-        let root_wsum = bpf.read_cgroup(1).map(|root| root.wsum);
+        let root_wsum = bpf.read_cgroup_cached(1).map(|root| root.wsum);
         let scale = bpf.guarantee_scale();
         let uses = self.guaranteed_use(bpf);
+        let read: HashSet<u64> =
+            std::iter::once(1).chain(self.controllers.keys().filter_map(|p| Some(self.applied.get(p)?.cgid))).collect();
+        bpf.keep_refs(&read);
         for path in paths {
             let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;

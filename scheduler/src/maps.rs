@@ -38,9 +38,10 @@ pub struct Bpf<'obj> {
     pub skel: BpfSkel<'obj>,
     /// The queue domains the BPF side was loaded with (tun.cpu_dom): its counters by domain.
     pub doms: topology::Domains,
-    /// Each cgroup's reference as last found in `cgroup_refs` (read_cgroup): the control loop
-    /// reads the guaranteed cgroups' records 20 times a second, and the lookup by id was half of
+    /// The guaranteed cgroups' references as last found in `cgroup_refs` (read_cgroup_cached):
+    /// the control loop reads their records 20 times a second, and the lookup by id was half of
     /// its system calls (a record read with a stale reference fails its check and looks again).
+    /// Only the cgroups of the loop's last period are kept (keep_refs).
     pub refs: std::cell::RefCell<std::collections::HashMap<u64, u64>>,
 }
 
@@ -132,6 +133,12 @@ impl Bpf<'_> {
 
     /// A cgroup's record (None: not tracked by the BPF side).
     pub fn read_cgroup(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
+        read_record(&self.skel.maps.cgroup_refs, &self.skel.maps.cgroups, cgid)
+    }
+
+    /// read_cgroup through the cache of references (`refs`): one system call while the
+    /// reference holds, for the records read again and again.
+    pub fn read_cgroup_cached(&self, cgid: u64) -> Option<bpf_intf::fdl_cgroup> {
         let cached = self.refs.borrow().get(&cgid).copied();
         if let Some(record) = cached.and_then(|cgref| read_slot(&self.skel.maps.cgroups, cgid, cgref)) {
             return Some(record);
@@ -143,6 +150,12 @@ impl Bpf<'_> {
             None => refs.remove(&cgid),
         };
         record
+    }
+
+    /// Forget the cached references of all cgroups but these (the ones read this period): a
+    /// cgroup that went, or lost its guarantee, is not kept for good.
+    pub fn keep_refs(&self, keep: &std::collections::HashSet<u64>) {
+        self.refs.borrow_mut().retain(|cgid, _| keep.contains(cgid));
     }
 
     /// The cgroups' records through a handle of their own (a duplicate of the map's descriptor),

@@ -114,7 +114,7 @@ pub struct SchedulerStats {
     #[stat(desc = "Of those, dispatches whose work was counted but not in its queues yet (an insert on its way): the CPU looked again once idle")]
     #[serde(default)]
     pub dispatch_inflight: u64,
-    #[stat(desc = "Dispatches where the work the scan put first could not be taken (on its way to its queue, taken by another CPU, or pinned elsewhere) and the previous task kept the CPU for the shortest slice instead of going to idle")]
+    #[stat(desc = "Dispatches where the work the scan put first could not be taken (on its way to its queue, taken by another CPU, or pinned elsewhere) and the previous task kept the CPU instead of going to idle (for the shortest slice while that work was on its way to its queue)")]
     #[serde(default)]
     pub prev_kept_untaken: u64,
     #[stat(desc = "Queues the periodic full scan (one CPU's every 4 ms) found holding work that the scheduler's own counts of queued tasks did not show, at two full scans in a row (the dispatcher otherwise reads only those counts, of active containers; should stay 0)")]

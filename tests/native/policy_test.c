@@ -2055,6 +2055,13 @@ static void test_prev_keeps_the_cpu_when_nothing_can_be_taken(void)
 	      env.stats.nr_dispatch_empty == 0, "slice %llu, %d local, %llu kept, %llu empty",
 	      (u64)a->p.slice, env.local[0].n, (u64)env.stats.nr_prev_kept_untaken,
 	      (u64)env.stats.nr_dispatch_empty);
+	/* Still not there (counts that stay wrong): short slices FDL_INFLIGHT_RETRIES times only. */
+	for (int k = 1; k < FDL_INFLIGHT_RETRIES; k++)
+		fdl_on_dispatch(0, &a->p, &a->t);
+	CHECK("short slices while the work may be on its way", a->p.slice == tun.min_slice_ns,
+	      "slice %llu", (u64)a->p.slice);
+	fdl_on_dispatch(0, &a->p, &a->t);
+	CHECK("then a slice as usual", a->p.slice == tun.slice_ns, "slice %llu", (u64)a->p.slice);
 }
 
 /*

@@ -1205,18 +1205,28 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	 * (fdl_in_flight), taken by another CPU meanwhile, or pinned elsewhere. The previous
 	 * task, still runnable and not held by a CPU limit, keeps the CPU: for the shortest slice
 	 * if that work is on its way, and the queues are looked at again then; else for a slice as
-	 * usual (the work pinned elsewhere is its own CPU's). Let go, it was queued (SCX_ENQ_LAST),
+	 * usual. Let go, it was queued (SCX_ENQ_LAST),
 	 * the CPU went idle, was kicked and took it back, or idled beside it: beside hackbench on
 	 * the 2-vCPU VM, 173 tasks in 13 s left their CPU for idle still runnable, 69 of them to
 	 * come straight back (bench/idle-trace.py's trace).
 	 */
 	sc = env_scan();
+	cc = env_cpu(cpu);
 	inflight = sc && sc->nr_queued > 0 && fdl_in_flight(sc);
 	if (pt && !fdl_bw_blocked(pt, now, &at)) {
-		if ((cc = env_cpu(cpu)))
+		/*
+		 * Work on its way: look again soon, as often as an idle CPU would
+		 * (FDL_INFLIGHT_RETRIES; counts that stay wrong must not keep it re-dispatching every
+		 * min_slice). Else a slice as usual (the work pinned elsewhere is its own CPU's).
+		 */
+		slice = fdl_base_slice();
+		if (inflight && cc && cc->inflight_retries < FDL_INFLIGHT_RETRIES) {
+			cc->inflight_retries++;
+			slice = tun.min_slice_ns;
+		}
+		if (cc)
 			cc->has_next = 0;	/* no competitor it runs against: it was not taken */
-		/* Work on its way: look again soon. Work pinned elsewhere: a slice as usual. */
-		fdl_keep_prev(cpu, prev, pt, inflight ? tun.min_slice_ns : tun.slice_ns, now);
+		fdl_keep_prev(cpu, prev, pt, slice, now);
 		stat_inc(nr_prev_kept_untaken);
 		return;
 	}
@@ -1232,7 +1242,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	queued = sc && sc->nr_queued > 0;
 	if (queued)
 		stat_inc(nr_dispatch_empty_queued);
-	if ((cc = env_cpu(cpu))) {
+	if (cc) {
 		cc->empty_queued = queued;
 		if (inflight)
 			fdl_retry_in_flight(cc);
