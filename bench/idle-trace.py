@@ -12,13 +12,8 @@ stretches with the events around them.
 """
 import argparse
 import collections
-import re
 
-EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)")
-
-
-def fields(rest):
-    return dict(re.findall(r"(\w+)=(\S+)", rest))
+from sched_trace import read_log
 
 
 def main():
@@ -27,13 +22,7 @@ def main():
     ap.add_argument("--show", type=int, default=0, help="print the N longest stretches with their events")
     ap.add_argument("--min-us", type=float, default=0.0, help="show only stretches at least this long")
     a = ap.parse_args()
-    events, threads = [], {}
-    for line in open(a.log, errors="replace"):
-        if line.startswith("THREADS "):
-            name, *pids = line.split()[1:]
-            threads[name] = [int(p) for p in pids]
-        elif line.startswith("TR ") and (m := EVENT.search(line)):
-            events.append((float(m.group(2)), int(m.group(1)), m.group(3), fields(m.group(4)), line[3:].rstrip()))
+    events, threads = read_log(a.log)
     if not events:
         raise SystemExit("idle-trace: no TR lines in the log")
     cgroup_of = {p: c for c, pids in threads.items() for p in pids}

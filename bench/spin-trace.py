@@ -9,13 +9,8 @@ wake-ups of --cgroup with every context switch on either CPU meanwhile.
 """
 import argparse
 import collections
-import re
 
-EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)")
-
-
-def fields(rest):
-    return dict(re.findall(r"(\w+)=(\S+)", rest))
+from sched_trace import read_log
 
 
 def main():
@@ -25,19 +20,13 @@ def main():
     ap.add_argument("--show", type=int, default=0)
     ap.add_argument("--cgroup", default="fdl")
     a = ap.parse_args()
-    events, threads = [], {}
-    for line in open(a.log, errors="replace"):
-        if line.startswith("THREADS "):
-            name, *pids = line.split()[1:]
-            threads[name] = [int(p) for p in pids]
-        elif line.startswith("TR ") and (m := EVENT.search(line)):
-            events.append((float(m.group(2)), int(m.group(1)), m.group(3), fields(m.group(4))))
+    events, threads = read_log(a.log)
     # The probe's threads in creation order: main, the two workers, the message thread.
     cgroup_of = {p: c for c, pids in threads.items() for p in pids}
     workers = {p for pids in threads.values() for p in pids[1:3]}
     open_, done = {}, []
     idle_since, idle = {}, collections.defaultdict(list)  # per CPU: [(from, to)] idle intervals
-    for ts, cpu, name, f in events:
+    for ts, cpu, name, f, _ in events:
         if name == "sched_waking" and int(f["pid"]) in workers:
             open_[int(f["pid"])] = {"wake": ts, "off": 0.0, "left": ts, "target": None, "ran_on": None}
         elif name == "sched_wakeup" and int(f["pid"]) in open_:
@@ -88,7 +77,7 @@ def main():
         print(f"\n{a.cgroup} worker {w['pid']} woke at {w['wake']:.6f}, off a CPU {w['off'] * 1e3:.2f} ms, "
               f"spin ended +{(w['end'] - w['wake']) * 1e3:.2f} ms; woken onto CPU {w['target']}, "
               f"started on CPU {w['ran_on']}, another CPU idle {w['beside'] * 1e3:.2f} ms meanwhile")
-        for ts, cpu, name, f in events:
+        for ts, cpu, name, f, _ in events:
             if w["wake"] - 0.0005 <= ts <= w["end"] and name == "sched_switch":
                 prev, nxt = int(f["prev_pid"]), int(f["next_pid"])
                 print(f"  {ts:.6f} cpu{cpu}: {prev} ({cgroup_of.get(prev, f['prev_comm'])}, {f['prev_state']}) -> "

@@ -1,0 +1,26 @@
+"""The console log of bench/guest/spin-sched-trace.sh, read once for the trace readers
+(bench/spin-trace.py, bench/idle-trace.py): the kernel's trace events (TR lines) and the probes'
+threads (THREADS lines)."""
+import re
+
+EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)")
+
+
+def fields(rest):
+    """An event's key=value fields."""
+    return dict(re.findall(r"(\w+)=(\S+)", rest))
+
+
+def read_log(path):
+    """(events, threads): events as (time s, cpu, name, fields, the event's line), in the log's
+    order; threads as {probe cgroup: [pid...]}, each probe's threads in creation order (main, the
+    workers, the message thread)."""
+    events, threads = [], {}
+    for line in open(path, errors="replace"):
+        if line.startswith("THREADS "):
+            name, *pids = line.split()[1:]
+            threads[name] = [int(p) for p in pids]
+        elif line.startswith("TR ") and (m := EVENT.search(line)):
+            events.append((float(m.group(2)), int(m.group(1)), m.group(3), fields(m.group(4)),
+                           line[3:].rstrip()))
+    return events, threads
