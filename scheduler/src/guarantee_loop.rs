@@ -2,7 +2,7 @@
 //! guaranteed cgroup's use read from the BPF side's sums, its guarantee as it stands now, and the
 //! effective weight written back.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -47,9 +47,9 @@ impl InForce {
         let root_wsum = bpf.read_cgroup_cached(1).map(|root| root.wsum);
         let scale = bpf.guarantee_scale();
         let uses = self.guaranteed_use(bpf);
-        let read: HashSet<u64> =
-            std::iter::once(1).chain(self.controllers.keys().filter_map(|p| Some(self.applied.get(p)?.cgid))).collect();
-        bpf.keep_refs(&read);
+        // The references cached are the ones this period read (a cgroup that could not be read
+        // dropped its own).
+        bpf.keep_refs(&std::iter::once(1).chain(uses.values().map(|(c, _, _)| c.cgid)).collect());
         for path in paths {
             let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;

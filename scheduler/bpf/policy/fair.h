@@ -2,8 +2,8 @@
 /*
  * The fair order: within a queue (the fair queue, or one deadline container's), tasks run in
  * weighted virtual time, vtime += runtime / share (fdl_vtime_delta), where the share is the
- * task's part of its queue: its part of the machine through the cgroup tree (fdl_task_share_of)
- * over its queue's (fdl_share_in_queue). Each queue keeps its own clock, vtime_now (the latest
+ * task's part of its queue: its part of the machine through the cgroup tree over its queue's
+ * (fdl_task_share_in_queue_of). Each queue keeps its own clock, vtime_now (the latest
  * vtime one of its members started with); vtimes are compared only within one queue.
  */
 #ifndef __FDL_POLICY_FAIR_H
@@ -43,8 +43,10 @@ static __always_inline u64 fdl_place_share_of(struct fdl_task *t, u64 queue, u64
 }
 
 /*
- * The share of the machine of queue top's cgroup (the root's own queue: all of it), fixed point.
- * Task vtimes count CPU time at the task's share of its queue, not of the machine:
+ * The task's share of its queue (fixed point), what its vtime counts at, with its cgroup (cgref,
+ * record cg), its container (top, id queue; NULL: the root's own queue, whose share is the
+ * machine's) and the root's weight sum at hand. Task vtimes count CPU time at the task's share of
+ * its queue, not of the machine:
  *
  *	vtime += runtime * share(queue) / share(task)
  *
@@ -55,32 +57,12 @@ static __always_inline u64 fdl_place_share_of(struct fdl_task *t, u64 queue, u64
  * run when, not what each had had. Within its queue, a task's share moves only with the queue's
  * own members. (The root's own queue is the root's: its tasks' shares still move with the
  * first-level cgroups beside them, whose weights share the root's sum.)
- */
-static __always_inline u64 fdl_queue_share(struct fdl_cgroup *top, s64 root_wsum)
-{
-	return top ? fdl_cgroup_share_at(top, root_wsum) : FDL_SHARE_ONE;
-}
-
-/* A share of the machine as a part of its queue's (qshare), fixed point; never 0. */
-static __always_inline u64 fdl_share_in_queue(u64 share, u64 qshare)
-{
-	u64 s;
-
-	if (!qshare || qshare == FDL_SHARE_ONE)
-		return share ?: 1;
-	s = share * FDL_SHARE_ONE / qshare;
-	return s ?: 1;
-}
-
-/*
- * The task's share of its queue (fixed point), what its vtime counts at: fdl_share_in_queue of
- * its share of the machine and its queue's, with its cgroup (cgref, record cg), its container
- * (top, id queue; NULL: the root's own queue, the machine's share) and the root's weight sum at
- * hand. Computed as the product of its parts from its cgroup up to the container's members
+ *
+ * Computed as the product of its parts from its cgroup up to the container's members
  * (fdl_member_share_within): the levels above the container are in both shares and cancel out.
  * For a task in the container's own cgroup that is one division, its weight among the cgroup's
- * runnable members; the ratio of the two shares was two walks to the root and two divisions more
- * (the share arithmetic was an eighth of the instructions per task started).
+ * runnable members; the ratio of the two shares of the machine was two walks to the root and two
+ * divisions more (the share arithmetic was an eighth of the instructions per task started).
  */
 static __always_inline u64 fdl_task_share_in_queue_of(struct fdl_task *t, u64 queue, u64 cgref,
 						      struct fdl_cgroup *cg, struct fdl_cgroup *top,
@@ -95,7 +77,7 @@ static __always_inline u64 fdl_task_share_in_queue_of(struct fdl_task *t, u64 qu
 
 /*
  * The share a waking task's credit is at within its queue (fdl_place_share_of, as a part of the
- * queue's share, fdl_share_in_queue): its own in its container's own cgroup, else its cgroup's as
+ * queue's share): its own in its container's own cgroup, else its cgroup's as
  * a whole, taken as fdl_task_share_in_queue_of takes it.
  */
 static __always_inline u64 fdl_place_share_in_queue_of(struct fdl_task *t, u64 queue, u64 cgref,

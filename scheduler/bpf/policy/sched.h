@@ -1205,10 +1205,10 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	 * (fdl_in_flight), taken by another CPU meanwhile, or pinned elsewhere. The previous
 	 * task, still runnable and not held by a CPU limit, keeps the CPU: for the shortest slice
 	 * if that work is on its way, and the queues are looked at again then; else for a slice as
-	 * usual. Let go, it was queued (SCX_ENQ_LAST),
-	 * the CPU went idle, was kicked and took it back, or idled beside it: beside hackbench on
-	 * the 2-vCPU VM, 173 tasks in 13 s left their CPU for idle still runnable, 69 of them to
-	 * come straight back (bench/idle-trace.py's trace).
+	 * usual. Let go, it was queued (SCX_ENQ_LAST), the CPU went idle, was kicked and took it
+	 * back, or idled beside it: beside hackbench on the 2-vCPU VM, 163 tasks in 13 s left
+	 * their CPU for idle still runnable, 49 of them to come straight back (bench/idle-trace.py
+	 * on bench/guest/spin-sched-trace.sh antagonist=1).
 	 */
 	sc = env_scan();
 	cc = env_cpu(cpu);
