@@ -19,11 +19,13 @@
 # (BPFPROG lines: bpftool's JSON), addresses (BPFSYM lines: kallsyms) and the kernel's text
 # symbols (KSYMS lines: gzip, base64) printed before it stops. antagonist=1: the matrix's antagonist
 # beside the probes (hackbench -g 2 -f 10 -s 20000 -l 10, again and again, in cgroup antagonist).
+# deadlines=rfc: the matrix's RFC deadlines (fdl 1 ms / 500 us, loose 5 ms / 2.5 ms).
 . ./lib.sh
 secs=12 spin=3000 sleep=20000 jitter=5000 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0
+deadlines=rr4-20
 while [ $# -gt 0 ]; do
     case $1 in
-        spin=*|sleep=*|jitter=*|shares=*|sched=*|cost=*|profile=*|antagonist=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        spin=*|sleep=*|jitter=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|deadlines=*) eval "${1%%=*}=\${1#*=}"; shift ;;
         *) break ;;
     esac
 done
@@ -38,13 +40,20 @@ T=/sys/kernel/tracing
 echo 60000 > $T/buffer_size_kb
 for c in cfs loose fdl antagonist; do mkcg $c 100; done
 g=; [ "$shares" -gt 0 ] && g="guaranteed_shares = $shares"
+case $deadlines in
+    rr4-20) loose='deadline_rr = "20ms"' fdl='deadline_rr = "4ms"
+deadline_wakeup = "2ms"' ;;
+    rfc) loose='deadline_rr = "5ms"
+deadline_wakeup = "2500us"' fdl='deadline_rr = "1ms"
+deadline_wakeup = "500us"' ;;
+    *) echo "FDL-CHECK FAIL deadlines=$deadlines: rr4-20 or rfc"; exit 1 ;;
+esac
 cat > /tmp/fdl.toml <<EOT
 [cgroup.loose]
-deadline_rr = "20ms"
+$loose
 $g
 [cgroup.fdl]
-deadline_rr = "4ms"
-deadline_wakeup = "2ms"
+$fdl
 $g
 EOT
 
