@@ -242,6 +242,8 @@ void BPF_STRUCT_OPS(fdl_dispatch, s32 cpu, struct task_struct *prev)
 /* The kernel set or cleared cpu's idle bit (kept: SCX_OPS_KEEP_BUILTIN_IDLE). */
 void BPF_STRUCT_OPS(fdl_update_idle, s32 cpu, bool idle)
 {
+	if (tun.load_tracking)
+		fdl_load_idle(cpu, idle, scx_bpf_now());
 	if (idle)
 		fdl_on_idle(cpu);
 }
@@ -291,13 +293,9 @@ void BPF_STRUCT_OPS(fdl_tick, struct task_struct *p)
 void BPF_STRUCT_OPS(fdl_stopping, struct task_struct *p, bool runnable)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
-	s32 cpu = scx_bpf_task_cpu(p);
 
-	if (!t)
-		return;
-	fdl_on_stopping(t, cpu);
-	if (tun.load_tracking)
-		fdl_load_stopping(cpu, scx_bpf_now());
+	if (t)
+		fdl_on_stopping(t, scx_bpf_task_cpu(p));
 }
 
 void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)

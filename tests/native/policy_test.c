@@ -3127,7 +3127,7 @@ static void test_load_follows_tasks_between_cpus(void)
 	struct fdl_lb_move moves[2] = { { .pid = 11, .dom = 1 }, { .pid = 12, .dom = 7 } };
 	struct fdl_cpu_load *c0 = &env.cpu[0].load, *c2 = &env.cpu[2].load;
 	struct fdl_pelt pelt;
-	u64 w, n;
+	u64 w, n, upd;
 
 	reset(4);
 	env.nr_doms = 2;
@@ -3155,14 +3155,20 @@ static void test_load_follows_tasks_between_cpus(void)
 	      c0->nr_active == 1 && c0->active[0].pid == 11 && c2->nr_active == 1 &&
 	      c2->active[0].pid == 12 && c2->active[0].weight == 300, "c0 %llu c2 %llu",
 	      c0->nr_active, c2->nr_active);
-	/* Both run for a second and stop: the CPUs' loads are their weights, and they were busy. */
+	/* Both run for a second and stop, their CPUs idle: the loads are their weights, busy. */
 	env.now += 1000 * MS;
-	fdl_load_stopping(0, env.now);
-	fdl_load_stopping(2, env.now);
+	fdl_load_idle(0, true, env.now);	/* nothing else to run: idle */
+	fdl_load_idle(2, true, env.now);	/* nothing else to run: idle */
 	CHECK("CPU 0 folded the removal in at its next update", c0->weight_sum == 100 &&
 	      c0->removed_weight == 0 && c0->removed_nr == 0, "%llu", c0->weight_sum);
+	fdl_load_idle(0, false, env.now);	/* a woke again on CPU 0, which leaves idle */
+	upd = c0->pelt.last_update_ns;
+	env.now += 5 * MS;
 	fdl_load_running(&a->t, a->p.pid, 0, 0, env.now);	/* again, same period: not recorded */
-	fdl_load_stopping(0, env.now);
+	CHECK("a task counted on its CPU starts there with no update of the CPU's sums",
+	      c0->pelt.last_update_ns == upd && c0->running, "updated %llu -> %llu",
+	      upd, c0->pelt.last_update_ns);
+	fdl_load_idle(0, true, env.now);	/* nothing else to run: idle */
 	CHECK("a candidate once per period", c0->nr_active == 1, "%llu", c0->nr_active);
 	fdl_cpu_load_view(c0, &pelt, &w, &n, env.now);
 	CHECK("CPU 0's load is a's weight, its util busy", pelt.load_avg >= 95 &&
@@ -3191,7 +3197,7 @@ static void test_load_follows_tasks_between_cpus(void)
 	CHECK("a queued in its new domain", fdl_lb_cpu(&a->p, &a->t, a->p.pid) == 2 &&
 	      fdl_lb_cpu(&b->p, &b->t, b->p.pid) == -1, "a %d", fdl_lb_cpu(&a->p, &a->t, a->p.pid));
 	fdl_load_running(&a->t, a->p.pid, 1, 0, env.now);	/* an idle CPU of domain 0 took it */
-	fdl_load_stopping(1, env.now);
+	fdl_load_idle(1, true, env.now);	/* nothing else to run: idle */
 	CHECK("a move that did not arrive is kept for the next enqueue",
 	      fdl_lb_cpu(&a->p, &a->t, a->p.pid) == 2 && env.cpu[1].load.nr_moved_in == 0, "lb_dom %u",
 	      a->t.lb_dom);
