@@ -22,9 +22,11 @@
  *	                                  policy's counts, fdl_queue_doms; NULL: all), here and
  *	                                  below
  *	env_nr_queued(dsq)                tasks in dsq (all domains; the dump's)
- *	env_queued_any(dsq)               > 0 if dsq holds work: the count of the first domain with
- *	                                  some (own domain first), 0 if none (the policy counts its
- *	                                  queues itself, fdl_queued_add: a full scan's check only)
+ *	env_queued_any(dsq, doms)         > 0 if dsq holds work in a domain of doms: the count of
+ *	                                  the first with some (own domain first), 0 if none (the
+ *	                                  policy counts its queues itself, fdl_queued_add: checks
+ *	                                  that do not trust the counts)
+ *	env_queued_dom(dsq, dom)          the tasks in domain dom's part of dsq (a full scan's check)
  *	env_head_vtime(dsq, &vtime, lead, doms)   the vtime of the head env_move_to_local would
  *	                                  take (a sampled remote one counted lead later); false if
  *	                                  empty
@@ -101,7 +103,8 @@ struct fdl_scan {
 	u64 next_q, next_dl;	/* the runner-up */
 	u32 best_fair, next_fair;	/* 1: that entity is the fair container, 2: none */
 	u64 fair_q, fair_key;	/* the fair queue with the least cgroup virtual time */
-	u32 fair_found, __pad;
+	u32 fair_found;
+	u32 full_dom;		/* a full scan's: the domain whose DSQs it asks the kernel about */
 	s64 dl_wsum, dl_unboosted_wsum;	/* the active deadline containers' root weight */
 	u64 min_rr_ns;
 	u64 rate_sum;		/* their granted guarantees (budget_rate) together */
@@ -434,14 +437,15 @@ static __always_inline bool env_move_unblocked(u64 dsq, u64 lead, struct fdl_dom
 }
 
 /*
- * Whether queue dsq holds work: this CPU's domain's DSQ first, then the others nearest first, up to
- * the first with work; its count (a lower bound of the queue's total), 0 if none has any. One
- * kfunc (and DSQ hash lookup) per domain until work is found. The dispatcher asks the policy's
- * counts instead (fdl_queued_add); this is for the checks that do not trust them.
+ * Whether queue dsq holds work in the domains doms counts work in (NULL: every domain): this CPU's
+ * domain's DSQ first, then the others nearest first, up to the first with work; its count (a lower
+ * bound of the queue's total), 0 if none has any. One kfunc (and DSQ hash lookup) per domain asked
+ * until work is found. The dispatcher asks the policy's counts instead (fdl_queued_add); this is
+ * for the checks that do not trust them.
  */
-FDL_GLOBAL s32 env_queued_any(u64 dsq)
+FDL_GLOBAL s32 env_queued_any(u64 dsq, struct fdl_dom_counts *doms)
 {
-	u32 own, k, n = env_nr_doms();
+	u32 own, k, d, n = env_nr_doms();
 	s32 w;
 
 	if (n <= 1)
@@ -450,10 +454,17 @@ FDL_GLOBAL s32 env_queued_any(u64 dsq)
 	bpf_for(k, 0, FDL_MAX_DOMS) {
 		if (k >= n)
 			break;
-		if ((w = scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, env_dom_order(own, k)))) > 0)
+		d = env_dom_order(own, k);
+		if (env_dom_in(doms, d) && (w = scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, d))) > 0)
 			return w;
 	}
 	return 0;
+}
+
+/* The tasks in domain dom's DSQ of queue dsq (one domain: dsq's). */
+static __always_inline s32 env_queued_dom(u64 dsq, u32 dom)
+{
+	return scx_bpf_dsq_nr_queued(env_nr_doms() <= 1 ? dsq : fdl_dom_dsq(dsq, dom));
 }
 
 FDL_GLOBAL s32 env_nr_queued(u64 dsq)

@@ -61,7 +61,7 @@ struct fake_env {
 	u64 hold_at;
 	u32 rnd;
 	struct fdl_scan scan;
-	int queued_asks[FAKE_CGROUPS];	/* env_nr_queued calls per container queue */
+	int queued_asks[FAKE_CGROUPS];	/* the kernel asked about a container queue's DSQs */
 	/*
 	 * Domains: 0 is one. A queue stays one sorted array, each task marked with the domain it was
 	 * queued in (tun.cpu_dom of the CPU it was placed for); takes and peeks see only the tasks
@@ -249,10 +249,32 @@ static inline s32 env_nr_queued(u64 dsq)
 	return fake_dsq(dsq)->n;
 }
 
-/* Whether dsq holds work (the program asks domain by domain; here the queue's count). */
-static inline s32 env_queued_any(u64 dsq)
+/* Whether dsq holds work in the domains doms counts work in (NULL: all): their tasks. */
+static inline s32 env_queued_any(u64 dsq, struct fdl_dom_counts *doms)
 {
-	return env_nr_queued(dsq);
+	struct fake_dsq *q = fake_dsq(dsq);
+	s32 n = 0;
+	int i;
+
+	if (dsq < FAKE_CGROUPS)	/* the program asks each domain's DSQ (at most) */
+		env.queued_asks[dsq] += env.nr_doms > 1 ? env.nr_doms : 1;
+	for (i = 0; i < q->n; i++)
+		n += fake_in_doms(q, i, doms);
+	return n;
+}
+
+/* The tasks of domain dom in dsq. */
+static inline s32 env_queued_dom(u64 dsq, u32 dom)
+{
+	struct fake_dsq *q = fake_dsq(dsq);
+	s32 n = 0;
+	int i;
+
+	if (dsq < FAKE_CGROUPS)
+		env.queued_asks[dsq]++;
+	for (i = 0; i < q->n; i++)
+		n += (env.nr_doms <= 1 || q->task[i]->dom == dom);
+	return n;
 }
 
 /* The first task of the domains in doms (the least vtime: the fake keeps one order). */

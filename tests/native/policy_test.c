@@ -1902,6 +1902,78 @@ static void test_scan_asks_active_queues_only(void)
 }
 
 /*
+ * With several domains, each full scan asks the kernel about one domain's DSQs, in turn (one
+ * kfunc per queue counted empty, not one per queue and domain): work hidden in domain 1 is found
+ * by the first full scan of domain 1, and a stray is work found hidden by two scans of the same
+ * domain, however many scans of other domains came between.
+ */
+static void test_full_scan_asks_one_domain_in_turn(void)
+{
+	struct task *s, *s2;
+	int asks, found = -1, i;
+
+	reset(4);
+	env.nr_doms = 2;
+	tun.nr_doms = 2;
+	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
+	tun.dom_cpu[1] = 2;
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(11, 100, 0, 0);
+	new_task(0, 10);	/* 11 gets slot 2: the scan walks past an empty container first */
+	s = new_task(1, 11);
+	/* s sits in inactive container 11's queue, in domain 1, never counted (should not happen). */
+	queued_planted = true;
+	s->runnable = true;
+	s->p.dom = 1;
+	fake_insert_at(fake_dsq(11), 0, &s->p, 0);
+	for (i = 0; i < 3 && found < 0; i++) {
+		run_for(FDL_FULL_SCAN_NS);
+		memset(env.queued_asks, 0, sizeof(env.queued_asks));
+		for (int c = 0; c < 4; c++)
+			env.idle_kicks[c] = 1;
+		run_for(1 * MS);
+		asks = env.queued_asks[10] + env.queued_asks[11];
+		CHECK("a full scan asks the kernel once per queue counted empty, one domain",
+		      asks == 2, "full scan %d: %d asks", i, asks);
+		for (int c = 0; c < 4; c++)
+			if (running[c] == s)
+				found = i;
+	}
+	CHECK("work hidden in domain 1 is found within two full scans", found >= 0 && found <= 1,
+	      "found at full scan %d", found);
+	CHECK("found once: no stray", !env.stats.nr_scan_strays, "%llu",
+	      (unsigned long long)env.stats.nr_scan_strays);
+	for (int c = 0; c < 4; c++)
+		if (running[c] == s)
+			sleep_on(c);	/* all idle: a full scan per period, no more */
+	for (int k = 0; k < 2; k++) {	/* one of each domain: domain 1's clears the sighting */
+		run_for(FDL_FULL_SCAN_NS);
+		for (int c = 0; c < 4; c++)
+			env.idle_kicks[c] = 1;
+		run_for(1 * MS);
+	}
+	CHECK("a full scan of domain 1 that finds nothing there clears the sighting",
+	      !fdl_queued_of(env.cg[11].cont_slot)->hidden_at, "hidden at %llu",
+	      (unsigned long long)fdl_queued_of(env.cg[11].cont_slot)->hidden_at);
+	/* s2, pinned to a CPU the machine does not have, stays in 11's queue in domain 1. */
+	s2 = new_task(2, 11);
+	s2->runnable = true;
+	s2->p.allowed = 1u << 7;
+	s2->p.dom = 1;
+	fake_insert_at(fake_dsq(11), 0, &s2->p, 0);
+	i = fdl.nr_full_scans;
+	for (int k = 0; k < 4; k++) {
+		run_for(FDL_FULL_SCAN_NS);
+		for (int c = 0; c < 4; c++)
+			env.idle_kicks[c] = 1;
+		run_for(1 * MS);
+	}
+	CHECK("four full scans, two of them of domain 1: one stray",
+	      fdl.nr_full_scans - i == 4 && env.stats.nr_scan_strays == 1, "%u scans, %llu strays",
+	      fdl.nr_full_scans - i, (unsigned long long)env.stats.nr_scan_strays);
+}
+
+/*
  * The lost wake-up of the VM's quiet 3 ms spin cells (trace of 2026-11-27): a container's message
  * thread m wakes worker w1 onto idle CPU 0 and worker w2, then sleeps. CPU 1's dispatcher finds
  * nothing; before the kernel sets CPU 1's idle bit, w2 is enqueued (on CPU 0's behalf): no idle
@@ -3251,6 +3323,7 @@ int main(void)
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_idle_pick_claims_the_cpu();
 	test_scan_asks_active_queues_only();
+	test_full_scan_asks_one_domain_in_turn();
 	test_contribution_follows_activity();
 	test_cpu_going_idle_takes_work_queued_meanwhile();
 	test_cpu_looks_again_for_work_on_its_way();

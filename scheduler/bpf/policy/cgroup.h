@@ -532,8 +532,8 @@ static __always_inline u64 fdl_entity_bw_of(struct fdl_cgroup *top, struct fdl_e
 	if (top && dl != &fdl.fair)
 		return fdl_max(fdl_bandwidth_cpus(fdl_cgroup_share_at(top, root_wsum), tun.nr_cpus),
 			       fdl_budget_scaled(dl->budget_rate, fdl.budget_scale));
-	return fdl_fair_bw(root_wsum, fdl.dl_wsum, fdl.dl_unboosted_wsum, tun.fair_floor_permille,
-			   tun.nr_cpus);
+	return fdl.fair_bw ?: fdl_fair_bw(root_wsum, fdl.dl_wsum, fdl.dl_unboosted_wsum,
+					  tun.fair_floor_permille, tun.nr_cpus);
 }
 
 static __always_inline u64 fdl_entity_bw(struct fdl_cgroup *top, struct fdl_entity *dl)

@@ -594,35 +594,37 @@ static __always_inline bool fdl_queue_waiting(u64 q)
 	u32 s = fdl_queue_slot(q);
 
 	if (!s)
-		return env_queued_any(q) > 0;	/* not counted: ask the kernel */
+		return env_queued_any(q, NULL) > 0;	/* not counted: ask the kernel */
 	return *fdl_queued_nr(s) > 0;
 }
 
 /*
  * What the scan counts as waiting in queue q (slot s: fdl_queued_slot_of): the policy's count
- * (fdl_queued_add), no kfunc. A full scan (full) asks the kernel about a queue counted empty; work
- * found there is offered (and taken if it is the best), and if the next full scan finds work there
- * hidden again, it is a stray (nr_scan_strays): counts that hide work for good, not for a moment.
- * A moment there is: the kernel calls ops.quiescent before it takes a task out of its DSQ
+ * (fdl_queued_add), no kfunc. A full scan (full) asks the kernel about a queue counted empty, in
+ * one domain (sc->full_dom, each in turn: fdl_scan_queues); work found there is offered (and
+ * taken if it is the best), and if the next full scan of that domain finds work there hidden
+ * again, it is a stray (nr_scan_strays): counts that hide work for good, not for a moment. A
+ * moment there is: the kernel calls ops.quiescent before it takes a task out of its DSQ
  * (dequeue_task_scx: a change of the task's CPUs, priority or cgroup while it waits), and a full
  * scan in between sees the task, uncounted. Counted at once, the VM tests saw one such stray in
  * one run of each of nested and topology (taskset -p on queued loops), with full scans every 4 ms
  * on every CPU; on every dispatch, one in topology's 77 s.
  */
-static __always_inline s64 fdl_scan_queued(u32 s, u64 q, bool full)
+static __always_inline s64 fdl_scan_queued(struct fdl_scan *sc, u32 s, u64 q, bool full)
 {
 	struct fdl_queued *qd = fdl_queued_of(s);
 	s64 n = qd->nr, k = 0;
+	u32 d = sc->full_dom;
 
 	if (n <= 0 && full)
-		k = env_queued_any(q);
-	if (full && k <= 0 && qd->hidden_at)
+		k = env_queued_dom(q, d);
+	if (full && k <= 0 && qd->hidden_at && qd->hidden_dom == d)
 		qd->hidden_at = 0;
 	if (n > 0)
 		return n;
 	if (k <= 0)
 		return 0;
-	if (qd->hidden_at) {
+	if (qd->hidden_at && qd->hidden_dom == d) {
 		stat_inc(nr_scan_strays);
 		fdl.stray_q = q;
 		fdl.stray_counted = n;
@@ -630,6 +632,7 @@ static __always_inline s64 fdl_scan_queued(u32 s, u64 q, bool full)
 		fdl.stray_at = env_now();
 	} else {
 		qd->hidden_at = env_now() ?: 1;
+		qd->hidden_dom = d;
 	}
 	return 1;
 }
@@ -640,7 +643,10 @@ static __always_inline s64 fdl_scan_queued(u32 s, u64 q, bool full)
  * such period, machine-wide (fdl_full_scan_due), the first to dispatch after it began. Each CPU's
  * own, every 4 ms, was a kfunc per domain for every queue counted empty: at 8 vCPUs in four LLCs
  * env_queued_any then ran 276 BPF instructions per task started beside hackbench
- * (bench/insn-profile.sh), 9 at 2 vCPUs: a check whose cost grew with the machine.
+ * (bench/insn-profile.sh), 9 at 2 vCPUs: a check whose cost grew with the machine. One CPU's
+ * every 4 ms, asking every domain, still ran 121 there (c0457d5); each full scan now asks one
+ * domain, in turn, so work the counts hide is found within FDL_FULL_SCAN_NS times the domains
+ * (16 ms on four LLCs), a stray within twice that.
  */
 #define FDL_FULL_SCAN_NS	(4 * 1000 * 1000ULL)
 
@@ -686,7 +692,7 @@ static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, s
 	s64 w;
 	u64 key;
 
-	if ((w = fdl_scan_queued(i + 1, cgref, full)) <= 0)
+	if ((w = fdl_scan_queued(sc, i + 1, cgref, full)) <= 0)
 		return;
 	sc->nr_queued += w;
 	/*
@@ -719,7 +725,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	struct fdl_cgroup *cg;
 	struct fdl_entity *e;
 	u32 i, k, n = fdl.nr_slots;
-	u64 cgref, fair_cpus, scale, mask;
+	u64 cgref, fair_cpus, fair_bw, scale, mask;
 	s64 root_wsum, w;
 	bool full;
 
@@ -728,8 +734,10 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	/* Every container once in FDL_FULL_SCAN_NS (fdl_scan_container), else the active ones. */
 	mask = fdl.active_mask;
 	full = fdl_full_scan_due(now);
-	if (full)
+	if (full) {
 		mask = fdl_slots_mask(n);
+		sc->full_dom = fdl.nr_full_scans++ % (env_nr_doms() ?: 1);
+	}
 	sc->best_fair = sc->next_fair = FDL_NONE;
 	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
 	sc->fair_found = 0;
@@ -762,10 +770,17 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		}
 		fdl_scan_container(sc, cgref, cg, i, full, now, vdt);
 	}
-	if (fdl.dl_wsum != sc->dl_wsum)
+	root_wsum = fdl_root_wsum();
+	/* The fair bandwidth from the sums, computed again only where one of them changed. */
+	if (fdl.dl_wsum != sc->dl_wsum || fdl.dl_unboosted_wsum != sc->dl_unboosted_wsum ||
+	    fdl.fair_bw_root_wsum != root_wsum || !fdl.fair_bw) {
 		fdl.dl_wsum = sc->dl_wsum;
-	if (fdl.dl_unboosted_wsum != sc->dl_unboosted_wsum)
 		fdl.dl_unboosted_wsum = sc->dl_unboosted_wsum;
+		fdl.fair_bw_root_wsum = root_wsum;
+		fdl.fair_bw = fdl_fair_bw(root_wsum, sc->dl_wsum, sc->dl_unboosted_wsum,
+					  tun.fair_floor_permille, tun.nr_cpus);
+	}
+	fair_bw = fdl.fair_bw;
 	if (fdl.min_rr_ns != sc->min_rr_ns)
 		fdl.min_rr_ns = sc->min_rr_ns;
 	/*
@@ -773,17 +788,14 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	 * and the active guarantees ask more than it leaves, their budgets are scaled into the rest.
 	 */
 	scale = fair_cpus = 0;
-	if (sc->rate_sum) {	/* no active guarantee: nothing to scale, no lookup on this path */
-		root_wsum = fdl_root_wsum();
-		fair_cpus = root_wsum > sc->dl_wsum ?
-			fdl_fair_bw(root_wsum, sc->dl_wsum, sc->dl_unboosted_wsum,
-				    tun.fair_floor_permille, tun.nr_cpus) : 0;
+	if (sc->rate_sum) {	/* no active guarantee: nothing to scale */
+		fair_cpus = root_wsum > sc->dl_wsum ? fair_bw : 0;
 		scale = fdl_budget_scale(sc->rate_sum, fair_cpus, tun.nr_cpus);
 	}
 	if (fdl.budget_scale != scale)
 		fdl.budget_scale = scale;
 	fdl_fair_set_rate(fair_cpus, now);
-	if ((w = fdl_scan_queued(FDL_QUEUED_FAIR, FDL_DSQ_FAIR, full)) > 0) {
+	if ((w = fdl_scan_queued(sc, FDL_QUEUED_FAIR, FDL_DSQ_FAIR, full)) > 0) {
 		sc->nr_queued += w;
 		fdl_consider_fair(sc, FDL_DSQ_FAIR, &fdl.root_cvtime);
 	}
@@ -1117,13 +1129,15 @@ static __always_inline void fdl_time_slice(s32 cpu, u64 slice, u64 now)
  * before its insert, which the kernel carries out when the callback returns; a CPU whose scan
  * falls in between finds the queue it chose empty. True if the queues the take tried hold nothing
  * in the kernel's DSQs (or another CPU emptied them meanwhile); false if they hold work this CPU
- * may not run (pinned elsewhere).
+ * may not run (pinned elsewhere). Only the domains counted non-empty are asked (fdl_queue_doms):
+ * work on its way is counted in its domain before it is inserted there.
  */
 static __always_inline bool fdl_in_flight(struct fdl_scan *sc)
 {
-	if (sc->best_fair != FDL_NONE && env_queued_any(sc->best_q) > 0)
+	if (sc->best_fair != FDL_NONE && env_queued_any(sc->best_q, fdl_queue_doms(sc->best_q)) > 0)
 		return false;
-	return sc->next_fair == FDL_NONE || env_queued_any(sc->next_q) <= 0;
+	return sc->next_fair == FDL_NONE ||
+	       env_queued_any(sc->next_q, fdl_queue_doms(sc->next_q)) <= 0;
 }
 
 /*

@@ -19,6 +19,7 @@
 struct fdl_queued {
 	s64 nr;
 	u64 hidden_at;	/* a full scan found work this count did not show, then (0: not) */
+	u32 hidden_dom;	/* in which domain's DSQ */
 	/* Of nr, those queued in each domain (fdl_queued_doms); kept only with several domains. */
 	struct fdl_dom_counts dom;
 } __attribute__((aligned(64)));
@@ -42,11 +43,16 @@ struct fdl_state {
 	u64 root_cvtime;
 	/*
 	 * From the dispatcher's last scan of the deadline containers: their root weight (boosted
-	 * and at cpu.weight) while active, and the smallest deadline_rr. Written only on change.
+	 * and at cpu.weight) while active, the smallest deadline_rr, and the fair container's
+	 * bandwidth (fdl_fair_bw, 0: no scan yet) at the root's weight sum as it was then: charges
+	 * fill the fair bucket at it, where computed at every charge and start it was two divisions
+	 * and a multiplication three times per task started. Written only on change.
 	 */
 	s64 dl_wsum;
 	s64 dl_unboosted_wsum;
 	u64 min_rr_ns;
+	u64 fair_bw;
+	s64 fair_bw_root_wsum;
 	/*
 	 * The guarantees' scale (fdl_budget_scale; 0: none): below one while the active guarantees
 	 * ask more than fair work's protected bandwidth leaves. From the dispatcher's last scan.
@@ -79,6 +85,8 @@ struct fdl_state {
 	struct fdl_queued fair_queued;
 	/* When a scan last looked at every container's queue (fdl_full_scan_due), ns. */
 	u64 full_scan_at;
+	/* Full scans so far: each asks the kernel about one domain's DSQs, in turn. */
+	u32 nr_full_scans;
 	/* The last stray (fdl_scan_queued): its queue, count, the kernel's count, when; for dumps. */
 	u64 stray_q;
 	s64 stray_counted;
