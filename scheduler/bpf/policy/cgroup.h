@@ -536,9 +536,15 @@ static __always_inline u64 fdl_entity_bw_of(struct fdl_cgroup *top, struct fdl_e
 					  tun.fair_floor_permille, tun.nr_cpus);
 }
 
+/*
+ * fdl_entity_bw_of, the root's weight sum looked up only where it is used: a first-level
+ * container's share, or the fair bandwidth before the first scan.
+ */
 static __always_inline u64 fdl_entity_bw(struct fdl_cgroup *top, struct fdl_entity *dl)
 {
-	return fdl_entity_bw_of(top, dl, fdl_root_wsum());
+	bool root = dl == &fdl.fair ? !fdl.fair_bw : top && top->level <= 1;
+
+	return fdl_entity_bw_of(top, dl, root ? fdl_root_wsum() : 0);
 }
 
 /*

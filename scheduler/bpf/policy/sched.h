@@ -1351,7 +1351,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	fdl_fair_started(t, queue, top);
 	fdl_entity_refresh(e, vdt);
 	dl = e->dl;
-	bw = fdl_entity_bw_of(top, e, fdl_root_wsum());
+	bw = fdl_entity_bw(top, e);
 	left = fdl_entity_budget_left(e, now);
 	slice = fdl_base_slice();
 	if (cc) {
