@@ -50,6 +50,7 @@
  *	                                  walk, move_unblocked_dom, is the program's, with the
  *	                                  policy's check; natively the test defines it whole)
  *	fdl_for(i, start, end)            a bounded loop
+ *	fdl_for_few(i, start, end)        a loop of a few iterations (constant bounds), unrolled
  *	env_index(i, mask)                i & mask, an array index the verifier sees bounded
  *
  * Queues and domains: every queue (a container's, the root's fair queue) is one DSQ per queue
@@ -143,6 +144,17 @@ static inline u64 fdl_dom_dsq(u64 q, u32 dom)
 #define FDL_ENQ_LAST		SCX_ENQ_LAST
 
 #define fdl_for(i, start, end)	bpf_for(i, start, end)
+/*
+ * Unrolled by the compiler: no kfunc per iteration (bpf_for calls bpf_iter_num_next at each),
+ * for the hot path's loops of three or four turns; each turn is verified on its own.
+ */
+#define fdl_for_few(i, start, end)	_Pragma("unroll") for ((i) = (start); (i) < (end); (i)++)
+/*
+ * Over queue domains start..n-1, a plain C loop: the verifier walks it turn by turn (n is the
+ * loader's number of domains, a constant once loaded; at most FDL_MAX_DOMS turns of a few
+ * instructions and a kfunc), where bpf_for called bpf_iter_num_next at each turn.
+ */
+#define env_for_doms(k, start, n)	for ((k) = (start); (k) < (n) && (k) < FDL_MAX_DOMS; (k)++)
 
 /*
  * The cgroups' records, by slot (see FDL_CGREF_SLOT_BITS). An array, not a hash keyed by the

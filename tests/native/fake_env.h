@@ -21,6 +21,7 @@
 #define FDL_ENQ_LAST		4ULL
 
 #define fdl_for(i, start, end)	for ((i) = (start); (i) < (end); (i)++)
+#define fdl_for_few(i, start, end)	fdl_for(i, start, end)
 
 #define FAKE_CPUS	4
 #define FAKE_CGROUPS	64

@@ -131,7 +131,7 @@ static __always_inline s64 fdl_cgroup_settle_contrib(struct fdl_cgroup *cg)
 	s64 contrib, old, dw = 0;
 	int k;
 
-	fdl_for(k, 0, 4) {
+	fdl_for_few(k, 0, 4) {
 		contrib = cg->nr_active > 0 ? cg->weight : 0;
 		old = __sync_lock_test_and_set(&cg->contrib, contrib);
 		dw += contrib - old;

@@ -217,7 +217,7 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 	/* Only where fdl_note_fair can take a CPU: a cgroup lookup less on every other enqueue. */
 	waker_cv = tun.fair_preempt_ns && v->wakeup && v->entity == FDL_DSQ_FAIR ?
 		   fdl_cont_cvtime(v->queue) : 0;
-	fdl_for(k, 0, FDL_VICTIM_CANDIDATES) {
+	fdl_for_few(k, 0, FDL_VICTIM_CANDIDATES) {
 		cpu = v->cpu[k];
 		if (cpu < 0 || !(cc = env_cpu(cpu)))
 			continue;
@@ -279,7 +279,7 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 	s32 cpu, best;
 	int k;
 
-	fdl_for(k, 0, FDL_VICTIM_CANDIDATES) {
+	fdl_for_few(k, 0, FDL_VICTIM_CANDIDATES) {
 		cpu = k == 0 ? t->last_cpu - 1 : tun.online_cpu[((r + k - 1) % nr) & (FDL_MAX_CPUS - 1)];
 		/* The last CPU drawn again is looked at once (on two CPUs, always). */
 		if (k > 0 && cpu == t->last_cpu - 1)
