@@ -356,9 +356,7 @@ static __always_inline s32 env_dom_base(u64 dsq, u32 own, u32 n, struct fdl_dom_
 
 	if (env_dom_in(doms, own) && env_dsq_head_vtime(fdl_dom_dsq(dsq, own), vtime))
 		return own;
-	bpf_for(k, 1, FDL_MAX_DOMS) {
-		if (k >= n)
-			break;
+	env_for_doms(k, 1, n) {
 		d = env_dom_order(own, k);
 		if (env_dom_in(doms, d) && env_dsq_head_vtime(fdl_dom_dsq(dsq, d), vtime))
 			return d;
@@ -426,9 +424,7 @@ FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked, u64 lead, struct fdl_dom_cou
 		return 1;
 	}
 	/* The head seen went to another CPU meanwhile (or was blocked): every domain in order. */
-	bpf_for(k, 0, FDL_MAX_DOMS) {
-		if (k >= n)
-			break;
+	env_for_doms(k, 0, n) {
 		d = env_dom_order(own, k);
 		if (env_dom_in(doms, d) && env_take_dsq(fdl_dom_dsq(dsq, d), unblocked)) {
 			env_count_dom_take(k ? FDL_DOM_STEAL : FDL_DOM_OWN);
@@ -463,9 +459,7 @@ FDL_GLOBAL s32 env_queued_any(u64 dsq, struct fdl_dom_counts *doms)
 	if (n <= 1)
 		return scx_bpf_dsq_nr_queued(dsq);
 	own = env_dom(bpf_get_smp_processor_id());
-	bpf_for(k, 0, FDL_MAX_DOMS) {
-		if (k >= n)
-			break;
+	env_for_doms(k, 0, n) {
 		d = env_dom_order(own, k);
 		if (env_dom_in(doms, d) && (w = scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, d))) > 0)
 			return w;
@@ -525,9 +519,7 @@ FDL_GLOBAL int env_min_head_vtime(u64 dsq, u64 *vtime, struct fdl_dom_counts *do
 
 	if (!vtime)
 		return 0;
-	bpf_for(d, 0, FDL_MAX_DOMS) {
-		if (d >= n)
-			break;
+	env_for_doms(d, 0, n) {
 		if (env_dom_in(doms, d) && env_dsq_head_vtime(fdl_dom_dsq(dsq, d), &v) &&
 		    (!found || fdl_time_before(v, best))) {
 			best = v;
