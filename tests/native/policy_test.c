@@ -165,6 +165,16 @@ static void reset(int n)
 	env.cg[FDL_ROOT_CGREF] = (struct fdl_cgroup){ .weight = 100, .cpu_weight = 100 };
 }
 
+/* reset(4), the CPUs in two queue domains: 0 and 1 in domain 0, 2 and 3 in domain 1. */
+static void reset_two_domains(void)
+{
+	reset(4);
+	env.nr_doms = 2;
+	tun.nr_doms = 2;
+	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
+	tun.dom_cpu[1] = 2;
+}
+
 /* A first-level cgroup (what ops.cgroup_init does), optionally a deadline container. */
 static void add_cgroup(u64 cgref, u32 weight, u64 rr_ns, u64 wakeup_ns)
 {
@@ -1912,11 +1922,7 @@ static void test_full_scan_asks_one_domain_in_turn(void)
 	struct task *s, *s2;
 	int asks, found = -1, i;
 
-	reset(4);
-	env.nr_doms = 2;
-	tun.nr_doms = 2;
-	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
-	tun.dom_cpu[1] = 2;
+	reset_two_domains();
 	add_cgroup(10, 100, 0, 0);
 	add_cgroup(11, 100, 0, 0);
 	new_task(0, 10);	/* 11 gets slot 2: the scan walks past an empty container first */
@@ -2921,11 +2927,7 @@ static void test_domains_take_only_where_counted(void)
 	struct task *k;
 	u32 s;
 
-	reset(4);
-	env.nr_doms = 2;
-	tun.nr_doms = 2;
-	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
-	tun.dom_cpu[1] = 2;
+	reset_two_domains();
 	add_cgroup(10, 100, 0, 0);
 	s = env.cg[10].cont_slot;
 	for (int i = 0; i < 2; i++) {	/* queued on CPU 3's behalf: domain 1 */
@@ -2962,11 +2964,7 @@ static void test_domains_take_only_where_counted(void)
 	      !!fdl_queued_doms(s));
 
 	/* A mixed run over both domains: a deadline probe pair, wakers, and two hogs. */
-	reset(4);
-	env.nr_doms = 2;
-	tun.nr_doms = 2;
-	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
-	tun.dom_cpu[1] = 2;
+	reset_two_domains();
 	add_cgroup(10, 100, 4 * MS, 2 * MS);
 	grant(10, 500);
 	add_cgroup(11, 100, 0, 0);
@@ -3201,11 +3199,7 @@ static void test_load_follows_tasks_between_cpus(void)
 	struct fdl_pelt pelt;
 	u64 w, n, upd;
 
-	reset(4);
-	env.nr_doms = 2;
-	tun.nr_doms = 2;
-	tun.cpu_dom[2] = tun.cpu_dom[3] = 1;
-	tun.dom_cpu[1] = 2;
+	reset_two_domains();
 	a->p.pid = 11;
 	b->p.pid = 12;
 	a->t.weight = 100;
