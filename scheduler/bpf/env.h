@@ -467,10 +467,10 @@ FDL_GLOBAL s32 env_queued_any(u64 dsq, struct fdl_dom_counts *doms)
 	return 0;
 }
 
-/* The tasks in domain dom's DSQ of queue dsq (one domain: dsq's). */
+/* The tasks in domain dom's DSQ of queue dsq (domain 0, the only one of one: dsq itself). */
 static __always_inline s32 env_queued_dom(u64 dsq, u32 dom)
 {
-	return scx_bpf_dsq_nr_queued(env_nr_doms() <= 1 ? dsq : fdl_dom_dsq(dsq, dom));
+	return scx_bpf_dsq_nr_queued(fdl_dom_dsq(dsq, dom));
 }
 
 FDL_GLOBAL s32 env_nr_queued(u64 dsq)

@@ -736,7 +736,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	full = fdl_full_scan_due(now);
 	if (full) {
 		mask = fdl_slots_mask(n);
-		sc->full_dom = fdl.nr_full_scans++ % (env_nr_doms() ?: 1);
+		sc->full_dom = fdl.nr_full_scans++ % env_nr_doms();
 	}
 	sc->best_fair = sc->next_fair = FDL_NONE;
 	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
