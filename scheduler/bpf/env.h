@@ -155,6 +155,13 @@ static inline u64 fdl_dom_dsq(u64 q, u32 dom)
  * instructions and a kfunc), where bpf_for called bpf_iter_num_next at each turn.
  */
 #define env_for_doms(k, start, n)	for ((k) = (start); (k) < (n) && (k) < FDL_MAX_DOMS; (k)++)
+/*
+ * Over the container slots set in mask, one turn per bit (the body pops it: fdl_mask_pop), a plain
+ * C loop too: the dispatcher's scan walks the active containers at every dispatch, and bpf_for's
+ * kfunc per turn was a quarter of that walk's instructions. The verifier walks it turn by turn,
+ * at most FDL_MAX_CONTAINERS.
+ */
+#define fdl_for_slots(k, mask)	for ((k) = 0; (k) < FDL_MAX_CONTAINERS && (mask); (k)++)
 
 /*
  * The cgroups' records, by slot (see FDL_CGREF_SLOT_BITS). An array, not a hash keyed by the
@@ -243,13 +250,17 @@ static __always_inline void env_mb(void)
 	__sync_fetch_and_add(&fence, 0);
 }
 
-/* The record of the cgroup cgref refers to; NULL for 0, or once that cgroup's slot was freed. */
+/*
+ * The record of the cgroup cgref refers to; NULL for 0, or once that cgroup's slot was freed. No
+ * test of its own for 0: slot 0 is never a cgroup's, and fdl_init marks it free, so its record's
+ * cgref is never 0 (about 25 lookups per task started: each test counts).
+ */
 static __always_inline struct fdl_cgroup *env_cgroup(u64 cgref)
 {
 	u32 slot = cgref & FDL_CGREF_SLOT_MASK;
 	struct fdl_cgroup *cg = bpf_map_lookup_elem(&cgroups, &slot);
 
-	return cg && cgref && cg->cgref == cgref ? cg : NULL;
+	return cg && cg->cgref == cgref ? cg : NULL;
 }
 
 static __always_inline struct fdl_cpu *env_cpu(s32 cpu)

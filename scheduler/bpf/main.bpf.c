@@ -635,10 +635,15 @@ static int fdl_timer_fired(void *map, int *key, struct fdl_timer *timer)
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_init)
 {
+	struct fdl_cgroup *cg;
 	struct fdl_timer *timer;
 	u32 cpu, zero = 0;
 	s32 ret;
 
+	/* Slot 0 is no cgroup's (cgref 0 is none): free, so that env_cgroup(0) finds nothing. */
+	cg = bpf_map_lookup_elem(&cgroups, &zero);
+	if (cg)
+		cg->cgref = FDL_CGREF_FREE;
 	fdl.fair.deadline_rr_ns = tun.fair_deadline_ns;
 	fdl.fair.dl = scx_bpf_now() + tun.fair_deadline_ns;
 	fdl.min_rr_ns = tun.fair_deadline_ns;

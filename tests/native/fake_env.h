@@ -22,6 +22,7 @@
 
 #define fdl_for(i, start, end)	for ((i) = (start); (i) < (end); (i)++)
 #define fdl_for_few(i, start, end)	fdl_for(i, start, end)
+#define fdl_for_slots(k, mask)	for ((k) = 0; (k) < FDL_MAX_CONTAINERS && (mask); (k)++)
 
 #define FAKE_CPUS	4
 #define FAKE_CGROUPS	64

@@ -745,9 +745,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	sc->rate_sum = 0;
 	sc->nr_queued = 0;
 	sc->min_rr_ns = tun.fair_deadline_ns;
-	fdl_for(k, 0, FDL_MAX_CONTAINERS) {
-		if (!mask)
-			break;
+	fdl_for_slots(k, mask) {
 		i = fdl_mask_pop(&mask);
 		if (i >= n)
 			break;
@@ -985,9 +983,7 @@ FDL_GLOBAL int fdl_any_queued(void)
 
 	if (*fdl_queued_nr(FDL_QUEUED_FAIR) > 0)
 		return 1;
-	fdl_for(k, 0, FDL_MAX_CONTAINERS) {
-		if (!mask)
-			break;
+	fdl_for_slots(k, mask) {
 		i = fdl_mask_pop(&mask);
 		if (*fdl_queued_nr(i + 1) > 0)
 			return 1;
