@@ -445,8 +445,11 @@ FDL_GLOBAL int env_dom_take(u64 dsq, int unblocked, u64 lead, struct fdl_dom_cou
 	return 0;
 }
 
+/* One queue domain: the DSQ's first task, without env_dom_take's call (a take per start). */
 static __always_inline bool env_move_to_local(u64 dsq, u64 lead, struct fdl_dom_counts *doms)
 {
+	if (env_nr_doms() <= 1)
+		return scx_bpf_dsq_move_to_local(dsq, 0);
 	return env_dom_take(dsq, 0, lead, doms);
 }
 

@@ -35,48 +35,11 @@ static inline u64 fdl_max(u64 a, u64 b)
 }
 
 /*
- * One step of fdl_ilog2, at k = 2^lk with *v below 2^2k: 1 if *v >> k is not 0, else 0, by
- * arithmetic,
- *
- *	s = ((v >> k) + 2^k - 1) >> k
- *
- * then v >>= s * k; returns s * k.
- */
-static inline u64 fdl_ilog2_step(u64 *v, u32 lk)
-{
-	u32 k = 1u << lk;
-	u64 s = ((*v >> k) + ((1ULL << k) - 1)) >> k << lk;
-
-	*v >>= s;
-	return s;
-}
-
-/*
- * floor(log2(v)) for v > 0 (0 for v == 0), in six steps without branches (fdl_ilog2_step, k = 32,
- * 16, ..., 1). With a branch per step, the verifier walked a path per outcome: it then knew the
- * result exactly, so fdl_mul_div's test on two of them split into 64 x 64 paths that never
- * merged, at every call site (fdl_choose_among: 0.3M instructions verified, most of them here;
- * with this form, a few thousand).
- */
-static inline u32 fdl_ilog2(u64 v)
-{
-	u64 r;
-
-	r = fdl_ilog2_step(&v, 5);
-	r += fdl_ilog2_step(&v, 4);
-	r += fdl_ilog2_step(&v, 3);
-	r += fdl_ilog2_step(&v, 2);
-	r += fdl_ilog2_step(&v, 1);
-	r += fdl_ilog2_step(&v, 0);
-	return r;
-}
-
-/*
  * The index of v's lowest set bit (v != 0; 0 for v == 0): v & -v is that bit alone; multiplied by
  * the de Bruijn sequence 0x03f79d71b4cb0a89 (every 6-bit window of it distinct), its top six bits
- * name the position, which the table maps back. One multiply and a table read, where fdl_ilog2
- * takes six steps (the dispatcher's walk over the active containers calls it per container: with
- * fdl_ilog2, 90 of the 4074 instructions per task started in bench/insn-profile.sh's wake shape).
+ * name the position, which the table maps back. One multiply and a table read (the dispatcher's
+ * walk over the active containers calls it per container: with the six shift steps fdl_ilog2 took
+ * before, 90 of the 4074 instructions per task started in bench/insn-profile.sh's wake shape).
  */
 static const u8 fdl_bit_pos[64] = {
 	0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
@@ -85,9 +48,35 @@ static const u8 fdl_bit_pos[64] = {
 	46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
 };
 
+/* The position of the single bit set in v (a power of two; 0 for v == 0): fdl_lowest_bit's table. */
+static inline u32 fdl_bit_of(u64 v)
+{
+	return fdl_bit_pos[((v * 0x03f79d71b4cb0a89ULL) >> 58) & 63];
+}
+
 static inline u32 fdl_lowest_bit(u64 v)
 {
-	return fdl_bit_pos[(((v & -v) * 0x03f79d71b4cb0a89ULL) >> 58) & 63];
+	return fdl_bit_of(v & -v);
+}
+
+/*
+ * floor(log2(v)) for v > 0 (0 for v == 0), without branches: shifted down onto itself
+ * (v |= v >> 1, 2, 4, ..., 32), v has every bit below its highest set; v - (v >> 1) is then the
+ * highest alone, whose position fdl_bit_of reads (the six steps that tested one half at a time
+ * ran twice the instructions: the wait's histogram bucket is taken at every start). With a branch
+ * per step, the verifier walked a path per outcome: it then knew the result exactly, so
+ * fdl_mul_div's test on two of them split into 64 x 64 paths that never merged, at every call site
+ * (fdl_choose_among: 0.3M instructions verified, most of them here).
+ */
+static inline u32 fdl_ilog2(u64 v)
+{
+	v |= v >> 1;
+	v |= v >> 2;
+	v |= v >> 4;
+	v |= v >> 8;
+	v |= v >> 16;
+	v |= v >> 32;
+	return fdl_bit_of(v - (v >> 1));
 }
 
 /*

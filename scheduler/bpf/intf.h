@@ -189,7 +189,8 @@ struct fdl_cgroup {
 	u32 weight;		/* effective weight: boost_weight if set, else cpu_weight */
 	u32 cpu_weight;		/* cpu.weight, 1..10000 */
 	u32 boost_weight;	/* set by the guaranteed_shares control loop; 0: none */
-	s64 wsum;		/* weights of runnable own tasks + contributions of active children */
+	s64 wsum;		/* weights of runnable own tasks + contributions of active children
+				 * (the root's is fdl_state.root_wsum: this one stays 0) */
 	s64 nr_active;		/* runnable own tasks + active children */
 	s64 contrib;		/* weight this cgroup adds to its parent's wsum (0 while inactive) */
 	/* Of its own tasks, and of removed descendants' (folded in at their cgroup_exit): */

@@ -310,7 +310,7 @@ void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)
 		return;
 	cg = env_cgroup(t->acct_cgref);
 	if (cg)
-		__sync_fetch_and_add(&cg->wsum, (s64)weight - t->acct_weight);
+		__sync_fetch_and_add(fdl_wsum(cg), (s64)weight - t->acct_weight);
 	t->acct_weight = weight;
 }
 

@@ -43,13 +43,13 @@ impl InForce {
     /// One period of the guaranteed_shares control loop.
     pub fn control_guarantees(&mut self, bpf: &Bpf, elapsed: Duration) {
         let paths: Vec<PathBuf> = self.controllers.keys().cloned().collect();
-        // Read once per period, not once per cgroup: every lookup is a syscall.
-        let root_wsum = bpf.read_cgroup_cached(1).map(|root| root.wsum);
+        // Read once per period, not once per cgroup.
+        let root_wsum = bpf.root_wsum();
         let scale = bpf.guarantee_scale();
         let uses = self.guaranteed_use(bpf);
         // The references cached are the ones this period read (a cgroup that could not be read
         // dropped its own).
-        bpf.keep_refs(&std::iter::once(1).chain(uses.values().map(|(c, _, _)| c.cgid)).collect());
+        bpf.keep_refs(&uses.values().map(|(c, _, _)| c.cgid).collect());
         for path in paths {
             let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;

@@ -172,6 +172,12 @@ impl Bpf<'_> {
         read_scheduler(&self.skel, &self.doms)
     }
 
+    /// The root cgroup's weight sum: the weights runnable at the first level (the BPF side keeps
+    /// it in its state, not in the root's record). None before the BPF side is loaded.
+    pub fn root_wsum(&self) -> Option<i64> {
+        self.skel.maps.bss_data.as_ref().map(|b| b.fdl.root_wsum)
+    }
+
     /// The BPF side's scale of the guarantees now (stats::guarantee_scale).
     pub fn guarantee_scale(&self) -> f64 {
         stats::guarantee_scale(self.skel.maps.bss_data.as_ref().map_or(0, |b| b.fdl.budget_scale))

@@ -369,9 +369,11 @@ impl View {
         }
         for cgid in self.records.ids() {
             let Some(cg) = self.records.read(cgid) else { continue };
+            // The root's weight sum is kept in the BPF side's state, not in its record.
+            let wsum = if cg.parent_cgref == 0 { "(state)".to_string() } else { cg.wsum.to_string() };
             log::debug!(
-                "cgroup {cgid}: parent {} weight {} wsum {} active {} contrib {} usage {} ms",
-                cg.parent_cgref, cg.weight, cg.wsum, cg.nr_active, cg.contrib, cg.usage_ns / 1_000_000
+                "cgroup {cgid}: parent {} weight {} wsum {wsum} active {} contrib {} usage {} ms",
+                cg.parent_cgref, cg.weight, cg.nr_active, cg.contrib, cg.usage_ns / 1_000_000
             );
         }
     }

@@ -2867,9 +2867,9 @@ static void test_vtime_counts_the_share_of_the_queue(void)
 		wake(new_task(i, 20));
 	run_for(100 * MS);
 	quiet = vtime_rate(200 * MS);
-	env.cg[FDL_ROOT_CGREF].wsum += 1500;
+	fdl.root_wsum += 1500;
 	busy = vtime_rate(200 * MS);
-	env.cg[FDL_ROOT_CGREF].wsum -= 1500;
+	fdl.root_wsum -= 1500;
 	printf("vtime per ns of a loop of four: %.2f alone at the root, %.2f beside 1500 of root weight\n",
 	       quiet / 1000.0, busy / 1000.0);
 	CHECK("a queue's vtime rate is its members' share of the queue (4 per ns), whatever runs beside it",
@@ -3146,18 +3146,16 @@ static void race_setup(void)
 	/* Active, contributing to the root as fdl_cgroup_propagate() leaves it. */
 	race_cg->nr_active = 1;
 	race_cg->contrib = 100;
-	env.cg[FDL_ROOT_CGREF].wsum = 100;
+	fdl.root_wsum = 100;
 	fdl_cgroup_set_boost(race_cg, 500);
 }
 
 /* The cgroup's weight, its contribution and its parent's sum all say `want`. */
 static void check_weight(const char *what, u32 want)
 {
-	struct fdl_cgroup *root = &env.cg[FDL_ROOT_CGREF];
-
-	CHECK(what, race_cg->weight == want && race_cg->contrib == want && root->wsum == want,
-	      "weight %u contrib %lld wsum %lld, want %u", race_cg->weight, race_cg->contrib, root->wsum,
-	      want);
+	CHECK(what, race_cg->weight == want && race_cg->contrib == want && fdl.root_wsum == want,
+	      "weight %u contrib %lld wsum %lld, want %u", race_cg->weight, race_cg->contrib,
+	      fdl.root_wsum, want);
 }
 
 static void test_weight_and_boost_writers_race(void)

@@ -16,9 +16,16 @@
 /* The root's wsum: the weight of everything runnable at the first level. */
 static __always_inline s64 fdl_root_wsum(void)
 {
-	struct fdl_cgroup *root = env_cgroup(FDL_ROOT_CGREF);
+	return fdl.root_wsum;
+}
 
-	return root ? root->wsum : 0;
+/*
+ * Where cgroup cg's wsum is kept: the root's in fdl.root_wsum (the cgroup without a parent, as
+ * fdl_member_share_within and fdl_task_share_of tell it), every other cgroup's in its record.
+ */
+static __always_inline s64 *fdl_wsum(struct fdl_cgroup *cg)
+{
+	return cg->parent_cgref ? &cg->wsum : &fdl.root_wsum;
 }
 
 /*
@@ -53,7 +60,7 @@ FDL_GLOBAL u64 fdl_member_share_within(u64 cgref, u32 weight, u64 stop)
 	 * root down, rounded at each step): one walk, no path to keep.
 	 */
 	for (i = 0; i < FDL_MAX_DEPTH + 1; i++) {
-		share = fdl_share_of(share, weight, cg->wsum);
+		share = fdl_share_of(share, weight, *fdl_wsum(cg));
 		if (cgref == stop || !cg->parent_cgref)
 			break;
 		weight = cg->contrib ?: cg->weight;
@@ -159,7 +166,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 		if (!cg)
 			return 0;
 		if (dw)
-			__sync_fetch_and_add(&cg->wsum, dw);
+			__sync_fetch_and_add(fdl_wsum(cg), dw);
 		old = __sync_fetch_and_add(&cg->nr_active, dn);
 		if ((dn > 0 && old != 0) || (dn < 0 && old != 1))
 			return 0;	/* activity unchanged: the parent is unaffected */
@@ -191,7 +198,7 @@ static __always_inline void fdl_cgroup_apply_weight(struct fdl_cgroup *cg, u32 w
 	cg->weight = weight;
 	dw = fdl_cgroup_settle_contrib(cg);
 	if (dw && (parent = env_cgroup(cg->parent_cgref)))
-		__sync_fetch_and_add(&parent->wsum, dw);
+		__sync_fetch_and_add(fdl_wsum(parent), dw);
 }
 
 /* The effective weight a cgroup's two writers ask for: its boost while it has one, else cpu.weight. */
@@ -385,7 +392,7 @@ static __always_inline void fdl_cgroup_fold(struct fdl_cgroup *cg)
 		return;
 	/* Empty by now; if anything was still contributed, give it back. */
 	if (cg->contrib)
-		__sync_fetch_and_add(&parent->wsum, -cg->contrib);
+		__sync_fetch_and_add(fdl_wsum(parent), -cg->contrib);
 	__sync_fetch_and_add(&parent->usage_ns, cg->usage_ns);
 	__sync_fetch_and_add(&parent->wait_ns, cg->wait_ns);
 	fdl_for(i, 0, FDL_LAT_BUCKETS) {
@@ -471,7 +478,7 @@ static __always_inline u64 fdl_task_share_of(struct fdl_task *t, u64 cgref, stru
 	if (!cg)
 		return FDL_SHARE_ONE / (tun.nr_cpus ?: 1);
 	if (!cg->parent_cgref)
-		return fdl_share_of(FDL_SHARE_ONE, t->weight, cg->wsum);
+		return fdl_share_of(FDL_SHARE_ONE, t->weight, root_wsum);
 	if (cg->parent_cgref == FDL_ROOT_CGREF)
 		return fdl_share_of(fdl_share_of(FDL_SHARE_ONE, cg->contrib ?: cg->weight, root_wsum),
 				    t->weight, cg->wsum);

@@ -298,35 +298,41 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
  * The slice before any deadline cuts it: --slice-us shared by the work that waits, as seed 004's
  * scx_bpfland does, so that the more tasks wait per CPU, the sooner each gets a turn:
  * slice * nr_cpus / (waiting + nr_cpus), never below tun.slice_floor_ns (0: always the whole
- * slice). Waiting is this CPU's last count of the queues (its dispatcher's scan). A global
- * function: inlined at its three call sites, the dispatcher's program grew past the verifier's
- * limit (-E2BIG).
+ * slice). Waiting is this CPU's last count of the queues (its dispatcher's scan). The sharing is
+ * fdl_shared_slice, a global function (inlined at its three call sites, the dispatcher's program
+ * grew past the verifier's limit, -E2BIG), which fdl_base_slice calls only where
+ * --slice-floor-us asks for it (not by default).
  */
-FDL_GLOBAL u64 fdl_base_slice(void)
+FDL_GLOBAL u64 fdl_shared_slice(void)
 {
-	struct fdl_scan *sc;
+	struct fdl_scan *sc = env_scan();
 	u64 n = tun.nr_cpus ?: 1;
 
-	if (!tun.slice_floor_ns || !(sc = env_scan()))
+	if (!sc)
 		return tun.slice_ns;
 	return fdl_min(fdl_max(tun.slice_ns * n / (sc->nr_queued + n), tun.slice_floor_ns),
 		       tun.slice_ns);
 }
 
+static __always_inline u64 fdl_base_slice(void)
+{
+	return tun.slice_floor_ns ? fdl_shared_slice() : tun.slice_ns;
+}
+
 /*
  * The slice of work with bucket dl at bw (deadline_rr rr_ns, at vdt) and budget_ns left within
  * its guarantee (<= 0: beyond it, in the second tier), competing with order key next_dl (if
- * has_next), within [min_slice, slice]: a competitor of the same tier takes over where the keys
- * meet, one of a later tier never; work within its guarantee stops at the end of its budget,
- * where its tier changes. Within it, the key is the bucket capped at vdt + rr (fdl_order_key), so
- * the keys meet when both have passed next_dl (fdl_key_run_time); beyond it, the bucket alone
- * decides (fdl_dl_run_time: an entity that overran its bandwidth has a key of its own,
- * fdl_dl_key, that a slice does not follow).
+ * has_next), within [min_slice, base] (base: fdl_base_slice, which the caller has at hand): a
+ * competitor of the same tier takes over where the keys meet, one of a later tier never; work
+ * within its guarantee stops at the end of its budget, where its tier changes. Within it, the key
+ * is the bucket capped at vdt + rr (fdl_order_key), so the keys meet when both have passed
+ * next_dl (fdl_key_run_time); beyond it, the bucket alone decides (fdl_dl_run_time: an entity
+ * that overran its bandwidth has a key of its own, fdl_dl_key, that a slice does not follow).
  */
-static __always_inline u64 fdl_tier_slice(u64 dl, u64 bw, u64 rr_ns, u64 vdt, u64 next_dl,
-					  bool has_next, s64 budget_ns)
+static __always_inline u64 fdl_tier_slice(u64 base, u64 dl, u64 bw, u64 rr_ns, u64 vdt,
+					  u64 next_dl, bool has_next, s64 budget_ns)
 {
-	u64 slice = fdl_base_slice();
+	u64 slice = base;
 
 	if (has_next)
 		slice = fdl_min(slice, budget_ns > 0 ? fdl_key_run_time(dl, bw, rr_ns, vdt, next_dl) :

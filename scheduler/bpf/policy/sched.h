@@ -89,8 +89,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 	/* Fair work's budget (fdl_fair_set_rate) by fair work only, not a container in its turn. */
 	else if (e == &fdl.fair && !t->via_fair && fdl.fair.budget_rate)
 		__sync_fetch_and_sub(&fdl.fair.budget_ns, (s64)delta);
-	cc = env_cpu(cpu);
-	if (cc && stays)
+	if (stays && (cc = env_cpu(cpu)))
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, e->dl, now, bw, e->deadline_rr_ns,
 			    fdl_entity_budget_left(e, now));
 	return fdl.counters.nr_limited && fdl_bw_charge(cgref, delta, now);
@@ -227,23 +226,27 @@ FDL_GLOBAL int fdl_near_front(struct fdl_cgroup *top)
 }
 
 /*
- * May a deadline container beyond its guarantee (order key `key`, a tier back) compete by its
- * deadline? Only within its bandwidth and while it has used no more than its fair share
- * (fdl_near_front); otherwise only the fair order serves it. Its deadline bandwidth is its share
- * among the cgroups active at each moment, so it could take more than its fair share over time
- * by running while the others sleep: in overload (the matrix's spin10 cell) the 4 ms container
- * took 0.65 CPU of its 0.5 while the cgroup without parameters got 0.41 (simulation) and waited
- * 260 ms at p99 (VM). Within its guarantee it always may.
+ * May a deadline container (order key `key`) compete by its deadline? Within its guarantee (the
+ * first tier) it always may; beyond it (a tier back), only within its bandwidth and while it has
+ * used no more than its fair share (fdl_near_front); otherwise only the fair order serves it. Its
+ * deadline bandwidth is its share among the cgroups active at each moment, so it could take more
+ * than its fair share over time by running while the others sleep: in overload (the matrix's
+ * spin10 cell) the 4 ms container took 0.65 CPU of its 0.5 while the cgroup without parameters
+ * got 0.41 (simulation) and waited 260 ms at p99 (VM). The test beyond the guarantee is a global
+ * function (fdl_near_front's walk verified once), called only there: most calls are within.
  */
-FDL_GLOBAL int fdl_may_compete(u64 cgref, u64 key, u64 vdt)
+FDL_GLOBAL int fdl_may_compete_beyond(u64 cgref, u64 key, u64 vdt)
 {
 	struct fdl_cgroup *top;
 
-	if (fdl_key_within(key, vdt))	/* within its guarantee: the first tier */
-		return 1;
 	if (fdl_key_overrun(key, vdt) || !(top = env_cgroup(cgref)))
 		return 0;
 	return fdl_near_front(top);
+}
+
+static __always_inline bool fdl_may_compete(u64 cgref, u64 key, u64 vdt)
+{
+	return fdl_key_within(key, vdt) || fdl_may_compete_beyond(cgref, key, vdt);
 }
 
 /*
@@ -264,10 +267,9 @@ static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_en
 
 	if (!top || e == &fdl.fair)
 		return false;
-	if (!fdl_near_front(top))
-		return false;
+	/* The deadlines first: the cheaper test (fdl_near_front is a call), false more often. */
 	fair_dl = fdl_entity_order(&fdl.fair, now, vdt);
-	if (!fdl_time_before(fair_dl, *dl))
+	if (!fdl_time_before(fair_dl, *dl) || !fdl_near_front(top))
 		return false;
 	*dl = fair_dl;
 	return true;
@@ -281,15 +283,12 @@ static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_en
  * the task's entity at once, at vdt, so that nobody preempts a CPU that is only starting its work;
  * fdl_on_running writes the real deadline.
  */
-static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
+static __always_inline void fdl_idle_pick(struct fdl_task *t, struct fdl_cpu *cc)
 {
 	u64 now = env_now(), queue;
 	struct fdl_cgroup *top;
 	struct fdl_entity *e;
-	struct fdl_cpu *cc = env_cpu(cpu);
 
-	if (!cc)
-		return;
 	queue = fdl_task_queue(t, &top, &e);
 	fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, fdl_vdt(now), now, fdl_entity_bw(top, e),
 		    e->deadline_rr_ns, fdl_entity_budget_left(e, now));
@@ -298,6 +297,15 @@ static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
 	cc->picked = 0;
 	cc->fair_pick = 0;
 	cc->pick_q = 0;
+}
+
+/* fdl_idle_pick for CPU cpu. */
+static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
+{
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	if (cc)
+		fdl_idle_pick(t, cc);
 }
 
 /*
@@ -347,9 +355,10 @@ static __always_inline void fdl_on_select_idle(struct fdl_task *t, s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
 
-	fdl_on_idle_pick(t, cpu);
-	if (cc)
-		cc->local_since = env_now() ?: 1;
+	if (!cc)
+		return;
+	fdl_idle_pick(t, cc);
+	cc->local_since = env_now() ?: 1;
 }
 
 /*
@@ -614,11 +623,14 @@ static __always_inline s64 fdl_scan_queued(struct fdl_scan *sc, u32 s, u64 q, bo
 {
 	struct fdl_queued *qd = fdl_queued_of(s);
 	s64 n = qd->nr, k = 0;
-	u32 d = sc->full_dom;
+	u32 d;
 
-	if (n <= 0 && full)
+	if (!full)	/* the common case first: the count alone */
+		return n > 0 ? n : 0;
+	d = sc->full_dom;
+	if (n <= 0)
 		k = env_queued_dom(q, d);
-	if (full && k <= 0 && qd->hidden_at && qd->hidden_dom == d)
+	if (k <= 0 && qd->hidden_at && qd->hidden_dom == d)
 		qd->hidden_at = 0;
 	if (n > 0)
 		return n;
@@ -1085,16 +1097,17 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	left = fdl_entity_budget_left(pe, now);
 	cc->next_dl = cdl;
 	cc->has_next = has;
-	slice = fdl_tier_slice(pe->dl, fdl_entity_bw(ptop, pe), pe->deadline_rr_ns, vdt, cdl, has, left);
+	slice = fdl_tier_slice(fdl_base_slice(), pe->dl, fdl_entity_bw(ptop, pe), pe->deadline_rr_ns,
+			       vdt, cdl, has, left);
 	if (rest)
 		slice = fdl_min(slice, fdl_max(fdl_min(tun.slice_ns - ran, rr), tun.min_slice_ns));
 	return fdl_max(slice, 1);
 }
 
 /*
- * The running task got a slice shorter than the default: it ends where a competing deadline takes
- * over, most likely inside a tick, which is where sched_ext would end it. A deadline timer ends it
- * in time (fdl_preempt_at).
+ * The task running on cpu (record cc) got a slice shorter than the default: it ends where a
+ * competing deadline takes over, most likely inside a tick, which is where sched_ext would end it.
+ * A deadline timer ends it in time (fdl_preempt_at).
  *
  * Not where a CPU limit runs out: that slice (fdl_bw_clip) ends at the next tick, as the kernel's
  * bandwidth control stops a task at its next accounting, and the overrun is repaid from the next
@@ -1102,11 +1115,9 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
  * of quotas missed its last period by its own overhead (60 ms of work every 400 ms under 20 ms per
  * 100 ms: throttled in 3 of 4 periods, nr_throttled / nr_periods 0.74 against the kernel's 0.58).
  */
-static __always_inline void fdl_time_slice(s32 cpu, u64 slice, u64 now)
+static __always_inline void fdl_time_slice(struct fdl_cpu *cc, s32 cpu, u64 slice, u64 now)
 {
-	struct fdl_cpu *cc;
-
-	if (slice < tun.slice_ns && (cc = env_cpu(cpu))) {
+	if (slice < tun.slice_ns && cc) {
 		fdl_preempt_at(cc, cpu, now + slice, now);
 		stat_inc(nr_slice_timers);
 	}
@@ -1169,7 +1180,7 @@ static __always_inline void fdl_keep_prev(s32 cpu, struct task_struct *prev, str
 	if (cc)
 		fdl_cpu_burst(cc, now, pt->burst_ns, pt->vtime);
 	env_set_slice(prev, fdl_bw_clip(fdl_task_cgref(pt), slice, now));
-	fdl_time_slice(cpu, slice, now);
+	fdl_time_slice(cc, cpu, slice, now);
 	fdl_count_dispatch(FDL_DISPATCH_PREV);
 }
 
@@ -1181,12 +1192,12 @@ static __always_inline void fdl_keep_prev(s32 cpu, struct task_struct *prev, str
 static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, struct fdl_task *pt)
 {
 	u64 now = env_now(), vdt = fdl_vdt(now), slice, at;
-	struct fdl_scan *sc;
-	struct fdl_cpu *cc;
+	struct fdl_cpu *cc = env_cpu(cpu);
+	struct fdl_scan *sc = env_scan();
 	bool queued, inflight;
 	int i;
 
-	if (!pt && (cc = env_cpu(cpu)) && fdl_local_pending(cc, now)) {
+	if (!pt && cc && fdl_local_pending(cc, now)) {
 		/* Not "work it could not take" either: going idle, it must not wake itself for it. */
 		cc->empty_queued = 1;
 		stat_inc(nr_local_waits);
@@ -1198,7 +1209,12 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		fdl_keep_prev(cpu, prev, pt, slice, now);
 		return;
 	}
-	if (fdl_loan_due(cpu, now, vdt) || fdl_take(cpu, now))
+	/*
+	 * A loan only where this CPU has one out, a take only where the scan found a candidate:
+	 * most dispatches call neither function.
+	 */
+	if (sc && sc->best_fair != FDL_NONE &&
+	    ((cc && cc->lent_q && fdl_loan_due(cpu, now, vdt)) || fdl_take(cpu, now)))
 		return;
 	/*
 	 * The queues chosen held only throttled tasks, which went to the hold queue on the way
@@ -1220,8 +1236,6 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	 * their CPU for idle still runnable, 49 of them to come straight back (bench/idle-trace.py
 	 * on bench/guest/spin-sched-trace.sh antagonist=1).
 	 */
-	sc = env_scan();
-	cc = env_cpu(cpu);
 	inflight = sc && sc->nr_queued > 0 && fdl_in_flight(sc);
 	if (pt && !fdl_bw_blocked(pt, now, &at)) {
 		/*
@@ -1354,13 +1368,14 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, dl, now, bw, e->deadline_rr_ns, left);
 		cc->picked = 0;
 		if (cc->has_next)
-			slice = fdl_tier_slice(dl, bw, e->deadline_rr_ns, vdt, cc->next_dl, true, left);
+			slice = fdl_tier_slice(slice, dl, bw, e->deadline_rr_ns, vdt, cc->next_dl,
+					       true, left);
 	}
 	/* The slice ends where a CPU limit above it runs out of runtime (at a tick: fdl_time_slice). */
 	clipped = fdl_bw_clip(cgref, slice, now);
 	if (clipped != tun.slice_ns)
 		env_set_slice(p, clipped);
-	fdl_time_slice(cpu, slice, now);
+	fdl_time_slice(cc, cpu, slice, now);
 }
 
 /* A tick: charge, and end the slice if the competing deadline seen at dispatch is now earlier. */
