@@ -713,11 +713,18 @@ static __always_inline void fdl_pelt_accumulate(struct fdl_pelt *sa, u64 now_ns,
 	periods = delta / FDL_PELT_PERIOD;
 	contrib = delta;
 	if (periods) {
+		/*
+		 * A sum of 0 stays 0 (a task's util, which is not kept), and a stretch that held
+		 * nothing adds nothing (a task's sleep, at its wake-up): neither is computed.
+		 */
 		sa->load_sum = fdl_pelt_decay(sa->load_sum, periods);
 		sa->runnable_sum = fdl_pelt_decay(sa->runnable_sum, periods);
-		sa->util_sum = fdl_pelt_decay(sa->util_sum, periods);
+		if (sa->util_sum)
+			sa->util_sum = fdl_pelt_decay(sa->util_sum, periods);
 		delta %= FDL_PELT_PERIOD;
-		contrib = fdl_pelt_segments(periods, FDL_PELT_PERIOD - sa->period_contrib, delta);
+		if (load || runnable || running)
+			contrib = fdl_pelt_segments(periods, FDL_PELT_PERIOD - sa->period_contrib,
+						    delta);
 	}
 	sa->period_contrib = delta;
 	if (load)

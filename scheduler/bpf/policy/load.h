@@ -26,11 +26,19 @@
 
 #include "state.h"
 
+/*
+ * A CPU's sums (NULL for no CPU). The address is taken after the test, behind a barrier: computed
+ * before it (clang's choice where a caller passed the result on untested), the verifier refused
+ * the arithmetic on a pointer that may be NULL.
+ */
 static __always_inline struct fdl_cpu_load *fdl_cpu_load(s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
 
-	return cc ? &cc->load : NULL;
+	if (!cc)
+		return NULL;
+	barrier_var(cc);
+	return &cc->load;
 }
 
 /* Take what other CPUs removed out of cl's counts (a copy's, or under its CPU's lock). */
@@ -58,10 +66,12 @@ static __always_inline void fdl_cpu_load_sync(struct fdl_cpu_load *cl, u64 now)
 }
 
 /*
- * Take t out of the sums of the CPU it counts on. On cpu itself (whose lock is held) directly;
- * on another through that CPU's removed counters.
+ * Take t out of the sums of the CPU it counts on. On cpu itself (whose lock is held; here: its
+ * sums if the caller has them, else NULL) directly; on another through that CPU's removed
+ * counters.
  */
-static __always_inline void fdl_load_leave(struct fdl_task *t, s32 cpu, u64 now)
+static __always_inline void fdl_load_leave(struct fdl_task *t, s32 cpu, struct fdl_cpu_load *here,
+					   u64 now)
 {
 	s32 at = (s32)t->load_cpu - 1;
 	struct fdl_cpu_load *cl;
@@ -69,7 +79,10 @@ static __always_inline void fdl_load_leave(struct fdl_task *t, s32 cpu, u64 now)
 	if (!t->load_cpu)
 		return;
 	t->load_cpu = 0;
-	if (!(cl = fdl_cpu_load(at)))
+	cl = here;
+	if (at != cpu || !cl)
+		cl = fdl_cpu_load(at);
+	if (!cl)
 		return;
 	if (at == cpu) {
 		fdl_cpu_load_sync(cl, now);
@@ -92,7 +105,7 @@ static __always_inline void fdl_load_join(struct fdl_task *t, struct fdl_cpu_loa
 static __always_inline void fdl_load_quiescent(struct fdl_task *t, s32 cpu, u64 now)
 {
 	fdl_pelt_accumulate(&t->pelt, now, 1, 1, 0);
-	fdl_load_leave(t, cpu, now);
+	fdl_load_leave(t, cpu, NULL, now);
 }
 
 /* t became runnable, on cpu: its sums only decayed while it slept. */
@@ -100,7 +113,8 @@ static __always_inline void fdl_load_runnable(struct fdl_task *t, s32 cpu, u64 n
 {
 	struct fdl_cpu_load *cl = fdl_cpu_load(cpu);
 
-	fdl_load_leave(t, cpu, now);	/* still counted somewhere (not seen to sleep): not twice */
+	/* Still counted somewhere (not seen to sleep): not twice. */
+	fdl_load_leave(t, cpu, cl, now);
 	fdl_pelt_accumulate(&t->pelt, now, 0, 0, 0);
 	t->load_weight = t->weight;
 	if (!cl)
@@ -127,7 +141,7 @@ static __always_inline void fdl_load_running(struct fdl_task *t, s32 pid, s32 cp
 	if (!cl)
 		return;
 	if (t->load_cpu != (u32)cpu + 1) {
-		fdl_load_leave(t, cpu, now);
+		fdl_load_leave(t, cpu, cl, now);
 		fdl_cpu_load_sync(cl, now);
 		fdl_load_join(t, cl, cpu);
 	}
@@ -191,7 +205,8 @@ static __always_inline void fdl_cpu_load_view(const struct fdl_cpu_load *cl, str
 
 /*
  * The domain the balancer asked t (pid) to move to, plus one (0: none). The moves are looked at
- * once per balancer period.
+ * once per balancer period, in a plain loop of at most FDL_LB_MAX_MOVES turns (bpf_for's kfunc
+ * per turn was most of this look's instructions).
  */
 static __always_inline u32 fdl_lb_target(struct fdl_task *t, s32 pid)
 {
@@ -203,9 +218,7 @@ static __always_inline u32 fdl_lb_target(struct fdl_task *t, s32 pid)
 	t->lb_seen_gen = gen;
 	t->lb_dom = 0;
 	n = fdl.lb.nr_moves;
-	fdl_for(i, 0, FDL_LB_MAX_MOVES) {
-		if (i >= n)
-			break;
+	for (i = 0; i < FDL_LB_MAX_MOVES && i < n; i++) {
 		if (fdl.lb.moves[i].pid == pid && fdl.lb.moves[i].dom < FDL_MAX_DOMS) {
 			t->lb_dom = fdl.lb.moves[i].dom + 1;
 			break;
