@@ -275,12 +275,16 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 	struct fdl_victims v = { .entity = entity, .own = own, .queue = queue, .dl = dl, .now = now,
 				 .vtime = t->vtime, .wakeup = !!(flags & FDL_ENQ_WAKEUP),
 				 .compete = compete };
-	u32 nr = tun.nr_cpus ?: 1, r = env_random() % nr;
+	u32 nr = tun.nr_cpus ?: 1, r = env_random() % nr, i;
 	s32 cpu, best;
 	int k;
 
 	fdl_for_few(k, 0, FDL_VICTIM_CANDIDATES) {
-		cpu = k == 0 ? t->last_cpu - 1 : tun.online_cpu[((r + k - 1) % nr) & (FDL_MAX_CPUS - 1)];
+		/* (r + k - 1) mod nr for k >= 1: below 2 nr, so a subtraction, not a division. */
+		i = r + k - 1;
+		if (i >= nr)
+			i -= nr;
+		cpu = k == 0 ? t->last_cpu - 1 : tun.online_cpu[i & (FDL_MAX_CPUS - 1)];
 		/* The last CPU drawn again is looked at once (on two CPUs, always). */
 		if (k > 0 && cpu == t->last_cpu - 1)
 			cpu = -1;
