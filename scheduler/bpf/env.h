@@ -155,13 +155,6 @@ static inline u64 fdl_dom_dsq(u64 q, u32 dom)
  * instructions and a kfunc), where bpf_for called bpf_iter_num_next at each turn.
  */
 #define env_for_doms(k, start, n)	for ((k) = (start); (k) < (n) && (k) < FDL_MAX_DOMS; (k)++)
-/*
- * Over the container slots set in mask, one turn per bit (the body pops it: fdl_mask_pop), a plain
- * C loop too, for a small body (fdl_any_queued): bpf_for's kfunc per turn cost more than the
- * body. The verifier walks it turn by turn, at most FDL_MAX_CONTAINERS: not for the dispatcher's
- * scan, whose body made that walk 140k instructions.
- */
-#define fdl_for_slots(k, mask)	for ((k) = 0; (k) < FDL_MAX_CONTAINERS && (mask); (k)++)
 
 /*
  * The cgroups' records, by slot (see FDL_CGREF_SLOT_BITS). An array, not a hash keyed by the

@@ -24,7 +24,6 @@
 #define fdl_for_few(i, start, end)	fdl_for(i, start, end)
 /* The BPF headers' compiler barrier on a variable (the policy uses it to keep a test first). */
 #define barrier_var(var)	asm volatile("" : "+r"(var))
-#define fdl_for_slots(k, mask)	for ((k) = 0; (k) < FDL_MAX_CONTAINERS && (mask); (k)++)
 
 #define FAKE_CPUS	4
 #define FAKE_CGROUPS	64

@@ -758,7 +758,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	sc->nr_queued = 0;
 	sc->min_rr_ns = tun.fair_deadline_ns;
 	/*
-	 * bpf_for, not fdl_for_slots: walked turn by turn, this loop's body doubled the dispatcher's
+	 * bpf_for, not a plain loop: walked turn by turn, this loop's body doubled the dispatcher's
 	 * verification (fdl_dispatch 144061 -> 285757 instructions, past tests/vm/attach.sh's
 	 * budget of 200k) for about 55 instructions per task started.
 	 */
@@ -955,7 +955,8 @@ FDL_GLOBAL int fdl_take(s32 cpu, u64 now)
  * behind the first tier: no container within its guarantee waits for fair work that had not
  * started. Only while fair work is within its protected bandwidth (fdl_fair_within): beside
  * hackbench, fair work that takes more than it is owed keeps no claim on the CPUs it loses.
- * Returns 1 if this CPU took the lent queue's first task (with the rest of a slice).
+ * Called only where the scan found a candidate (fdl_on_dispatch). Returns 1 if this CPU took the
+ * lent queue's first task (with the rest of a slice).
  */
 FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 {
@@ -964,8 +965,6 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 	u64 q, fair;
 
 	if (!sc || !cc || !(q = cc->lent_q))
-		return 0;
-	if (sc->best_fair == FDL_NONE)	/* nothing queued: the loan stays for when there is */
 		return 0;
 	if (fdl_time_before(cc->lent_at + FDL_LOAN_NS, now) || sc->best_fair != 0 ||
 	    !fdl_key_within(sc->best_dl, vdt) || !fdl_fair_within(now)) {
@@ -1002,7 +1001,11 @@ FDL_GLOBAL int fdl_any_queued(void)
 
 	if (*fdl_queued_nr(FDL_QUEUED_FAIR) > 0)
 		return 1;
-	fdl_for_slots(k, mask) {
+	/*
+	 * A plain loop, one turn per active container, walked by the verifier turn by turn (at most
+	 * FDL_MAX_CONTAINERS): for so small a body, bpf_for's kfunc per turn cost more than the body.
+	 */
+	for (k = 0; k < FDL_MAX_CONTAINERS && mask; k++) {
 		i = fdl_mask_pop(&mask);
 		if (*fdl_queued_nr(i + 1) > 0)
 			return 1;
@@ -1218,7 +1221,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	}
 	/*
 	 * A loan only where this CPU has one out, a take only where the scan found a candidate:
-	 * most dispatches call neither function.
+	 * most dispatches call neither function. With nothing queued, a loan stays for when there
+	 * is (fdl_loan_due is not asked).
 	 */
 	if (sc && sc->best_fair != FDL_NONE &&
 	    ((cc && cc->lent_q && fdl_loan_due(cpu, now, vdt)) || fdl_take(cpu, now)))
