@@ -22,12 +22,7 @@ import argparse
 import bisect
 import collections
 
-from sched_trace import read_log
-
-
-def pct(v, p):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(len(v) * p))]
+from sched_trace import pct, read_log, summary
 
 
 def main():
@@ -55,10 +50,10 @@ def main():
                 irq = "h" in line.split()[2]  # the event's context flags: in a hard interrupt
                 woken[pid] = (t, cpu, irq)
         elif name == "sched_switch":
+            pid = int(f["next_pid"])
             if cpu in running:
                 spans.append((*running[cpu], t))
-            running[cpu] = (t, f["next_comm"], int(f["next_pid"]))
-            pid = int(f["next_pid"])
+            running[cpu] = (t, f["next_comm"], pid)
             if pid not in waking or pid not in woken:
                 continue
             (wt, wcpu), (ut, ucpu, irq) = waking.pop(pid), woken.pop(pid)
@@ -71,10 +66,10 @@ def main():
                 to_run.append((t - ut) * 1e6)
     print("workers' waking to running, by who activated them and where they ran:")
     for k in sorted(classes):
-        v = classes[k]
-        print(f"  {k:28s} n={len(v):5d} p50={pct(v, .5):.3f} p90={pct(v, .9):.3f} "
-              f"p99={pct(v, .99):.3f} ms")
+        print(f"  {k:28s} {summary(classes[k])}")
     if to_wakeup:
+        to_wakeup.sort()
+        to_run.sort()
         print(f"activated by the waker, run when it slept (n={len(to_wakeup)}): waking to activated "
               f"p50 {pct(to_wakeup, .5):.0f} p90 {pct(to_wakeup, .9):.0f} us, activated to running "
               f"p50 {pct(to_run, .5):.0f} p90 {pct(to_run, .9):.0f} us")

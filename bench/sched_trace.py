@@ -24,3 +24,15 @@ def read_log(path):
             events.append((float(m.group(2)), int(m.group(1)), m.group(3), fields(m.group(4)),
                            line[3:].rstrip()))
     return events, threads
+
+
+def pct(v, p):
+    """The p-quantile (0..1) of v, a sorted list."""
+    return v[min(len(v) - 1, int(len(v) * p))]
+
+
+def summary(v):
+    """Count, p50, p90, p99 and max of v (values in ms)."""
+    v = sorted(v)
+    return (f"n={len(v):5d} p50={pct(v, .5):.3f} p90={pct(v, .9):.3f} p99={pct(v, .99):.3f} "
+            f"max={v[-1]:.3f} ms")

@@ -16,19 +16,9 @@ switch (the same order, every step slower).
 import argparse
 import collections
 
-from sched_trace import read_log
+from sched_trace import read_log, summary
 
 ROLES = ("main", "worker", "worker", "msg")  # a probe's threads in creation order
-
-
-def pct(v, p):
-    return v[min(len(v) - 1, int(len(v) * p))]
-
-
-def summary(v):
-    v = sorted(v)
-    return (f"n={len(v):5d} p50={pct(v, .5):.3f} p90={pct(v, .9):.3f} p99={pct(v, .99):.3f} "
-            f"max={v[-1]:.3f} ms")
 
 
 def main():
