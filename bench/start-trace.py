@@ -4,7 +4,10 @@ its wake-up (sched_waking) to running (sched_switch to it), per cgroup and role 
 message thread); then the workers' wake-ups by where they ran (the waker's CPU or another) and
 whether that CPU was busy when they were woken, and, on the waker's CPU, by what left it for the
 worker (the message thread going to sleep, or preempted; or another task). With --show N, the
-first N waits longer than --over-ms with every context switch meanwhile.
+first N waits longer than --over-ms with every context switch meanwhile. The workers' waits over
+2 ms during which a CPU idled for over 0.5 ms (summed over the CPUs) are counted: work left
+waiting beside an idle CPU. A scheduler's bpf_printk lines (bpf_trace_printk) are in the log too,
+for a debugging build.
 
     vm/run.sh --log LOG bench/guest/spin-sched-trace.sh [KEY=VALUE...]
     python3 bench/start-trace.py LOG [--over-ms 2.8] [--show 5]
@@ -31,17 +34,25 @@ def main():
     name = {p: f"{c}-{ROLES[min(i, 3)]}" for c, pids in threads.items() for i, p in enumerate(pids)}
     msgs = {pids[3] for pids in threads.values() if len(pids) > 3}
     waking, current = {}, {}
+    idle_since, idle_beside = {}, {}  # CPU -> since when idle; thread -> idle CPU time during its wait
     waits = collections.defaultdict(list)
     classes = collections.defaultdict(list)
     recent = collections.deque(maxlen=64)
-    shown = 0
+    shown = worker_waits = idle_waits = 0
     for ts, cpu, ev, f, _ in events:
         if ev == "sched_waking":
             p = int(f["pid"])
             if p in name:
                 waking[p] = (ts, cpu, dict(current))
+                idle_beside[p] = 0.0
         elif ev == "sched_switch":
             nxt, prev = int(f["next_pid"]), int(f["prev_pid"])
+            if prev == 0 and cpu in idle_since:
+                since = idle_since.pop(cpu)
+                for p, (t0, _, _) in waking.items():
+                    idle_beside[p] += max(0.0, ts - max(since, t0))
+            if nxt == 0:
+                idle_since[cpu] = ts
             current[cpu] = nxt
             recent.append((ts, cpu, prev, f["prev_state"], nxt))
             if nxt not in waking:
@@ -49,7 +60,10 @@ def main():
             t0, wcpu, cur = waking.pop(nxt)
             ms = (ts - t0) * 1e3
             waits[name[nxt]].append(ms)
+            beside = idle_beside.pop(nxt) + sum(max(0.0, ts - max(s, t0)) for s in idle_since.values())
             if name[nxt].endswith("-worker"):
+                worker_waits += 1
+                idle_waits += ms > 2 and beside > 0.5e-3
                 where = "waker's CPU" if cpu == wcpu else "other CPU"
                 state = "busy" if cur.get(cpu, 0) else "idle"
                 left = ""
@@ -67,6 +81,7 @@ def main():
     print("waking to running, per cgroup and role:")
     for k in sorted(waits):
         print(f"  {k:14s} {summary(waits[k])}")
+    print(f"workers' waits over 2 ms with a CPU idle over 0.5 ms of it: {idle_waits} of {worker_waits}")
     print("workers, by where they ran:")
     for k in sorted(classes, key=lambda k: -len(classes[k])):
         print(f"  {k:55s} {summary(classes[k])}")

@@ -88,7 +88,7 @@ struct fdl_cpu {
 	u32 empty_queued;	/* its last dispatch's scan saw queued work and took none */
 	u32 inflight_retries;	/* looks again for work counted but not in its queue yet, since it last started a task */
 	u64 local_since;	/* select_cpu put a task on its local queue then, not yet started (0: none) */
-	u64 kicked_at;		/* woken for queued work then, not yet started (0: not) */
+	u64 claimed_at;		/* woken for queued work, or given a task by select_cpu, then; not yet started (0: neither) */
 	u64 lent_q;		/* the fair queue whose running work it was taken from by a deadline (0: none) */
 	u64 lent_at;		/* when (fdl_loan_due) */
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */

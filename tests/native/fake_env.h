@@ -79,6 +79,11 @@ struct fake_env {
 	 */
 	void (*mb_hook)(void);
 	int mb_hook_at;
+	/*
+	 * Another interleaving: env_queued_any() calls queued_any_hook once before it looks, as if
+	 * an insert landed between the program's take and that look.
+	 */
+	void (*queued_any_hook)(void);
 };
 
 extern struct fake_env env;
@@ -255,10 +260,15 @@ static inline s32 env_nr_queued(u64 dsq)
 /* Whether dsq holds work in the domains doms counts work in (NULL: all): their tasks. */
 static inline s32 env_queued_any(u64 dsq, struct fdl_dom_counts *doms)
 {
+	void (*hook)(void) = env.queued_any_hook;
 	struct fake_dsq *q = fake_dsq(dsq);
 	s32 n = 0;
 	int i;
 
+	if (hook) {
+		env.queued_any_hook = NULL;
+		hook();
+	}
 	if (dsq < FAKE_CGROUPS)	/* the program asks each domain's DSQ (at most) */
 		env.queued_asks[dsq] += env.nr_doms > 1 ? env.nr_doms : 1;
 	for (i = 0; i < q->n; i++)

@@ -2096,6 +2096,99 @@ static void test_cpu_looks_again_for_work_on_its_way(void)
 	      "%u", env_cpu(1)->inflight_retries);
 }
 
+/* The task test_cpu_takes_work_that_lands_after_its_take holds back, and where it goes back. */
+static struct task_struct *landing_task;
+static u64 landing_vtime;
+
+static void land_insert(void)
+{
+	fake_insert_at(fake_dsq(10), 0, landing_task, landing_vtime);
+}
+
+/*
+ * The other order of the same race: the insert lands after the dispatcher's take found the queue
+ * empty but before its look at whether the work is on its way (fdl_in_flight). The look sees work
+ * in the queue, so it is not "on its way"; the dispatcher takes again instead of going idle beside
+ * it with its scan counted as having seen work it could not take, which fdl_on_idle does not look
+ * at again (trace of 2026-11-28, 15.050059: CPU 1 idled 2.3 ms beside a queued worker).
+ */
+static void test_cpu_takes_work_that_lands_after_its_take(void)
+{
+	struct fake_dsq *q;
+	struct task *a, *w;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	a = new_task(0, 10);
+	w = new_task(1, 10);
+	env.idle[1] = false;
+	wake(a);		/* select_cpu: idle CPU 0 */
+	run_for(1 * MS);
+	wake(w);		/* no idle CPU: queued */
+	q = fake_dsq(10);
+	CHECK("context: w queued", running[0] == a && !running[1] && q->n == 1, "%d queued", q->n);
+	if (q->n != 1)
+		return;
+	landing_vtime = q->vtime[0];
+	landing_task = fake_remove_at(q, 0);	/* counted, not inserted yet */
+	env.queued_any_hook = land_insert;	/* lands after the take, before the look */
+	env.idle_kicks[1] = 0;
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, NULL, NULL);
+	CHECK("CPU 1 takes w after all", env.local[1].n == 1 && env.local[1].task[0] == &w->p &&
+	      !q->n, "%d local, %d queued, %d self-kicks", env.local[1].n, q->n, env.idle_kicks[1]);
+	env.queued_any_hook = NULL;
+}
+
+/*
+ * select_cpu gave idle CPU 1 a task (a) that has not reached its local queue yet. CPU 1, woken
+ * for it, dispatches before it arrives, finds nothing (the promise: fdl_local_pending) and goes
+ * idle again, its idle bit set. The waker's next wake-up (b) must not be bound to CPU 1 as well:
+ * b would wait out a's whole spin there while CPU 0, once its waker sleeps, idles (trace of
+ * 2026-11-28, 11.717520: a message thread's two workers both on CPU 0's local queue). b is queued;
+ * CPU 0 takes it when the waker sleeps. CPU 1 is free again once a started, or once the promise
+ * is older than FDL_LOCAL_WAIT_NS.
+ */
+static void test_cpu_promised_to_a_wakeup_is_not_bound_again(void)
+{
+	struct task *m, *a, *b;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	m = new_task(0, 10);
+	a = new_task(1, 10);
+	b = new_task(2, 10);
+	env.idle[1] = false;
+	wake(m);		/* the message thread on CPU 0 */
+	run_for(1 * MS);
+	env.idle[1] = true;
+	CHECK("context: idle CPU 1 is free", fdl_idle_free(1, env.now), "not free");
+	a->runnable = true;	/* select_cpu: idle CPU 1, a on its way to its local queue */
+	fdl_on_runnable(&a->t, 100, true);
+	fdl_on_select_idle(&a->t, 1);
+	env.idle[1] = false;
+	env.cur_cpu = 1;	/* CPU 1 dispatches before a arrives, and goes idle again */
+	fdl_on_dispatch(1, NULL, NULL);
+	env.idle[1] = true;
+	CHECK("CPU 1, promised to a, is not free", !fdl_idle_free(1, env.now), "free");
+	env.cur_cpu = 0;
+	wake(b);
+	CHECK("b is queued, not bound to CPU 1", env_nr_queued(10) == 1 && !running[1],
+	      "%d queued, CPU 1 runs %d", (int)env_nr_queued(10),
+	      running[1] ? (int)(running[1] - tasks) : -1);
+	env.idle[1] = false;
+	start(1, a);		/* a arrives and runs */
+	m->runnable = false;	/* the message thread sleeps: CPU 0 takes b */
+	reschedule(0);
+	CHECK("CPU 0 takes b", running[0] == b && running[1] == a, "CPU 0 runs %d, CPU 1 %d",
+	      running[0] ? (int)(running[0] - tasks) : -1, running[1] ? (int)(running[1] - tasks) : -1);
+	CHECK("CPU 1 is free again once a started", fdl_idle_free(1, env.now), "not free");
+	fdl_on_select_idle(&a->t, 1);
+	env.now += FDL_LOCAL_WAIT_NS;
+	CHECK("a promise older than FDL_LOCAL_WAIT_NS holds nothing up", fdl_idle_free(1, env.now),
+	      "not free");
+}
+
 /*
  * The previous task, still runnable, yields to work the scan put first; if that work cannot be
  * taken here (on its way to its queue, here), the previous task keeps the CPU for the shortest
@@ -3321,6 +3414,8 @@ int main(void)
 	test_cpu_looks_again_for_work_on_its_way();
 	test_prev_keeps_the_cpu_when_nothing_can_be_taken();
 	test_cpu_promised_to_a_wakeup_leaves_the_queues();
+	test_cpu_promised_to_a_wakeup_is_not_bound_again();
+	test_cpu_takes_work_that_lands_after_its_take();
 	test_idle_cpu_woken_for_queued_work_is_not_bound();
 	test_within_guarantee_ahead_of_fair_work();
 	test_preemption_is_a_loan();

@@ -323,7 +323,7 @@ static __always_inline void fdl_kick_for_queued(s32 cpu, bool preempt, u64 now)
 	struct fdl_cpu *cc = env_cpu(cpu);
 
 	if (cc)
-		cc->kicked_at = now ?: 1;
+		cc->claimed_at = now ?: 1;
 	env_kick(cpu, preempt);
 }
 
@@ -333,17 +333,23 @@ static __always_inline void fdl_kick_for_queued(s32 cpu, bool preempt, u64 now)
  * leaves idle, after its dispatcher chose that work, and a task bound to it then waits behind that
  * work while another CPU may idle (trace of 2026-11-27, 33.100747: a worker claimed CPU 0, kicked
  * for the other worker 0.15 ms before, and waited out that one's 3 ms spin; CPU 1 idled
- * meanwhile). Such a task goes through ops.enqueue, on that CPU, which then looks at the queues
- * (a task queued on an idle CPU reschedules it): it waits in its queue for whichever CPU looks
- * first. Not freed by a dispatch that found nothing: the kick may still be on its way (woken as a
- * victim while busy, the CPU looked before the work was queued, went idle, and the kick came
- * after). Its idle bit is claimed by select_cpu: not given to another task.
+ * meanwhile). Nor if select_cpu gave it a task that has not started yet (fdl_on_select_idle):
+ * woken before that task reached its local queue, its dispatcher found nothing there, and it went
+ * idle again with its idle bit set, which the next waker's select_cpu took as well (trace of
+ * 2026-11-28, 11.717520: a message thread's two workers both bound to CPU 0, the second waited
+ * out the first's 3 ms spin while CPU 1 idled: four of the first five of the 15 workers' waits
+ * over 2 ms with a CPU idle over 0.5 ms of it in that trace, bench/start-trace.py). Such a task goes through ops.enqueue, on that CPU,
+ * which then looks at the queues (a task queued on an idle CPU reschedules it): it waits in its
+ * queue for whichever CPU looks first. Not freed by a dispatch that found nothing: the kick or
+ * the task may still be on its way (woken as a victim while busy, the CPU looked before the work
+ * was queued, went idle, and the kick came after). Its idle bit is claimed by select_cpu: not
+ * given to another task.
  */
 static __always_inline bool fdl_idle_free(s32 cpu, u64 now)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
 
-	return !cc || !cc->kicked_at || !fdl_time_before(now, cc->kicked_at + FDL_LOCAL_WAIT_NS);
+	return !cc || !cc->claimed_at || !fdl_time_before(now, cc->claimed_at + FDL_LOCAL_WAIT_NS);
 }
 
 /*
@@ -358,7 +364,7 @@ static __always_inline void fdl_on_select_idle(struct fdl_task *t, s32 cpu)
 	if (!cc)
 		return;
 	fdl_idle_pick(t, cc);
-	cc->local_since = env_now() ?: 1;
+	cc->local_since = cc->claimed_at = env_now() ?: 1;
 }
 
 /*
@@ -1248,6 +1254,16 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	 * on bench/guest/spin-sched-trace.sh antagonist=1).
 	 */
 	inflight = sc && sc->nr_queued > 0 && fdl_in_flight(sc);
+	/*
+	 * Not in flight: the queues the take tried hold work now. Work pinned elsewhere, or an
+	 * insert that landed between the take and the look (trace of 2026-11-28, 15.050059: a
+	 * worker queued from the other CPU's ops.enqueue, this CPU's take found its queue empty, the
+	 * look found the worker there, and this CPU idled 2.3 ms beside it, its dispatch counted as
+	 * having seen work it could not take, so that fdl_on_idle did not look again). Take again:
+	 * pinned work fails again, at the cost of a take in that rare case.
+	 */
+	if (sc && sc->nr_queued > 0 && !inflight && sc->best_fair != FDL_NONE && fdl_take(cpu, now))
+		return;
 	if (pt && !fdl_bw_blocked(pt, now, &at)) {
 		/*
 		 * Work on its way: look again soon, as often as an idle CPU would
@@ -1324,7 +1340,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	if (cc) {
 		fdl_cpu_burst(cc, now, t->burst_ns, t->vtime);
 		cc->local_since = 0;
-		cc->kicked_at = 0;
+		cc->claimed_at = 0;
 		cc->inflight_retries = 0;
 	}
 	if (t->last_cpu && t->last_cpu != cpu + 1)
