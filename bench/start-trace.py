@@ -6,7 +6,9 @@ whether that CPU was busy when they were woken, and, on the waker's CPU, by what
 worker (the message thread going to sleep, or preempted; or another task). With --show N, the
 first N waits longer than --over-ms with every context switch meanwhile. The workers' waits over
 2 ms during which a CPU idled for over 0.5 ms (summed over the CPUs) are counted: work left
-waiting beside an idle CPU. A scheduler's bpf_printk lines (bpf_trace_printk) are in the log too,
+waiting beside an idle CPU. The workers' waits over --behind-ms are classed by what held the CPUs
+longest meanwhile: another probe's cgroup (an order the policy chose: under scx_fdl a tighter
+deadline, or fair work's earlier one), the worker's own cgroup, other tasks, or idle CPUs. A scheduler's bpf_printk lines (bpf_trace_printk) are in the log too,
 for a debugging build.
 
     vm/run.sh --log LOG bench/guest/spin-sched-trace.sh [KEY=VALUE...]
@@ -29,14 +31,35 @@ def main():
     ap.add_argument("log")
     ap.add_argument("--over-ms", type=float, default=2.8)
     ap.add_argument("--show", type=int, default=0)
+    ap.add_argument("--behind-ms", type=float, default=1.5)
     a = ap.parse_args()
     events, threads = read_log(a.log)
     name = {p: f"{c}-{ROLES[min(i, 3)]}" for c, pids in threads.items() for i, p in enumerate(pids)}
     msgs = {pids[3] for pids in threads.values() if len(pids) > 3}
-    waking, current = {}, {}
-    idle_since, idle_beside = {}, {}  # CPU -> since when idle; thread -> idle CPU time during its wait
+    waking, current, since = {}, {}, {}
+    held = {}  # waiting thread -> Counter: CPU time during its wait by what ran ("idle", a cgroup...)
+    cgroup = {p: c for c, pids in threads.items() for p in pids}
+
+    def what(pid, waiter):
+        if pid == 0:
+            return "idle"
+        if pid not in cgroup:
+            return "other tasks"
+        return "its own cgroup" if cgroup[pid] == cgroup[waiter] else cgroup[pid]
+
+    def credit(c, ts):
+        """What CPU c ran since its last switch, to every thread waiting meanwhile."""
+        if c not in since:
+            return
+        for p, (t0, _, _) in waking.items():
+            d = ts - max(since[c], t0)
+            if d > 0 and current.get(c) != p:
+                held[p][what(current.get(c, 0), p)] += d
+
     waits = collections.defaultdict(list)
     classes = collections.defaultdict(list)
+    behind = collections.defaultdict(collections.Counter)
+    nr_workers = collections.Counter()
     recent = collections.deque(maxlen=64)
     shown = worker_waits = idle_waits = 0
     for ts, cpu, ev, f, _ in events:
@@ -44,26 +67,28 @@ def main():
             p = int(f["pid"])
             if p in name:
                 waking[p] = (ts, cpu, dict(current))
-                idle_beside[p] = 0.0
+                held[p] = collections.Counter()
         elif ev == "sched_switch":
             nxt, prev = int(f["next_pid"]), int(f["prev_pid"])
-            if prev == 0 and cpu in idle_since:
-                since = idle_since.pop(cpu)
-                for p, (t0, _, _) in waking.items():
-                    idle_beside[p] += max(0.0, ts - max(since, t0))
-            if nxt == 0:
-                idle_since[cpu] = ts
-            current[cpu] = nxt
+            credit(cpu, ts)
+            current[cpu], since[cpu] = nxt, ts
             recent.append((ts, cpu, prev, f["prev_state"], nxt))
             if nxt not in waking:
                 continue
+            for c in since:
+                if c != cpu:
+                    credit(c, ts)
+                    since[c] = ts
             t0, wcpu, cur = waking.pop(nxt)
+            h = held.pop(nxt)
             ms = (ts - t0) * 1e3
             waits[name[nxt]].append(ms)
-            beside = idle_beside.pop(nxt) + sum(max(0.0, ts - max(s, t0)) for s in idle_since.values())
             if name[nxt].endswith("-worker"):
                 worker_waits += 1
-                idle_waits += ms > 2 and beside > 0.5e-3
+                idle_waits += ms > 2 and h["idle"] > 0.5e-3
+                nr_workers[cgroup[nxt]] += 1
+                if ms > a.behind_ms:
+                    behind[cgroup[nxt]][max(h, key=h.get) if h else "nothing"] += 1
                 where = "waker's CPU" if cpu == wcpu else "other CPU"
                 state = "busy" if cur.get(cpu, 0) else "idle"
                 left = ""
@@ -85,6 +110,10 @@ def main():
     print("workers, by where they ran:")
     for k in sorted(classes, key=lambda k: -len(classes[k])):
         print(f"  {k:55s} {summary(classes[k])}")
+    print(f"workers' waits over {a.behind_ms} ms, per cgroup, by what held the CPUs longest meanwhile:")
+    for c in sorted(behind):
+        held_by = ", ".join(f"{k} {n}" for k, n in behind[c].most_common())
+        print(f"  {c:8s} {sum(behind[c].values())} of {nr_workers[c]}: {held_by}")
 
 
 if __name__ == "__main__":

@@ -2096,6 +2096,39 @@ static void test_cpu_looks_again_for_work_on_its_way(void)
 	      "%u", env_cpu(1)->inflight_retries);
 }
 
+/*
+ * The scene of the promise tests: a message thread (m, cgroup 10: 4 ms, within its guarantee)
+ * runs on CPU 0 of two; select_cpu has just put its worker a on idle CPU 1's local queue, where a
+ * has not arrived yet; the other worker, b, is asleep.
+ */
+static void promise_cpu1(struct task **m, struct task **a, struct task **b)
+{
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	grant(10, 880);
+	*m = new_task(0, 10);
+	*a = new_task(1, 10);
+	*b = new_task(2, 10);
+	env.idle[1] = false;
+	wake(*m);		/* the message thread on CPU 0 */
+	run_for(1 * MS);
+	(*a)->runnable = true;	/* select_cpu: CPU 1 idle, a is on its way to CPU 1's local queue */
+	fdl_on_runnable(&(*a)->t, 100, true);
+	fdl_on_select_idle(&(*a)->t, 1);
+	env.idle[1] = false;
+}
+
+/* The end of the promise tests' scene: a arrives on CPU 1 and runs; m sleeps; CPU 0 takes b. */
+static void a_arrives_b_taken(struct task *m, struct task *a, struct task *b)
+{
+	env.idle[1] = false;
+	start(1, a);
+	m->runnable = false;
+	reschedule(0);
+	CHECK("CPU 0 takes b", running[0] == b && running[1] == a, "CPU 0 runs %d, CPU 1 %d",
+	      running[0] ? (int)(running[0] - tasks) : -1, running[1] ? (int)(running[1] - tasks) : -1);
+}
+
 /* The task test_cpu_takes_work_that_lands_after_its_take holds back, and where it goes back. */
 static struct task_struct *landing_task;
 static u64 landing_vtime;
@@ -2153,20 +2186,7 @@ static void test_cpu_promised_to_a_wakeup_is_not_bound_again(void)
 {
 	struct task *m, *a, *b;
 
-	reset(2);
-	add_cgroup(10, 100, 4 * MS, 2 * MS);
-	m = new_task(0, 10);
-	a = new_task(1, 10);
-	b = new_task(2, 10);
-	env.idle[1] = false;
-	wake(m);		/* the message thread on CPU 0 */
-	run_for(1 * MS);
-	env.idle[1] = true;
-	CHECK("context: idle CPU 1 is free", fdl_idle_free(1, env.now), "not free");
-	a->runnable = true;	/* select_cpu: idle CPU 1, a on its way to its local queue */
-	fdl_on_runnable(&a->t, 100, true);
-	fdl_on_select_idle(&a->t, 1);
-	env.idle[1] = false;
+	promise_cpu1(&m, &a, &b);
 	env.cur_cpu = 1;	/* CPU 1 dispatches before a arrives, and goes idle again */
 	fdl_on_dispatch(1, NULL, NULL);
 	env.idle[1] = true;
@@ -2176,12 +2196,7 @@ static void test_cpu_promised_to_a_wakeup_is_not_bound_again(void)
 	CHECK("b is queued, not bound to CPU 1", env_nr_queued(10) == 1 && !running[1],
 	      "%d queued, CPU 1 runs %d", (int)env_nr_queued(10),
 	      running[1] ? (int)(running[1] - tasks) : -1);
-	env.idle[1] = false;
-	start(1, a);		/* a arrives and runs */
-	m->runnable = false;	/* the message thread sleeps: CPU 0 takes b */
-	reschedule(0);
-	CHECK("CPU 0 takes b", running[0] == b && running[1] == a, "CPU 0 runs %d, CPU 1 %d",
-	      running[0] ? (int)(running[0] - tasks) : -1, running[1] ? (int)(running[1] - tasks) : -1);
+	a_arrives_b_taken(m, a, b);
 	CHECK("CPU 1 is free again once a started", fdl_idle_free(1, env.now), "not free");
 	fdl_on_select_idle(&a->t, 1);
 	env.now += FDL_LOCAL_WAIT_NS;
@@ -2245,19 +2260,7 @@ static void test_cpu_promised_to_a_wakeup_leaves_the_queues(void)
 {
 	struct task *m, *a, *b;
 
-	reset(2);
-	add_cgroup(10, 100, 4 * MS, 2 * MS);
-	grant(10, 880);
-	m = new_task(0, 10);
-	a = new_task(1, 10);
-	b = new_task(2, 10);
-	env.idle[1] = false;
-	wake(m);		/* the message thread on CPU 0 */
-	run_for(1 * MS);
-	a->runnable = true;	/* select_cpu: CPU 1 idle, a is on its way to CPU 1's local queue */
-	fdl_on_runnable(&a->t, 100, true);
-	fdl_on_select_idle(&a->t, 1);
-	env.idle[1] = false;
+	promise_cpu1(&m, &a, &b);
 	env.cur_cpu = 0;
 	wake(b);		/* no idle CPU: b is queued */
 	CHECK("context: b queued", env_nr_queued(10) == 1, "%d queued", (int)env_nr_queued(10));
@@ -2270,12 +2273,7 @@ static void test_cpu_promised_to_a_wakeup_leaves_the_queues(void)
 	fdl_on_idle(1);
 	CHECK("and does not wake itself for b", env.idle_kicks[1] == 0, "%d kicks",
 	      env.idle_kicks[1]);
-	env.idle[1] = false;
-	start(1, a);		/* a arrives and runs */
-	m->runnable = false;	/* the message thread sleeps: CPU 0 takes b */
-	reschedule(0);
-	CHECK("CPU 0 takes b", running[0] == b && running[1] == a, "CPU 0 runs %d, CPU 1 %d",
-	      running[0] ? (int)(running[0] - tasks) : -1, running[1] ? (int)(running[1] - tasks) : -1);
+	a_arrives_b_taken(m, a, b);
 
 	/* Once per promise: kicked a second time before its task arrives, the CPU takes queued work. */
 	sleep_on(1);
