@@ -8,8 +8,8 @@ first N waits longer than --over-ms with every context switch meanwhile. The wor
 2 ms during which a CPU idled for over 0.5 ms (summed over the CPUs) are counted: work left
 waiting beside an idle CPU. The workers' waits over --behind-ms are classed by what held the CPUs
 longest meanwhile: another probe's cgroup (an order the policy chose: under scx_fdl a tighter
-deadline, or fair work's earlier one), the worker's own cgroup, other tasks, or idle CPUs. A scheduler's bpf_printk lines (bpf_trace_printk) are in the log too,
-for a debugging build.
+deadline, or fair work's earlier one), the worker's own cgroup, other tasks, or idle CPUs. A
+debugging build's bpf_printk lines (bpf_trace_printk) are in the log too.
 
     vm/run.sh --log LOG bench/guest/spin-sched-trace.sh [KEY=VALUE...]
     python3 bench/start-trace.py LOG [--over-ms 2.8] [--show 5]

@@ -3,8 +3,8 @@
 # both guaranteed_shares 900; one message thread and two workers each, 3 ms spins every 20 ms, each
 # sleep drawn within 5 ms either side as in tests/vm/deadline.sh since 2026-11-27), 12 s
 # under scx_fdl with the kernel's sched_waking / sched_wakeup / sched_switch, reschedule-interrupt and
-# idle events (and a debugging build's bpf_printk lines) recorded, printed as TR lines, the probes' threads as THREADS lines (main, workers,
-# message thread) and scx_fdl's counters as DUMP lines. bench/spin-trace.py finds the workers'
+# idle events (and a debugging build's bpf_printk lines) recorded, printed as TR lines, the probes'
+# threads as THREADS lines (main, workers, message thread) and scx_fdl's counters as DUMP lines. bench/spin-trace.py finds the workers'
 # wake-ups that spent longer than a threshold off a CPU before their spin ended, and what both CPUs
 # did meanwhile. Leading KEY=VALUE arguments change the shape or the scheduler: spin=US sleep=US
 # jitter=US (the sleep's draw either side) shares=N (loose's and fdl's guaranteed_shares; 0: none)

@@ -126,7 +126,7 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches that left the queues to a task select_cpu had put on their CPU's local queue and that had not arrived yet")]
     #[serde(default)]
     pub local_waits: u64,
-    #[stat(desc = "Wake-ups queued instead of bound to an idle CPU already woken for queued work (its idle bit still set)")]
+    #[stat(desc = "Wake-ups queued instead of bound to an idle CPU already claimed (woken for queued work, or given a waking task, that it has not started yet; its idle bit still set)")]
     #[serde(default)]
     pub wake_queued: u64,
     #[stat(desc = "CPUs given back to fair work that a deadline within its guarantee had taken them from, ahead of containers whose deadline could not have taken them")]

@@ -338,9 +338,9 @@ static __always_inline void fdl_kick_for_queued(s32 cpu, bool preempt, u64 now)
  * idle again with its idle bit set, which the next waker's select_cpu took as well (trace of
  * 2026-11-28, 11.717520: a message thread's two workers both bound to CPU 0, the second waited
  * out the first's 3 ms spin while CPU 1 idled: four of the first five of the 15 workers' waits
- * over 2 ms with a CPU idle over 0.5 ms of it in that trace, bench/start-trace.py). Such a task goes through ops.enqueue, on that CPU,
- * which then looks at the queues (a task queued on an idle CPU reschedules it): it waits in its
- * queue for whichever CPU looks first. Not freed by a dispatch that found nothing: the kick or
+ * over 2 ms with a CPU idle over 0.5 ms of it in that trace, bench/start-trace.py). Such a task
+ * goes through ops.enqueue, on that CPU, which then looks at the queues (a task queued on an idle
+ * CPU reschedules it): it waits in its queue for whichever CPU looks first. Not freed by a dispatch that found nothing: the kick or
  * the task may still be on its way (woken as a victim while busy, the CPU looked before the work
  * was queued, went idle, and the kick came after). Its idle bit is claimed by select_cpu: not
  * given to another task.
@@ -1253,17 +1253,21 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	 * their CPU for idle still runnable, 49 of them to come straight back (bench/idle-trace.py
 	 * on bench/guest/spin-sched-trace.sh antagonist=1).
 	 */
-	inflight = sc && sc->nr_queued > 0 && fdl_in_flight(sc);
-	/*
-	 * Not in flight: the queues the take tried hold work now. Work pinned elsewhere, or an
-	 * insert that landed between the take and the look (trace of 2026-11-28, 15.050059: a
-	 * worker queued from the other CPU's ops.enqueue, this CPU's take found its queue empty, the
-	 * look found the worker there, and this CPU idled 2.3 ms beside it, its dispatch counted as
-	 * having seen work it could not take, so that fdl_on_idle did not look again). Take again:
-	 * pinned work fails again, at the cost of a take in that rare case.
-	 */
-	if (sc && sc->nr_queued > 0 && !inflight && sc->best_fair != FDL_NONE && fdl_take(cpu, now))
-		return;
+	inflight = false;
+	if (sc && sc->nr_queued > 0) {
+		inflight = fdl_in_flight(sc);
+		/*
+		 * Not in flight: the queues the take tried hold work now. Work pinned elsewhere, or
+		 * an insert that landed between the take and the look (trace of 2026-11-28,
+		 * 15.050059: a worker queued from the other CPU's ops.enqueue, this CPU's take found
+		 * its queue empty, the look found the worker there, and this CPU idled 2.3 ms beside
+		 * it, its dispatch counted as having seen work it could not take, so that fdl_on_idle
+		 * did not look again). Take again: pinned work fails again, at the cost of a take in
+		 * that rare case.
+		 */
+		if (!inflight && sc->best_fair != FDL_NONE && fdl_take(cpu, now))
+			return;
+	}
 	if (pt && !fdl_bw_blocked(pt, now, &at)) {
 		/*
 		 * Work on its way: look again soon, as often as an idle CPU would
