@@ -628,8 +628,8 @@ int fdl_set_moves(struct fdl_moves_args *args)
 /* A deadline timer fired: preempt its CPU, whose dispatch lets the earlier deadline in. */
 static int fdl_timer_fired(void *map, int *key, struct fdl_timer *timer)
 {
-	scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
-	stat_inc(nr_timer_kicks);
+	if (fdl_timer_due(*key))
+		scx_bpf_kick_cpu(*key, SCX_KICK_PREEMPT);
 	return 0;
 }
 

@@ -302,6 +302,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         fair_picks: fdl.fair.nr_picks,
         lag_steps: c.nr_lag_steps,
         timer_kicks: s.nr_timer_kicks,
+        timer_lapsed: s.nr_timer_lapsed,
         slice_timers: s.nr_slice_timers,
         crossing_timers: s.nr_crossing_timers,
         tick_preempts: s.nr_tick_preempts,

@@ -145,6 +145,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_fair_deadline_starts", kind: Counter, scale: Count, help: Scheduler("fair_picks") },
     Def { name: "scx_fdl_lag_steps", kind: Counter, scale: Count, help: Scheduler("lag_steps") },
     Def { name: "scx_fdl_timer_kicks", kind: Counter, scale: Count, help: Scheduler("timer_kicks") },
+    Def { name: "scx_fdl_timer_lapsed", kind: Counter, scale: Count, help: Scheduler("timer_lapsed") },
     Def { name: "scx_fdl_slice_timers", kind: Counter, scale: Count, help: Scheduler("slice_timers") },
     Def { name: "scx_fdl_crossing_timers", kind: Counter, scale: Count, help: Scheduler("crossing_timers") },
     Def { name: "scx_fdl_tick_preempts", kind: Counter, scale: Count, help: Scheduler("tick_preempts") },
@@ -363,6 +364,7 @@ impl Build<'_> {
         self.counter("scx_fdl_fair_deadline_starts", vec![], ep, s.fair_picks);
         self.counter("scx_fdl_lag_steps", vec![], ep, s.lag_steps);
         self.counter("scx_fdl_timer_kicks", vec![], ep, s.timer_kicks);
+        self.counter("scx_fdl_timer_lapsed", vec![], ep, s.timer_lapsed);
         self.counter("scx_fdl_slice_timers", vec![], ep, s.slice_timers);
         self.counter("scx_fdl_crossing_timers", vec![], ep, s.crossing_timers);
         self.counter("scx_fdl_tick_preempts", vec![], ep, s.tick_preempts);

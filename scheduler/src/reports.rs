@@ -329,7 +329,7 @@ impl View {
             s.migrations
         );
         info!(
-            "starvation-clamps {} untracked-cgroups {} fair-misses {} of {} picks, fair-max-lateness {} us; lag-steps {} timer-kicks {} (slice timers {}, crossings {}) tick-preempts {}",
+            "starvation-clamps {} untracked-cgroups {} fair-misses {} of {} picks, fair-max-lateness {} us; lag-steps {} timer-kicks {} (slice timers {}, crossings {}, lapsed {}) tick-preempts {}",
             s.starvation_clamps,
             s.cgroups_untracked,
             s.fair_misses,
@@ -339,6 +339,7 @@ impl View {
             s.timer_kicks,
             s.slice_timers,
             s.crossing_timers,
+            s.timer_lapsed,
             s.tick_preempts
         );
         let tree = self.cgroup_tree();

@@ -60,6 +60,7 @@ struct fake_env {
 	bool timer_armed[FAKE_CPUS];
 	u64 timer_at[FAKE_CPUS];
 	u32 timer_fires[FAKE_CPUS];	/* deadline timers that fired (SCX_KICK_PREEMPT) */
+	u32 timer_lapses[FAKE_CPUS];	/* deadline timers that fired after their slice ended: no kick */
 	bool hold_armed;		/* the hold queue's timer */
 	u64 hold_at;
 	u32 rnd;

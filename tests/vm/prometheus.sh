@@ -89,7 +89,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_fair_max_lateness_seconds scx_fdl_cgroups_untracked_total scx_fdl_kernel_events_total \
     scx_fdl_scheduler_loads_total scx_fdl_cgroups_unenforced_cpu_max \
     scx_fdl_fair_deadline_starts_total scx_fdl_lag_steps_total scx_fdl_timer_kicks_total \
-    scx_fdl_slice_timers_total scx_fdl_crossing_timers_total scx_fdl_tick_preempts_total \
+    scx_fdl_slice_timers_total scx_fdl_crossing_timers_total scx_fdl_timer_lapsed_total scx_fdl_tick_preempts_total \
     scx_fdl_loans_returned_total \
     scx_fdl_empty_dispatches_total scx_fdl_empty_dispatches_with_work_queued_total scx_fdl_empty_dispatches_in_flight_total scx_fdl_prev_kept_untaken_total scx_fdl_scan_strays_total \
     scx_fdl_cgroups_exported scx_fdl_cgroups_dropped scx_fdl_guarantee_scale \

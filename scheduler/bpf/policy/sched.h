@@ -1444,8 +1444,10 @@ static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 	if (cc && !cc->picked)
 		cc->has_next = 0;
 	/* No longer CPU-bound work on this CPU (fdl_note_fair): the next task's ops.running says. */
-	if (cc)
+	if (cc) {
 		fdl_cpu_burst(cc, now, 0, 0);
+		fdl_timer_lapse(cc);
+	}
 }
 
 /* A task joins scx_fdl: it starts at the fair queue's clock. */
