@@ -79,6 +79,8 @@ struct fdl_cpu {
 	u64 within_until;	/* its work is within its guarantee until then (ns; 0: not) */
 	u64 cont;		/* the queue of the task it runs (container cgroup id or FDL_DSQ_FAIR) */
 	u64 timer_at;		/* when its deadline timer fires (fdl_preempt_at; past or 0: not armed; 0: its slice ended first, fdl_timer_lapse) */
+	u32 dispatch_gen;	/* its dispatches, counted (fdl_on_dispatch) */
+	u32 timer_gen;		/* dispatch_gen when its deadline timer was last set */
 	u64 pick_q;		/* the container whose work the dispatcher took by its deadline (0: none), */
 	u64 pick_dl;		/* the deadline it promised, */
 	u64 pick_vdt;		/* and vdt then, before a miss moved it back (fdl_took) */

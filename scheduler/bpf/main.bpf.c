@@ -102,6 +102,9 @@ static u64 tracked_cgref(struct cgroup *cgrp)
 	return FDL_ROOT_CGREF;
 }
 
+/* include/linux/sched.h's TASK_RUNNING (a macro: vmlinux.h has no macros). */
+#define FDL_TASK_RUNNING	0x00000000
+
 static bool is_stall_victim(struct task_struct *p)
 {
 	return tun.stall_pid && p->pid == tun.stall_pid;
@@ -295,7 +298,11 @@ void BPF_STRUCT_OPS(fdl_stopping, struct task_struct *p, bool runnable)
 	struct fdl_task *t = try_lookup_task_ctx(p);
 
 	if (t)
-		fdl_on_stopping(t, scx_bpf_task_cpu(p));
+		/*
+		 * Slept: ops.stopping from the dequeue of a task that blocks (its state no longer
+		 * TASK_RUNNING), not from a change of its properties (dequeued and queued again).
+		 */
+		fdl_on_stopping(t, scx_bpf_task_cpu(p), !runnable && p->__state != FDL_TASK_RUNNING);
 }
 
 void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)

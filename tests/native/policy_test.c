@@ -303,7 +303,7 @@ static void reschedule(int cpu)
 	if (prev && prev->runnable && !env.local[cpu].n && prev->p.slice)
 		return;	/* it keeps the CPU */
 	if (prev) {
-		fdl_on_stopping(&prev->t, cpu);
+		fdl_on_stopping(&prev->t, cpu, !prev->runnable);
 		running[cpu] = NULL;
 		prev->stopped_at = prev->runnable ? env.now : 0;
 		if (prev->runnable)	/* SCX_OPS_ENQ_LAST: nothing else for this CPU */
@@ -778,11 +778,38 @@ static void test_lapsed_timer_kicks_nothing(void)
 	CHECK("a timer whose task slept first preempts nothing", env.timer_fires[0] == 0 &&
 	      env.timer_lapses[0] == 1 && running[0] == h, "%u kicks, %u lapsed",
 	      env.timer_fires[0], env.timer_lapses[0]);
-	/* Set again for the task that runs now, it fires. */
+	/*
+	 * Set again for the task that runs now, it fires, also when that task stops and runs again
+	 * without a dispatch between (its properties changed, or an RT task took the CPU a while).
+	 */
 	fdl_preempt_at(env_cpu(0), 0, env.now + MS, env.now);
+	fdl_on_stopping(&h->t, 0, false);
+	fdl_on_running(&h->p, &h->t, 0);
 	run_for(2 * MS);
-	CHECK("a timer set for the running task preempts it", env.timer_fires[0] == 1,
-	      "%u kicks, %u lapsed", env.timer_fires[0], env.timer_lapses[0]);
+	CHECK("a timer set for the running task preempts it, also after a stop without a dispatch",
+	      env.timer_fires[0] == 1, "%u kicks, %u lapsed", env.timer_fires[0],
+	      env.timer_lapses[0]);
+	/*
+	 * ops.dispatch runs before the stopping task's ops.stopping: a timer another CPU sets in
+	 * between is for the task the dispatcher chose, and stands.
+	 */
+	fdl_on_dispatch(0, &h->p, &h->t);
+	fdl_preempt_at(env_cpu(0), 0, env.now + MS, env.now);
+	fdl_on_stopping(&h->t, 0, false);
+	fdl_on_running(&h->p, &h->t, 0);
+	run_for(2 * MS);
+	CHECK("a timer set between a dispatch and the stop it follows preempts the next task",
+	      env.timer_fires[0] == 2, "%u kicks, %u lapsed", env.timer_fires[0],
+	      env.timer_lapses[0]);
+	/*
+	 * A task that sleeps while select_cpu has put another on the CPU's local queue: that one
+	 * runs without a dispatch, so the order the timer was to enforce is not looked at; it stays.
+	 */
+	fdl_preempt_at(env_cpu(0), 0, env.now + MS, env.now);
+	fdl_on_select_idle(&new_task(2, 11)->t, 0);
+	fdl_on_stopping(&h->t, 0, true);
+	CHECK("a sleep with a task waiting on the local queue leaves the timer armed",
+	      env_cpu(0)->timer_at != 0, "timer_at %llu", env_cpu(0)->timer_at);
 }
 
 /*
@@ -2049,7 +2076,7 @@ static void test_cpu_going_idle_takes_work_queued_meanwhile(void)
 	m->runnable = false;	/* m sleeps: CPU 1's dispatcher finds nothing */
 	env.cur_cpu = 1;
 	fdl_on_dispatch(1, &m->p, NULL);
-	fdl_on_stopping(&m->t, 1);
+	fdl_on_stopping(&m->t, 1, true);
 	running[1] = NULL;
 	fdl_on_quiescent(&m->t);
 	env.cur_cpu = 0;	/* w2 enqueued before CPU 1's idle bit is set */

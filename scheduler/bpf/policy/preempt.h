@@ -357,9 +357,12 @@ static __always_inline void fdl_preempt_at(struct fdl_cpu *cc, s32 cpu, u64 at, 
 {
 	u64 cur = cc->timer_at;
 
-	if (fdl_time_before(now, cur) && !fdl_time_before(at, cur))
+	/* Not one set before the dispatcher's last choice: that one lapses (fdl_timer_lapse). */
+	if (cc->timer_gen == cc->dispatch_gen && fdl_time_before(now, cur) &&
+	    !fdl_time_before(at, cur))
 		return;
 	cc->timer_at = at;
+	cc->timer_gen = cc->dispatch_gen;
 	env_arm_timer(cpu, fdl_time_before(now, at) ? at - now : 0);
 }
 
@@ -374,27 +377,36 @@ static __always_inline void fdl_preempt_at(struct fdl_cpu *cc, s32 cpu, u64 at, 
 static __always_inline bool fdl_timer_due(s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
+	u64 at;
 
-	if (cc && !cc->timer_at) {
+	if (cc && !(at = cc->timer_at)) {
 		stat_inc(nr_timer_lapsed);
 		return false;
 	}
+	/*
+	 * Fired: not armed any longer, unless the CPU set it again meanwhile (this callback runs on
+	 * the CPU that armed the timer, beside the target's ops.running): that time stands.
+	 */
 	if (cc)
-		cc->timer_at = 0;
+		__sync_val_compare_and_swap(&cc->timer_at, at, 0);
 	stat_inc(nr_timer_kicks);
 	return true;
 }
 
 /*
- * The task running on the CPU of record cc stopped: the preemption its deadline timer was set
- * for, if any, has happened (fdl_timer_due). Set again, by the next task's slice or a waiting
- * deadline, it fires again. (ops.dispatch runs before the stopping task's ops.stopping: a timer
- * another CPU set in between for the task the dispatcher chose lapses too, and the tick ends
- * that slice instead, as before the timers.)
+ * The task running on the CPU of record cc stopped. The preemption its deadline timer was set
+ * for has happened (fdl_timer_due) if the task went to sleep and the CPU's dispatcher chooses
+ * next, by the order the timer was to enforce (slept, and select_cpu put no task on its local
+ * queue, which would run without a dispatch: local_since), or if that dispatcher chose since
+ * the timer was set (a preempted or expired task: ops.dispatch runs before its ops.stopping).
+ * Set again, by the next task's slice or a waiting deadline, it fires again. Not lapsed: a stop
+ * of a task that stays runnable without a dispatch (its properties changed, and it resumes by
+ * ops.running alone), nor a timer set after that dispatch, for the task it chose.
  */
-static __always_inline void fdl_timer_lapse(struct fdl_cpu *cc)
+static __always_inline void fdl_timer_lapse(struct fdl_cpu *cc, bool slept)
 {
-	cc->timer_at = 0;
+	if ((slept && !cc->local_since) || cc->timer_gen != cc->dispatch_gen)
+		cc->timer_at = 0;
 }
 
 /*

@@ -1213,6 +1213,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	bool queued, inflight;
 	int i;
 
+	if (cc)
+		cc->dispatch_gen++;	/* a timer set before this chose nothing after it (fdl_timer_lapse) */
 	if (!pt && cc && fdl_local_pending(cc, now)) {
 		/* Not "work it could not take" either: going idle, it must not wake itself for it. */
 		cc->empty_queued = 1;
@@ -1434,7 +1436,7 @@ static __always_inline void fdl_on_tick(struct task_struct *p, struct fdl_task *
  * the task it replaces, and clearing has_next here dropped the competitor of every task that
  * followed a running one (its slice was never cut, nor was it preempted at a tick).
  */
-static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
+static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu, bool slept)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
 	u64 now = env_now();
@@ -1446,7 +1448,7 @@ static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu)
 	/* No longer CPU-bound work on this CPU (fdl_note_fair): the next task's ops.running says. */
 	if (cc) {
 		fdl_cpu_burst(cc, now, 0, 0);
-		fdl_timer_lapse(cc);
+		fdl_timer_lapse(cc, slept);
 	}
 }
 
