@@ -751,10 +751,26 @@ static void test_slice_ends_inside_a_tick(void)
 }
 
 /*
+ * CPU 0's deadline timer set for 1 ms ahead (after a dispatch with h as prev, if dispatched), then
+ * h, running there, stops and runs again without sleeping; 2 ms on: the timers fired so far.
+ */
+static u32 timer_fires_across_a_stop(struct task *h, bool dispatched)
+{
+	if (dispatched)
+		fdl_on_dispatch(0, &h->p, &h->t);
+	fdl_preempt_at(env_cpu(0), 0, env.now + MS, env.now);
+	fdl_on_stopping(&h->t, 0, false);
+	fdl_on_running(&h->p, &h->t, 0);
+	run_for(2 * MS);
+	return env.timer_fires[0];
+}
+
+/*
  * A deadline timer set to end the slice of the task running on a CPU (here as fdl_on_enqueue sets
- * one for a waiting deadline that falls inside a tick) does nothing once that task has stopped:
- * the CPU's dispatcher chose its next work by then. It preempted whatever ran next (or woke the
- * CPU from idle): in bench/insn-profile.sh's wake shape 1517 of 1745 timers fired that way.
+ * one for a waiting deadline that falls inside a tick) does nothing once that task has gone to
+ * sleep: the CPU's dispatcher chose its next work by then. It preempted whatever ran next (or
+ * woke the CPU from idle): in bench/insn-profile.sh's wake shape 1517 of 1745 timers fired that
+ * way. Where no dispatcher chose since it was set, it still preempts (fdl_timer_lapse).
  */
 static void test_lapsed_timer_kicks_nothing(void)
 {
@@ -782,25 +798,16 @@ static void test_lapsed_timer_kicks_nothing(void)
 	 * Set again for the task that runs now, it fires, also when that task stops and runs again
 	 * without a dispatch between (its properties changed, or an RT task took the CPU a while).
 	 */
-	fdl_preempt_at(env_cpu(0), 0, env.now + MS, env.now);
-	fdl_on_stopping(&h->t, 0, false);
-	fdl_on_running(&h->p, &h->t, 0);
-	run_for(2 * MS);
 	CHECK("a timer set for the running task preempts it, also after a stop without a dispatch",
-	      env.timer_fires[0] == 1, "%u kicks, %u lapsed", env.timer_fires[0],
-	      env.timer_lapses[0]);
+	      timer_fires_across_a_stop(h, false) == 1, "%u kicks, %u lapsed",
+	      env.timer_fires[0], env.timer_lapses[0]);
 	/*
 	 * ops.dispatch runs before the stopping task's ops.stopping: a timer another CPU sets in
 	 * between is for the task the dispatcher chose, and stands.
 	 */
-	fdl_on_dispatch(0, &h->p, &h->t);
-	fdl_preempt_at(env_cpu(0), 0, env.now + MS, env.now);
-	fdl_on_stopping(&h->t, 0, false);
-	fdl_on_running(&h->p, &h->t, 0);
-	run_for(2 * MS);
 	CHECK("a timer set between a dispatch and the stop it follows preempts the next task",
-	      env.timer_fires[0] == 2, "%u kicks, %u lapsed", env.timer_fires[0],
-	      env.timer_lapses[0]);
+	      timer_fires_across_a_stop(h, true) == 2, "%u kicks, %u lapsed",
+	      env.timer_fires[0], env.timer_lapses[0]);
 	/*
 	 * A task that sleeps while select_cpu has put another on the CPU's local queue: that one
 	 * runs without a dispatch, so the order the timer was to enforce is not looked at; it stays.
