@@ -289,7 +289,7 @@ struct fdl_cpu_stats {
 	u64 nr_became_runnable;	/* runnable tasks: became_runnable - stopped_runnable, summed */
 	u64 nr_stopped_runnable;	/* over all CPUs (a task may start and stop on different ones) */
 	u64 nr_timer_kicks;	/* CPUs preempted by a deadline timer that fired inside a tick */
-	u64 nr_timer_lapsed;	/* deadline timers that fired after their slice's task had stopped: no kick */
+	u64 nr_timer_lapsed;	/* deadline timers that fired lapsed (fdl_timer_lapse): no kick */
 	u64 nr_slice_timers;	/* deadline timers set to end a slice shorter than the default */
 	u64 nr_crossing_timers;	/* deadline timers set where a CPU's earlier work comes after a waiting deadline */
 	u64 nr_fair_preempts;	/* kicks of CPUs running CPU-bound fair work, for a fair task that woke */

@@ -97,7 +97,7 @@ pub struct SchedulerStats {
     pub lag_steps: u64,
     #[stat(desc = "CPUs preempted by a deadline timer inside a tick")]
     pub timer_kicks: u64,
-    #[stat(desc = "Deadline timers that fired after the task whose slice they were to end had stopped: no CPU preempted")]
+    #[stat(desc = "Deadline timers that fired after their task went to sleep or was preempted, with the CPU's dispatcher choosing since: no CPU preempted")]
     #[serde(default)]
     pub timer_lapsed: u64,
     #[stat(desc = "Deadline timers set to end a slice cut short for a competing deadline")]

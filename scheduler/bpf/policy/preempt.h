@@ -367,19 +367,19 @@ static __always_inline void fdl_preempt_at(struct fdl_cpu *cc, s32 cpu, u64 at, 
 }
 
 /*
- * cpu's deadline timer fired: whether to preempt it. Not if the slice it was set for is over (its
- * task stopped: fdl_timer_lapse) and nothing set it again since: the CPU's dispatcher already
- * chose by the order the timer was to enforce, and a kick would only end the slice of the task
- * that came next, or wake an idle CPU for nothing. In the wake shape of bench/insn-profile.sh
+ * cpu's deadline timer fired: whether to preempt it. Not if it lapsed (fdl_timer_lapse: its task
+ * went to sleep, or the CPU's dispatcher chose since it was set) and nothing set it again since:
+ * that choice followed the order the timer was to enforce, and a kick would only end the slice
+ * of the task that came next, or wake an idle CPU for nothing. In the wake shape of bench/insn-profile.sh
  * (workers spinning 50 us, slices cut short for the next deadline ending by a timer) 1517 of
  * 1745 such timers fired after their task had slept, every one a CPU preempted or woken.
  */
 static __always_inline bool fdl_timer_due(s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
-	u64 at;
+	u64 at = cc ? cc->timer_at : 1;
 
-	if (cc && !(at = cc->timer_at)) {
+	if (!at) {
 		stat_inc(nr_timer_lapsed);
 		return false;
 	}

@@ -340,10 +340,10 @@ static __always_inline void fdl_kick_for_queued(s32 cpu, bool preempt, u64 now)
  * out the first's 3 ms spin while CPU 1 idled: four of the first five of the 15 workers' waits
  * over 2 ms with a CPU idle over 0.5 ms of it in that trace, bench/start-trace.py). Such a task
  * goes through ops.enqueue, on that CPU, which then looks at the queues (a task queued on an idle
- * CPU reschedules it): it waits in its queue for whichever CPU looks first. Not freed by a dispatch that found nothing: the kick or
- * the task may still be on its way (woken as a victim while busy, the CPU looked before the work
- * was queued, went idle, and the kick came after). Its idle bit is claimed by select_cpu: not
- * given to another task.
+ * CPU reschedules it): it waits in its queue for whichever CPU looks first. Not freed by a
+ * dispatch that found nothing: the kick or the task may still be on its way (woken as a victim
+ * while busy, the CPU looked before the work was queued, went idle, and the kick came after).
+ * Its idle bit is claimed by select_cpu: not given to another task.
  */
 static __always_inline bool fdl_idle_free(s32 cpu, u64 now)
 {
