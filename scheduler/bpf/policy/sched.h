@@ -668,12 +668,18 @@ static __always_inline s64 fdl_scan_queued(struct fdl_scan *sc, u32 s, u64 q, bo
  */
 #define FDL_FULL_SCAN_NS	(4 * 1000 * 1000ULL)
 
+/* Has the period of the full scan that began at `at` (FDL_FULL_SCAN_NS) ended by now? */
+static __always_inline bool fdl_full_scan_over(u64 at, u64 now)
+{
+	return !fdl_time_before(now, at + FDL_FULL_SCAN_NS);
+}
+
 /* Is this scan the period's full scan (FDL_FULL_SCAN_NS)? One CPU wins it. */
 static __always_inline bool fdl_full_scan_due(u64 now)
 {
 	u64 at = fdl.full_scan_at;
 
-	return !fdl_time_before(now, at + FDL_FULL_SCAN_NS) &&
+	return fdl_full_scan_over(at, now) &&
 	       __sync_bool_compare_and_swap(&fdl.full_scan_at, at, now);
 }
 
@@ -729,6 +735,15 @@ static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, s
 	fdl_consider_fair(sc, cgref, &cg->cvtime);
 }
 
+/* The scan's record with no candidate: where each scan starts (fdl_scan_queues), or its skip. */
+static __always_inline void fdl_scan_none(struct fdl_scan *sc)
+{
+	sc->best_fair = sc->next_fair = FDL_NONE;
+	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
+	sc->fair_found = 0;
+	sc->nr_queued = 0;
+}
+
 /*
  * Scan the containers' queues into this CPU's fdl_scan: deadline containers with work are
  * candidates at their deadline; of all queues with work, deadline containers' included, the one
@@ -756,12 +771,9 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		mask = fdl_slots_mask(n);
 		sc->full_dom = fdl.nr_full_scans++ % env_nr_doms();
 	}
-	sc->best_fair = sc->next_fair = FDL_NONE;
-	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
-	sc->fair_found = 0;
+	fdl_scan_none(sc);
 	sc->dl_wsum = sc->dl_unboosted_wsum = 0;
 	sc->rate_sum = 0;
-	sc->nr_queued = 0;
 	sc->min_rr_ns = tun.fair_deadline_ns;
 	/*
 	 * bpf_for, not a plain loop: walked turn by turn, this loop's body doubled the dispatcher's
@@ -1213,16 +1225,7 @@ static __always_inline void fdl_keep_prev(s32 cpu, struct task_struct *prev, str
  */
 static __always_inline bool fdl_scan_skippable(u64 now)
 {
-	return fdl_time_before(now, fdl.full_scan_at + FDL_FULL_SCAN_NS) && !fdl_any_queued();
-}
-
-/* The scan's record as a scan that found nothing leaves it (fdl_scan_queues' first lines). */
-static __always_inline void fdl_scan_none(struct fdl_scan *sc)
-{
-	sc->best_fair = sc->next_fair = FDL_NONE;
-	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
-	sc->fair_found = 0;
-	sc->nr_queued = 0;
+	return !fdl_full_scan_over(fdl.full_scan_at, now) && !fdl_any_queued();
 }
 
 /*
