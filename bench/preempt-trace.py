@@ -17,9 +17,7 @@ short (EEVDF's base slice) or few and long (a competitor's whole burst).
 import argparse
 import collections
 
-from sched_trace import read_log, summary
-
-ROLES = ("main", "worker", "worker", "msg")  # a probe's threads in creation order
+from sched_trace import read_log, roles, summary
 
 
 def main():
@@ -30,12 +28,8 @@ def main():
     args = ap.parse_args()
     late_s = args.late_ms / 1e3
     events, threads = read_log(args.log)
-    workers, role = {}, {}
-    for cg, pids in threads.items():
-        for i, pid in enumerate(pids):
-            role[pid] = f"{cg}-{ROLES[i] if i < len(ROLES) else 'thread'}"
-            if ROLES[min(i, len(ROLES) - 1)] == "worker":
-                workers[pid] = cg
+    role = roles(threads)
+    workers = {pid: cg for cg, pids in threads.items() for pid in pids[1:3]}
 
     # Per worker wake-up in progress: woken, first run, on-CPU since, CPU time so far, off since,
     # CPU time at the last preemption, preempted time so far.

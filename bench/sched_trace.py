@@ -26,6 +26,16 @@ def read_log(path):
     return events, threads
 
 
+# A probe's threads in creation order (THREADS lines): main, two workers, the message thread.
+ROLES = ("main", "worker", "worker", "msg")
+
+
+def roles(threads):
+    """{pid: "cgroup-role"} for the probes' threads, threads as read_log returns them."""
+    return {p: f"{c}-{ROLES[min(i, len(ROLES) - 1)]}"
+            for c, pids in threads.items() for i, p in enumerate(pids)}
+
+
 def pct(v, p):
     """The p-quantile (0..1) of v, a sorted list."""
     return v[min(len(v) - 1, int(len(v) * p))]

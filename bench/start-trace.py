@@ -21,9 +21,7 @@ switch (the same order, every step slower).
 import argparse
 import collections
 
-from sched_trace import read_log, summary
-
-ROLES = ("main", "worker", "worker", "msg")  # a probe's threads in creation order
+from sched_trace import read_log, roles, summary
 
 
 def main():
@@ -34,7 +32,7 @@ def main():
     ap.add_argument("--behind-ms", type=float, default=1.5)
     a = ap.parse_args()
     events, threads = read_log(a.log)
-    name = {p: f"{c}-{ROLES[min(i, 3)]}" for c, pids in threads.items() for i, p in enumerate(pids)}
+    name = roles(threads)
     msgs = {pids[3] for pids in threads.values() if len(pids) > 3}
     waking, current, since = {}, {}, {}
     held = {}  # waiting thread -> Counter: CPU time during its wait by what ran ("idle", a cgroup...)
