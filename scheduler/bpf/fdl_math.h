@@ -499,6 +499,24 @@ static inline u64 fdl_fair_bw(s64 root_wsum, s64 dl_wsum, s64 dl_unboosted_wsum,
 }
 
 /*
+ * Fair work's protected bandwidth: its share beside the deadline containers it is reckoned against
+ * (W_protected, at their cpu.weight), never below floor_permille of the machine:
+ *
+ *	share = max(F / (F + W_protected), floor_permille / 1000),  F = the active fair weight
+ *	bandwidth = share * nr_cpus
+ *
+ * fdl_fair_bw without its first term, the share at the weights active now: a guarantee is a budget
+ * earned while its container sleeps, so the capacity it is owed is not fair work's meanwhile.
+ */
+static inline u64 fdl_fair_protected(s64 fair_wsum, s64 protected_wsum, u32 floor_permille,
+				     u32 nr_cpus)
+{
+	s64 w = protected_wsum > 0 ? protected_wsum : 0;
+
+	return fdl_fair_bw(fair_wsum + w, w, w, floor_permille, nr_cpus);
+}
+
+/*
  * The guarantees' scale (fixed point, FDL_SHARE_ONE: as granted) when the active guarantees ask
  * more than fair work leaves: the budgets of all guaranteed containers are earned at
  *

@@ -186,6 +186,15 @@ static void test_rfc_rules(void)
 		 2 * (one * 50 / 1000));
 	CHECK_EQ("no fair weight active: the floor", fdl_fair_bw(100, 100, 100, 50, 2),
 		 2 * (one * 50 / 1000));
+	/* fair work's protected bandwidth: beside the containers it is reckoned against, at their weight */
+	CHECK_EQ("protected: 300 beside 200 is 3/5 of 2 CPUs", fdl_fair_protected(300, 200, 50, 2),
+		 fdl_fair_bw(500, 200, 200, 50, 2));
+	CHECK_EQ("protected, no guarantee to reckon with: the machine", fdl_fair_protected(300, 0, 50, 2),
+		 2 * one);
+	CHECK_EQ("protected, never below the floor", fdl_fair_protected(1, 100000, 50, 2),
+		 2 * (one * 50 / 1000));
+	CHECK_EQ("protected, no fair weight active: the floor", fdl_fair_protected(0, 200, 50, 2),
+		 2 * (one * 50 / 1000));
 
 	/* key: within rr of vdt its deadline, beyond it after everything within */
 	CHECK_EQ("within bandwidth: the deadline", fdl_dl_key(v + 3000000, v, 5000000), v + 3000000);

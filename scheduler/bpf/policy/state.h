@@ -54,6 +54,16 @@ struct fdl_state {
 	u64 fair_bw;
 	s64 fair_bw_root_wsum;
 	/*
+	 * Fair work's protected bandwidth (fdl_fair_protected, 0: no scan yet), the rate of its
+	 * budget and what the guarantees are scaled to leave it, with the weights it was computed
+	 * from: the active fair weight, and the deadline containers' it is reckoned against (every
+	 * first-level guaranteed container's, from the last full scan: guaranteed_wsum).
+	 */
+	u64 fair_prot;
+	s64 fair_prot_wsum;
+	s64 fair_prot_fair_wsum;
+	s64 guaranteed_wsum;
+	/*
 	 * The guarantees' scale (fdl_budget_scale; 0: none): below one while the active guarantees
 	 * ask more than fair work's protected bandwidth leaves. From the dispatcher's last scan.
 	 */
