@@ -523,7 +523,7 @@ static inline u64 fdl_fair_protected(s64 fair_wsum, s64 protected_wsum, u32 floo
  *	rate * capacity / rate_sum,   capacity = nr_cpus - fair_cpus
  *
  * where rate_sum is their granted rates together and fair_cpus fair work's protected bandwidth
- * (fdl_fair_bw, 0 while no fair work is runnable). 0 means no scaling: they fit.
+ * (fdl_fair_protected, 0 while no fair work is runnable). 0 means no scaling: they fit.
  */
 static inline u64 fdl_budget_scale(u64 rate_sum, u64 fair_cpus, u32 nr_cpus)
 {

@@ -122,14 +122,14 @@ static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 }
 
 /*
- * Fair work's protected bandwidth (fdl_fair_bw: what the containers' guarantees are scaled to leave
- * it) as a budget, at the rate computed while some container's guarantee and fair work are active.
- * It gives fair work no tier of its own: it only says whether fair work uses more than that
- * bandwidth, over the same window as the guarantees (fdl_loan_due, fdl_choose_among). The rate
- * follows the share without resetting the budget, and stays while no guarantee is active (the
- * containers sleep between bursts: reset then, hackbench's budget beside them was full again at
- * every burst, and the 4 ms container could not take its CPUs: p99 3.5 ms, not 1.2-2.4, in
- * deadline-within); the first budget starts full, as a container's does.
+ * Fair work's protected bandwidth (fdl_fair_protected: what the containers' guarantees are scaled
+ * to leave it) as a budget, at the rate computed while some container's guarantee and fair work
+ * are active. It gives fair work no tier of its own: it only says whether fair work uses more
+ * than that bandwidth, over the same window as the guarantees (fdl_loan_due, fdl_choose_among).
+ * The rate follows the share without resetting the budget, and stays while no guarantee is
+ * active (the containers sleep between bursts: reset then, hackbench's budget beside them was
+ * full again at every burst, and the 4 ms container could not take its CPUs: p99 3.5 ms, not
+ * 1.2-2.4, in deadline-within); the first budget starts full, as a container's does.
  */
 static __always_inline void fdl_fair_set_rate(u64 rate, u64 now)
 {
