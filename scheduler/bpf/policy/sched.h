@@ -836,16 +836,21 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	 */
 	if (full && fdl.guaranteed_wsum != sc->guaranteed_wsum)
 		fdl.guaranteed_wsum = sc->guaranteed_wsum;
-	prot_wsum = sc->prot_wsum + fdl.guaranteed_wsum;
-	fair_w = root_wsum - sc->dl_wsum;
-	if (fdl.fair_prot_wsum != prot_wsum || fdl.fair_prot_fair_wsum != fair_w || !fdl.fair_prot) {
-		fdl.fair_prot_wsum = prot_wsum;
-		fdl.fair_prot_fair_wsum = fair_w;
-		fdl.fair_prot = fdl_fair_protected(fair_w, prot_wsum, tun.fair_floor_permille,
-						   tun.nr_cpus);
-	}
 	scale = fair_cpus = 0;
-	if (sc->rate_sum) {	/* no active guarantee: nothing to scale */
+	fair_w = root_wsum - sc->dl_wsum;
+	/*
+	 * No active guarantee: nothing to scale, and the protected bandwidth is not needed (where no
+	 * cgroup has a guarantee, no scan computes it). Computed again only where its weights changed.
+	 */
+	if (sc->rate_sum) {
+		prot_wsum = sc->prot_wsum + fdl.guaranteed_wsum;
+		if (fair_w > 0 && (fdl.fair_prot_wsum != prot_wsum ||
+				   fdl.fair_prot_fair_wsum != fair_w || !fdl.fair_prot)) {
+			fdl.fair_prot_wsum = prot_wsum;
+			fdl.fair_prot_fair_wsum = fair_w;
+			fdl.fair_prot = fdl_fair_protected(fair_w, prot_wsum,
+							   tun.fair_floor_permille, tun.nr_cpus);
+		}
 		fair_cpus = fair_w > 0 ? fdl.fair_prot : 0;
 		scale = fdl_budget_scale(sc->rate_sum, fair_cpus, tun.nr_cpus);
 	}
