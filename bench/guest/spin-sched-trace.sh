@@ -7,7 +7,7 @@
 # threads as THREADS lines (main, workers, message thread) and scx_fdl's counters as DUMP lines. bench/spin-trace.py finds the workers'
 # wake-ups that spent longer than a threshold off a CPU before their spin ended, and what both CPUs
 # did meanwhile. Leading KEY=VALUE arguments change the shape or the scheduler: spin=US sleep=US
-# jitter=US (the sleep's draw either side) shares=N (loose's and fdl's guaranteed_shares; 0: none)
+# jitter=US (the sleep's draw either side) workers=N (per probe; 2) shares=N (loose's and fdl's guaranteed_shares; 0: none)
 # sched=eevdf (the same workload under the kernel's default scheduler, for comparison), the peer
 # scx_flash (FDL_EXTRA_BINS=.cache/peers/scx_flash-*/bin/scx_flash) or another build of scx_fdl
 # given to the guest under another name (FDL_EXTRA_BINS), e.g. the matrix's wake shape without
@@ -21,11 +21,11 @@
 # beside the probes (hackbench -g 2 -f 10 -s 20000 -l 10, again and again, in cgroup antagonist).
 # deadlines=rfc: the matrix's RFC deadlines (fdl 1 ms / 500 us, loose 5 ms / 2.5 ms).
 . ./lib.sh
-secs=12 spin=3000 sleep=20000 jitter=5000 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0
+secs=12 spin=3000 sleep=20000 jitter=5000 workers=2 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0
 deadlines=rr4-20
 while [ $# -gt 0 ]; do
     case $1 in
-        spin=*|sleep=*|jitter=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|deadlines=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|deadlines=*) eval "${1%%=*}=\${1#*=}"; shift ;;
         *) break ;;
     esac
 done
@@ -97,7 +97,7 @@ for s in $scheds; do
         hb=$!
     fi
     for c in cfs loose fdl; do
-        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 1 --json" \
+        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t $workers --sleep-us $sleep --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 1 --json" \
             > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
         pids="$pids $!"
     done

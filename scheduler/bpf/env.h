@@ -107,6 +107,8 @@ struct fdl_scan {
 	u32 best_fair, next_fair;	/* 1: that entity is the fair container, 2: none */
 	u64 fair_q, fair_key;	/* the fair queue with the least cgroup virtual time */
 	u32 fair_found;
+	u32 running_found;	/* running_cv is set: */
+	u64 running_cv;		/* the least cgroup virtual time of the containers with a task on a CPU */
 	u32 full_dom;		/* a full scan's: the domain whose DSQs it asks the kernel about */
 	s64 dl_wsum, dl_unboosted_wsum;	/* the active deadline containers' root weight */
 	s64 prot_wsum;		/* ... at cpu.weight, those without a first-level guarantee */

@@ -192,6 +192,7 @@ struct fdl_cgroup {
 	s64 wsum;		/* weights of runnable own tasks + contributions of active children
 				 * (the root's is fdl_state.root_wsum: this one stays 0) */
 	s64 nr_active;		/* runnable own tasks + active children */
+	s64 nr_running;		/* of a container: tasks of its queue on a CPU now (fdl_run_count) */
 	s64 contrib;		/* weight this cgroup adds to its parent's wsum (0 while inactive) */
 	/* Of its own tasks, and of removed descendants' (folded in at their cgroup_exit): */
 	u64 usage_ns;		/* CPU time used under scx_fdl */

@@ -2814,6 +2814,115 @@ static void test_protected_share_counts_sleeping_guarantees(void)
 }
 
 /*
+ * The fair clock and the cgroups that run: the matrix's cell of four workers per probe (3 ms every
+ * 23-25 ms) within guarantees of 0.88 CPU, beside an antagonist of two hogs (CPU-bound, so its tasks
+ * run rather than wait). The guaranteed containers run ahead of fair work and their cgroup virtual
+ * time runs ahead to the starvation window's edge; the cgroup without parameters (12) sleeps
+ * between its bursts and wakes at most --wakeup-lag-us behind the fair clock. Each returns
+ * cgroup 12's CPU time and the hogs' over the run into *cfs and *hogs (ms), and the p99 of its
+ * spin lateness; *behind how far the fair clock got ahead of the hogs' cgroup virtual time.
+ */
+static u64 clock_run(bool with_dl, u64 *cfs, u64 *hogs, u64 *behind)
+{
+	u64 b;
+	int i;
+
+	probe_cgroups(with_dl, 880);
+	for (i = 0; i < 4; i++) {
+		periodic(i, 10, 3 * MS, 23 * MS);
+		periodic(4 + i, 11, 3 * MS, 24 * MS);
+		periodic(8 + i, 12, 3 * MS, 25 * MS);
+	}
+	wake(new_task(12, 20));
+	wake(new_task(13, 20));
+	run_for(500 * MS);
+	for (i = 8; i < 12; i++)
+		tasks[i].nr_lates = 0;
+	*cfs = ran(8, 4);
+	*hogs = ran(12, 2);
+	/* How far the fair clock got ahead of the hogs' cgroup, sampled every millisecond. */
+	*behind = 0;
+	for (i = 0; i < 3000; i++) {
+		run_for(1 * MS);
+		b = fdl_time_before(env.cg[20].cvtime, fdl.cvtime_now) ? fdl.cvtime_now - env.cg[20].cvtime : 0;
+		*behind = b > *behind ? b : *behind;
+	}
+	*cfs = (ran(8, 4) - *cfs) / MS;
+	*hogs = (ran(12, 2) - *hogs) / MS;
+	return pct_late(8, 4, 99);
+}
+
+/*
+ * The fair clock follows the least cgroup virtual time with work queued, never back. A cgroup
+ * whose tasks all ran at that moment (the hogs on both CPUs, the preempted one not queued again
+ * yet) was not counted, so when the only queued work in the fair order was a guaranteed
+ * container's, far ahead, the clock jumped to it: up to the whole starvation window (800 ms of
+ * cgroup virtual time on 2 CPUs). The hogs' cgroup, active throughout, kept its place that far
+ * behind the clock and then won the fair order until it had caught up, while the cgroup without
+ * parameters, placed at the clock when it woke, waited: in the VM (matrix cell
+ * spin3-sleep20.rr4-20.shares900.config.t4 beside hackbench) it got 0.27 CPU for 0.52 of demand,
+ * hackbench 0.54, and its p99 was 269 ms (EEVDF's 31 ms). Now the clock also stays at or behind
+ * every cgroup with a task on a CPU, as CFS's min_vruntime counts the running
+ * entity (a task on a CPU; not one held by a CPU limit: next test): cgroup 12 gets what it asks
+ * (0.48 CPU) beside the hogs, as without deadlines.
+ */
+static void test_fair_clock_waits_for_running_cgroups(void)
+{
+	u64 cfs, hogs, fair_cfs, fair_hogs, p99, fair_p99, behind, fair_behind;
+
+	fair_p99 = clock_run(false, &fair_cfs, &fair_hogs, &fair_behind);
+	p99 = clock_run(true, &cfs, &hogs, &behind);
+	printf("fair clock: cgroup without parameters %llu ms of 3000 beside hogs %llu ms, p99 lateness "
+	       "%llu us, the clock at most %llu us ahead of the hogs' cgroup (no deadlines: %llu / %llu "
+	       "ms, %llu us, %llu us)\n", cfs, hogs, p99 / US, behind / US, fair_cfs, fair_hogs,
+	       fair_p99 / US, fair_behind / US);
+	/* Before: 484 ms of cgroup virtual time (3 ms without deadlines). */
+	CHECK("the fair clock never passes the cgroup whose tasks keep running",
+	      behind == 0 && fair_behind == 0, "%llu us, %llu us without deadlines", behind / US,
+	      fair_behind / US);
+	/* Before: 1362 ms and a p99 of 39 ms (without deadlines 1440 ms, 22 ms). */
+	CHECK("the cgroup without parameters gets what it asks beside guaranteed containers (0.48 CPU, -3 %)",
+	      cfs >= 1400, "%llu ms of 3000", cfs);
+	CHECK("its p99 lateness within 1.5x of the same without deadlines", p99 * 2 <= fair_p99 * 3,
+	      "%llu us vs %llu us", p99 / US, fair_p99 / US);
+}
+
+/*
+ * The fair clock is held back by cgroups whose tasks run, not by one whose tasks its CPU limit
+ * holds: a cgroup of two hogs at cpu.max 0.4 CPU falls behind the others in cgroup virtual time
+ * by what its limit keeps from it, for good. Held at its cgroup virtual time, the clock would
+ * stay there while the others ran on, until they all stood at the starvation window's edge past
+ * it, where the order between them is lost: two cgroups of hogs at cpu.weight 200 and 100 got
+ * 2.80 : 1 of the rest there (a variant counting every cgroup with a task runnable).
+ */
+static void test_limited_cgroup_does_not_hold_the_fair_clock(void)
+{
+	u64 hi, lo;
+	int i;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(20, 200, 0, 0);
+	add_cgroup(21, 100, 0, 0);
+	limit(10, 100000, 40000, 0);
+	for (i = 0; i < 2; i++) {
+		wake(new_task(i, 10));
+		wake(new_task(2 + i, 20));
+		wake(new_task(4 + i, 21));
+	}
+	run_for(4000 * MS);
+	hi = ran(2, 2);
+	lo = ran(4, 2);
+	run_for(6000 * MS);
+	hi = ran(2, 2) - hi;
+	lo = ran(4, 2) - lo;
+	printf("beside a limited cgroup (0.4 CPU): weights 200 and 100 got %llu and %llu ms in 6 s "
+	       "(%llu.%02llu : 1)\n", hi / MS, lo / MS, hi / (lo ?: 1), hi * 100 / (lo ?: 1) % 100);
+	CHECK("the unlimited cgroups share the rest by weight (2 : 1 +- 10 %)",
+	      hi * 10 >= lo * 18 && hi * 10 <= lo * 22, "%llu ms vs %llu ms", hi / MS, lo / MS);
+}
+
+/*
  * A Kubernetes-shaped tree on 2 CPUs: kubepods (10) / burstable (11) / pod A (12) / its container
  * (13), with a probe (two workers, spin_ns every 20 ms), beside pod B (14) of ten hackbench-like
  * wakers, and a fair first-level cgroup (20) of two hogs. with_dl: pod A gets deadlines (4 ms,
@@ -3536,6 +3645,8 @@ int main(void)
 	test_vtime_counts_the_share_of_the_queue();
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_protected_share_counts_sleeping_guarantees();
+	test_fair_clock_waits_for_running_cgroups();
+	test_limited_cgroup_does_not_hold_the_fair_clock();
 	test_idle_pick_claims_the_cpu();
 	test_scan_asks_active_queues_only();
 	test_full_scan_asks_one_domain_in_turn();

@@ -148,6 +148,7 @@ struct fdl_task {
 	u32 queued_dom;		/* and in which of its domains */
 	u32 __pad_queued;
 	u64 held_by;		/* held (throttled): the cgroup whose limit blocks it; 0: not held */
+	u64 run_cont;		/* the container it is counted running in (fdl_run_count); 0: none */
 	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
 	/* The interactive classifier (policy/interactive.h): */
 	u64 nvcsw_at;		/* when its current window began (0: none yet) */
