@@ -2443,6 +2443,16 @@ static u64 ran(int first, int n)
 	return c;
 }
 
+/* Two busy loops in each of cgroups a (tasks 0, 1), b (2, 3) and c (4, 5), all woken. */
+static void two_hogs_each(u64 a, u64 b, u64 c)
+{
+	for (int i = 0; i < 2; i++) {
+		wake(new_task(i, a));
+		wake(new_task(2 + i, b));
+		wake(new_task(4 + i, c));
+	}
+}
+
 /*
  * cpu.max 20000 100000 on a cgroup of two hogs beside a fair cgroup of two: 0.2 CPU, whatever its
  * fair share (1 CPU); every period counted and throttled; its held tasks never wait longer than a
@@ -2588,11 +2598,7 @@ static void test_parent_limit_binds_children(void)
 	add_child(12, 10, 100);
 	add_cgroup(20, 100, 0, 0);
 	limit(10, 100000, 50000, 0);
-	for (int i = 0; i < 2; i++) {
-		wake(new_task(i, 11));
-		wake(new_task(2 + i, 12));
-		wake(new_task(4 + i, 20));
-	}
+	two_hogs_each(11, 12, 20);
 	run_for(2000 * MS);
 	a = ran(0, 2);
 	b = ran(2, 2);
@@ -2898,18 +2904,13 @@ static void test_fair_clock_waits_for_running_cgroups(void)
 static void test_limited_cgroup_does_not_hold_the_fair_clock(void)
 {
 	u64 hi, lo;
-	int i;
 
 	reset(2);
 	add_cgroup(10, 100, 0, 0);
 	add_cgroup(20, 200, 0, 0);
 	add_cgroup(21, 100, 0, 0);
 	limit(10, 100000, 40000, 0);
-	for (i = 0; i < 2; i++) {
-		wake(new_task(i, 10));
-		wake(new_task(2 + i, 20));
-		wake(new_task(4 + i, 21));
-	}
+	two_hogs_each(10, 20, 21);
 	run_for(4000 * MS);
 	hi = ran(2, 2);
 	lo = ran(4, 2);
