@@ -35,7 +35,7 @@ LOAD_S = {"eevdf": 0, "scx_fdl": 45, "scx_lavd": 40}
 
 
 class Cell:
-    def __init__(self, name, why, quick, shape, deadlines, shares, path, loads, message_threads=1, workers=2):
+    def __init__(self, name, why, quick, shape, deadlines, shares, path, loads, message_threads, workers):
         self.name, self.why, self.quick = name, why, quick
         self.shape, self.deadlines, self.shares, self.path, self.loads = shape, deadlines, shares, path, loads
         self.message_threads, self.workers = message_threads, workers

@@ -751,14 +751,14 @@ static __always_inline void fdl_scan_none(struct fdl_scan *sc)
  * a limited cgroup, behind the others by what its limit keeps from it, would hold the clock there
  * and push every other cgroup to the starvation window's edge, where their order is lost.) Where
  * the clock followed the queued work only, a cgroup whose tasks all ran at that moment was passed
- * over: a CPU's dispatch after a preemption runs before the preempted
- * task is queued again, and if the only queued work in the fair order was then a guaranteed
- * container's, its cgroup virtual time at the starvation window's edge (it runs ahead of fair work
- * by its guarantee), the clock jumped there, up to the whole window (800 ms of cgroup virtual time
- * on 2 CPUs). The cgroup that had kept running, hackbench's, stayed that far behind and won the
- * fair order until it had caught up, while a cgroup that slept between its bursts woke at the
- * clock and waited: 0.27 CPU for 0.52 of demand beside hackbench's 0.54, its p99 269 ms against
- * EEVDF's 31 ms (matrix cell spin3-sleep20.rr4-20.shares900.config.t4, 2026-11-29).
+ * over: a CPU's dispatch after a preemption runs before the preempted task is queued again, and
+ * if the only queued work in the fair order was then a guaranteed container's, its cgroup virtual
+ * time at the starvation window's edge (it runs ahead of fair work by its guarantee), the clock
+ * jumped there, up to the whole window (800 ms of cgroup virtual time on 2 CPUs). The cgroup that
+ * had kept running, hackbench's, stayed that far behind and won the fair order until it had
+ * caught up, while a cgroup that slept between its bursts woke at the clock and waited: 0.27 CPU
+ * for 0.52 of demand beside hackbench's 0.54, its p99 269 ms against EEVDF's 31 ms (matrix cell
+ * spin3-sleep20.rr4-20.shares900.config.t4, 2026-11-29).
  */
 static __always_inline void fdl_fair_clock_to(struct fdl_scan *sc)
 {
@@ -1417,11 +1417,6 @@ static __always_inline void fdl_on_idle(s32 cpu)
 }
 
 /*
- * The task starts on cpu: account its wait, move its queue's clock, record what the CPU runs
- * (under which deadline entity: a deadline container's task picked by the fair order runs as fair
- * work), and give it a slice that ends where the competing deadline seen at dispatch takes over.
- */
-/*
  * Tasks on a CPU per container (queue `queue`, record top; NULL: the root's own queue, not
  * counted), for the fair clock (fdl_fair_clock_to): counted where a task starts, uncounted where it
  * stops, in the container it started in (a task moved meanwhile leaves its old one; a container
@@ -1446,6 +1441,11 @@ static __always_inline void fdl_run_uncount(struct fdl_task *t)
 	t->run_cont = 0;
 }
 
+/*
+ * The task starts on cpu: account its wait, move its queue's clock, record what the CPU runs
+ * (under which deadline entity: a deadline container's task picked by the fair order runs as fair
+ * work), and give it a slice that ends where the competing deadline seen at dispatch takes over.
+ */
 static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
 	u64 now = env_now(), queue, dl, bw, wait = 0, vdt, slice, clipped, cgref = fdl_task_cgref(t);
