@@ -517,6 +517,22 @@ static inline u64 fdl_fair_protected(s64 fair_wsum, s64 protected_wsum, u32 floo
 }
 
 /*
+ * Fair work's protected bandwidth under --fair-protection floor: what the granted guarantees of
+ * the machine (the first-level ones, running or sleeping) leave of it, never below the floor:
+ *
+ *	bandwidth = max(nr_cpus - granted, floor_permille / 1000 * nr_cpus)
+ *
+ * The control plane grants them at most nr_cpus less the floor together, so they always fit.
+ */
+static inline u64 fdl_fair_left(u64 granted, u32 floor_permille, u32 nr_cpus)
+{
+	u64 machine = (u64)nr_cpus << FDL_SHARE_SHIFT;
+	u64 floor = fdl_bandwidth_cpus(FDL_SHARE_ONE * floor_permille / 1000, nr_cpus);
+
+	return fdl_max(machine > granted ? machine - granted : 0, floor);
+}
+
+/*
  * The guarantees' scale (fixed point, FDL_SHARE_ONE: as granted) when the active guarantees ask
  * more than fair work leaves: the budgets of all guaranteed containers are earned at
  *

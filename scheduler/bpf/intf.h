@@ -81,6 +81,20 @@ enum fdl_dom_take {
 	FDL_NR_DOM_TAKE		= 3,
 };
 
+/*
+ * What fair work (cgroups without deadline_rr) keeps whatever the guarantees ask (--fair-protection),
+ * besides its floor (fair_floor_permille).
+ */
+enum fdl_fair_protect {
+	/*
+	 * Its share at the deadline containers' cpu.weight: while it is runnable, guarantees that ask
+	 * more than that share leaves are scaled into the rest (fdl_budget_scale).
+	 */
+	FDL_FAIR_PROTECT_WEIGHTED	= 0,
+	/* Only what the granted guarantees leave: guarantees are never scaled. */
+	FDL_FAIR_PROTECT_FLOOR		= 1,
+};
+
 /* How a task reached a CPU: the dispatch paths, counted per CPU in fdl_cpu_stats. */
 enum fdl_dispatch_path {
 	FDL_DISPATCH_IDLE	= 0,	/* select_cpu: straight to an idle CPU's local queue */
@@ -419,7 +433,11 @@ struct fdl_tunables {
 	u64 interactive_ns;
 	u64 interactive_window_ns;
 	u32 interactive_max_rate;
-	u32 __pad_interactive;
+	/*
+	 * What fair work is protected against the guarantees (FDL_FAIR_PROTECT_*): its share at the
+	 * deadline containers' cpu.weight, or only what the granted guarantees leave.
+	 */
+	u32 fair_protect;
 	u32 fair_floor_permille;	/* fair work's least bandwidth, per mille of the machine */
 	/*
 	 * The machine's capacity, in online CPUs: shares, bandwidths, slices and the starvation

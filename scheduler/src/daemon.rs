@@ -21,7 +21,7 @@ use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_read, Us
 use crate::bpf_skel::{BpfSkel, BpfSkelBuilder};
 use crate::control::Pending;
 use crate::maps::Bpf;
-use crate::options::Opts;
+use crate::options::{FairProtection, Opts};
 use crate::params::InForce;
 use crate::reports::{self, Job, Records, Reports, View};
 use crate::{config, guarantee, limits, load_balance, stats, stats_server, topology};
@@ -132,6 +132,16 @@ impl<'obj> Scheduler<'obj> {
         tun.interactive_window_ns = opts.interactive_window_ms * 1_000_000;
         tun.interactive_max_rate = opts.interactive_max_rate;
         tun.fair_floor_permille = opts.fair_floor_permille;
+        tun.fair_protect = match opts.fair_protection {
+            FairProtection::Weighted => crate::bpf_intf::fdl_fair_protect_FDL_FAIR_PROTECT_WEIGHTED,
+            FairProtection::Floor => {
+                info!(
+                    "--fair-protection floor: guarantees are never scaled; fair work keeps what they leave, at least {} per mille",
+                    opts.fair_floor_permille
+                );
+                crate::bpf_intf::fdl_fair_protect_FDL_FAIR_PROTECT_FLOOR
+            }
+        } as u32;
         tun.guarantee_window_ns = opts.guarantee_window_ms * 1_000_000;
         // Always written: scx_ops_open! has copied SCX_TIMEOUT_MS into it unchecked.
         skel.struct_ops.fdl_ops_mut().timeout_ms = opts.watchdog_timeout()?;

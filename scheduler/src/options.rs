@@ -50,6 +50,15 @@ Exit codes:
 Runs only on a kernel with sched_ext (CONFIG_SCHED_CLASS_EXT=y); elsewhere use the VM rig
 (./demo.sh, vm/run.sh).";
 
+/// What fair work keeps beside the guarantees (--fair-protection; enum fdl_fair_protect).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FairProtection {
+    /// Its share at the deadline containers' unboosted cpu.weight: guarantees are scaled.
+    Weighted,
+    /// What the granted guarantees leave: guarantees are never scaled.
+    Floor,
+}
+
 /// scx_fdl: Fair Deadline scheduling for cgroups, as a sched_ext scheduler.
 ///
 /// Without a subcommand it runs the scheduler. Weighted fairness over the whole cgroup v2 tree
@@ -180,11 +189,21 @@ pub struct Opts {
     pub interactive_max_rate: u32,
 
     /// Least bandwidth of fair work (cgroups without deadline_rr), per mille of the machine,
-    /// whatever the deadline containers' guarantees ask. Fair work also never gets less than its
-    /// share at the deadline containers' unboosted cpu.weight.
+    /// whatever the deadline containers' guarantees ask. With --fair-protection weighted (the
+    /// default) fair work also never gets less than its share at the deadline containers'
+    /// unboosted cpu.weight.
     #[arg(long, default_value_t = 50, value_name = "PERMILLE",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub fair_floor_permille: u32,
+
+    /// What fair work (cgroups without deadline_rr) keeps whatever the guarantees ask. weighted:
+    /// its share at the deadline containers' unboosted cpu.weight, sleeping ones counted (at
+    /// least --fair-floor-permille); while it is runnable, guarantees that ask more than that
+    /// share leaves are scaled into the rest (`guarantee_scale` in `scx_fdl dump`). floor: only
+    /// what the granted guarantees leave (at least --fair-floor-permille): guarantees that fit
+    /// the machine are never scaled, as Kubernetes' CPU requests, and fair work gets the rest.
+    #[arg(long, value_enum, default_value_t = FairProtection::Weighted, value_name = "MODE")]
+    pub fair_protection: FairProtection,
 
     /// Window of a deadline container's guarantee, in milliseconds: within its guarantee (its
     /// work has used less than guaranteed_shares of CPU time, saved for at most this long) it runs

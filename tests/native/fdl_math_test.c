@@ -361,6 +361,14 @@ static void test_budget_scale(void)
 		 fdl_budget_scale(one, 2 * one, 2), 1);
 	CHECK_EQ("scaled rate", fdl_budget_scaled(one, one / 2), one / 2);
 	CHECK_EQ("scale 0 is none", fdl_budget_scaled(one, 0), one);
+	/* --fair-protection floor */
+	CHECK_EQ("floor: fair work keeps what the granted guarantees leave (2 - 1.76 CPUs)",
+		 fdl_fair_left(one * 176 / 100, 50, 2), 2 * one - one * 176 / 100);
+	CHECK_EQ("floor: no guarantee, the machine", fdl_fair_left(0, 50, 2), 2 * one);
+	CHECK_EQ("floor: never below the floor (5 % of 2 CPUs)", fdl_fair_left(2 * one, 50, 2),
+		 fdl_bandwidth_cpus(one * 50 / 1000, 2));
+	CHECK_EQ("floor: granted beyond the machine, the floor", fdl_fair_left(3 * one, 50, 2),
+		 fdl_bandwidth_cpus(one * 50 / 1000, 2));
 }
 
 static void test_classifier_math(void)

@@ -2894,6 +2894,70 @@ static void test_fair_clock_waits_for_running_cgroups(void)
 }
 
 /*
+ * --fair-protection floor: guarantees that fit the machine are met in full. The matrix's cell of
+ * four workers per probe (3 ms every 23-25 ms) in 10 (4 ms / 2 ms) and 11 (20 ms), both granted
+ * 0.88 CPU (1.76 of 2 CPUs, within the machine less the 5 % floor), and in 12 without parameters,
+ * beside two hogs (20). By default fair work keeps its share at the containers' cpu.weight (2 of
+ * 4 cgroups at weight 100: 1 CPU), the guarantees are scaled into the other CPU while both
+ * containers are active, and the 4 ms container's bursts (12 ms of work at once) outrun its scaled
+ * budget. Under floor, fair work keeps what the guarantees leave (0.24 CPU) and they are never
+ * scaled. Returns the 4 ms container's misses and starts, its workers' p99 spin lateness, the
+ * largest guarantee scale seen (FDL_SHARE_ONE: none) and fair work's budget rate.
+ */
+static u64 protection_run(u32 mode, u64 *misses, u64 *picks, u64 *min_scale, u64 *fair_rate)
+{
+	u64 s;
+	int i;
+
+	probe_cgroups(true, 880);
+	tun.fair_protect = mode;
+	for (i = 0; i < 4; i++) {
+		periodic(i, 10, 3 * MS, 23 * MS);
+		periodic(4 + i, 11, 3 * MS, 24 * MS);
+		periodic(8 + i, 12, 3 * MS, 25 * MS);
+	}
+	wake(new_task(12, 20));
+	wake(new_task(13, 20));
+	run_for(500 * MS);
+	for (i = 0; i < 4; i++)
+		tasks[i].nr_lates = 0;
+	*misses = env.cg[10].ent.nr_misses;
+	*picks = env.cg[10].ent.nr_picks;
+	*min_scale = FDL_SHARE_ONE;
+	for (i = 0; i < 3000; i++) {
+		run_for(1 * MS);
+		s = fdl.budget_scale ?: FDL_SHARE_ONE;
+		*min_scale = s < *min_scale ? s : *min_scale;
+	}
+	*misses = env.cg[10].ent.nr_misses - *misses;
+	*picks = env.cg[10].ent.nr_picks - *picks;
+	*fair_rate = fdl.fair.budget_rate;
+	return pct_late(0, 4, 99);
+}
+
+static void test_floor_protection_keeps_guarantees_that_fit(void)
+{
+	u64 m, p, sc, fr, p99, wm, wp, wsc, wfr, wp99;
+	u64 left = fdl_fair_left(2 * (FDL_SHARE_ONE * 880 / 1000), 50, 2);
+
+	wp99 = protection_run(FDL_FAIR_PROTECT_WEIGHTED, &wm, &wp, &wsc, &wfr);
+	p99 = protection_run(FDL_FAIR_PROTECT_FLOOR, &m, &p, &sc, &fr);
+	printf("fair protection, 4 ms container of four bursty workers within 0.88 CPU: floor %llu misses "
+	       "of %llu starts, p99 lateness %llu us, least scale %llu/1024, fair rate %llu/1024 CPUs; "
+	       "weighted %llu of %llu, %llu us, %llu/1024, %llu/1024\n", m, p, p99 / US,
+	       sc * 1024 / FDL_SHARE_ONE, fr * 1024 / FDL_SHARE_ONE, wm, wp, wp99 / US,
+	       wsc * 1024 / FDL_SHARE_ONE, wfr * 1024 / FDL_SHARE_ONE);
+	CHECK("floor: the guarantees are never scaled", sc == FDL_SHARE_ONE, "least %llu/1024",
+	      sc * 1024 / FDL_SHARE_ONE);
+	CHECK("floor: fair work's protected bandwidth is what the guarantees leave (0.24 CPU)",
+	      fr == left, "%llu vs %llu", fr, left);
+	CHECK("floor: fewer than 1 % of the 4 ms container's starts are late", m * 100 < p,
+	      "%llu of %llu", m, p);
+	CHECK("weighted (the default): the guarantees are scaled while both containers run",
+	      wsc < FDL_SHARE_ONE, "least %llu/1024", wsc * 1024 / FDL_SHARE_ONE);
+}
+
+/*
  * The fair clock is held back by cgroups whose tasks run, not by one whose tasks its CPU limit
  * holds: a cgroup of two hogs at cpu.max 0.4 CPU falls behind the others in cgroup virtual time
  * by what its limit keeps from it, for good. Held at its cgroup virtual time, the clock would
@@ -3646,6 +3710,7 @@ int main(void)
 	test_vtime_counts_the_share_of_the_queue();
 	test_fair_share_protected_from_overcommitted_guarantees();
 	test_protected_share_counts_sleeping_guarantees();
+	test_floor_protection_keeps_guarantees_that_fit();
 	test_fair_clock_waits_for_running_cgroups();
 	test_limited_cgroup_does_not_hold_the_fair_clock();
 	test_idle_pick_claims_the_cpu();

@@ -799,7 +799,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	}
 	fdl_scan_none(sc);
 	sc->dl_wsum = sc->dl_unboosted_wsum = sc->prot_wsum = sc->guaranteed_wsum = 0;
-	sc->rate_sum = 0;
+	sc->rate_sum = sc->guaranteed_rate = 0;
 	sc->min_rr_ns = tun.fair_deadline_ns;
 	/*
 	 * bpf_for, not a plain loop: walked turn by turn, this loop's body doubled the dispatcher's
@@ -824,8 +824,10 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		}
 		/* A first-level guarantee counts against fair work's protected share, running or not. */
 		guaranteed = e->deadline_rr_ns && e->budget_rate && cg->level <= 1;
-		if (full && guaranteed)
+		if (full && guaranteed) {
 			sc->guaranteed_wsum += cg->cpu_weight;
+			sc->guaranteed_rate += e->budget_rate;
+		}
 		if (e->deadline_rr_ns && cg->contrib > 0) {
 			if (cg->level > 1) {
 				/* Nested: the root weight its share stands for (its boost is within its parent). */
@@ -868,13 +870,20 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	 */
 	if (full && fdl.guaranteed_wsum != sc->guaranteed_wsum)
 		fdl.guaranteed_wsum = sc->guaranteed_wsum;
+	if (full && fdl.guaranteed_rate != sc->guaranteed_rate)
+		fdl.guaranteed_rate = sc->guaranteed_rate;
 	scale = fair_cpus = 0;
 	fair_w = root_wsum - sc->dl_wsum;
 	/*
 	 * No active guarantee: nothing to scale, and the protected bandwidth is not needed (where no
 	 * cgroup has a guarantee, no scan computes it). Computed again only where its weights changed.
+	 * Under --fair-protection floor, fair work keeps what the granted guarantees leave, and they
+	 * are never scaled: the control plane grants them within the machine less the floor.
 	 */
-	if (sc->rate_sum) {
+	if (sc->rate_sum && tun.fair_protect == FDL_FAIR_PROTECT_FLOOR) {
+		fair_cpus = fair_w > 0 ? fdl_fair_left(fdl.guaranteed_rate, tun.fair_floor_permille,
+						       tun.nr_cpus) : 0;
+	} else if (sc->rate_sum) {
 		prot_wsum = sc->prot_wsum + fdl.guaranteed_wsum;
 		if (fair_w > 0 && (fdl.fair_prot_wsum != prot_wsum ||
 				   fdl.fair_prot_fair_wsum != fair_w || !fdl.fair_prot)) {

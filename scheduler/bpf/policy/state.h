@@ -63,6 +63,8 @@ struct fdl_state {
 	s64 fair_prot_wsum;
 	s64 fair_prot_fair_wsum;
 	s64 guaranteed_wsum;
+	/* Their granted guarantees together (budget_rate), from the last full scan (--fair-protection floor). */
+	u64 guaranteed_rate;
 	/*
 	 * The guarantees' scale (fdl_budget_scale; 0: none): below one while the active guarantees
 	 * ask more than fair work's protected bandwidth leaves. From the dispatcher's last scan.
