@@ -49,6 +49,9 @@ def parse_args(argv):
                     help="scx_fdl+NAME in --schedulers runs the scx_fdl binary at PATH (another build, e.g. an "
                          "older commit's) instead of this tree's, so two builds meet the same workload in one "
                          "boot; with --fdl-variant NAME also its options (repeatable)")
+    ap.add_argument("--fdl-options", default="", metavar="OPTIONS",
+                    help="options added to every scx_fdl run (scx_fdl and each scx_fdl+NAME), e.g. "
+                         "'--fair-protection floor'")
     ap.add_argument("--repeat", type=int, help="measurements per scheduler and variant (default: the scenario's)")
     ap.add_argument("--duration", type=int, metavar="SECS", help="measured seconds per measurement "
                     "(default: the scenario's)")
@@ -64,12 +67,16 @@ def parse_args(argv):
     if not a.scenarios and not a.report_only:
         ap.error("name at least one scenario (or --report-only DIR)")
     a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
+    # The guest splits a command line on spaces, without quotes or globs.
+    if a.fdl_options and not re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", a.fdl_options):
+        ap.error(f"--fdl-options {a.fdl_options!r}: words of letters, digits and _=.,:/+- "
+                 "(the guest splits them on spaces; no quotes or shell characters)")
+    a.fdl_options = a.fdl_options.strip()
     a.fdl_variants = {}
     for v in a.fdl_variant:
         name, eq, opts = v.partition("=")
         if not eq or not re.fullmatch(r"[a-z0-9_-]+", name) or not opts.strip():
             ap.error(f"--fdl-variant {v!r}: want NAME=OPTIONS, NAME of a-z, 0-9, _ and -")
-        # The guest splits the command line on spaces, without quotes or globs.
         if not re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", opts):
             ap.error(f"--fdl-variant {v!r}: OPTIONS are words of letters, digits and _=.,:/+- "
                      "(the guest splits them on spaces; no quotes or shell characters)")
@@ -181,6 +188,7 @@ def run_scenario(a, sc, runner_kind, staging):
             if b not in bins:
                 bins.append(b)
             cmds[s] = prog + (" --config fdl.toml" if with_config else "") + \
+                (" " + a.fdl_options if base == "scx_fdl" and a.fdl_options else "") + \
                 (" " + a.fdl_variants[variant] if variant in a.fdl_variants else "")
     run_scheds = [s for s in a.schedulers if statuses[s] == "ok"]
     probe = "fdl-probe"
@@ -248,7 +256,7 @@ def run_scenario(a, sc, runner_kind, staging):
                 duration_s=duration, probe=probe, statuses=statuses, started=stamp, elapsed_s=round(elapsed),
                 complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
                 boots=boot, restarts=restarts, crash=info.get("crash"), binaries=binaries,
-                fdl_variants=a.fdl_variants, fdl_builds=a.fdl_builds, command="bench/run.sh " + " ".join(sys.argv[1:]))
+                fdl_variants=a.fdl_variants, fdl_builds=a.fdl_builds, fdl_options=a.fdl_options, command="bench/run.sh " + " ".join(sys.argv[1:]))
     if not info.get("complete"):
         log(f"the run did not finish (exit {rc}{'; guest kernel: ' + info['crash'] if info.get('crash') else ''}): "
             f"the report holds what was gathered; console: {info.get('console_log')}")

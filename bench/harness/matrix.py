@@ -5,6 +5,7 @@ cells' results become one report with a verdict per cell (verdict.py)."""
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -230,6 +231,9 @@ def parse_args(argv):
     ap.add_argument("--schedulers", default="eevdf,scx_fdl",
                     help=f"comma-separated, in the order run; eevdf and scx_fdl are needed for the verdicts "
                          f"(default: %(default)s; all: {','.join(ALL_SCHEDULERS)})")
+    ap.add_argument("--fdl-options", default="", metavar="OPTIONS",
+                    help="options added to scx_fdl in every cell (bench/run.sh --fdl-options), e.g. "
+                         "'--fair-protection floor'; the verdicts are then theirs")
     ap.add_argument("--cells", help="comma-separated cell names: only these (see --check for the names)")
     ap.add_argument("--out", metavar="DIR", help="results directory (default .cache/bench/results/matrix-TIME); "
                     "cells already complete in it are not run again")
@@ -238,6 +242,9 @@ def parse_args(argv):
     ap.add_argument("--check", action="store_true", help="only check the spec and list the cells")
     ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run in DIR")
     a = ap.parse_args(argv)
+    a.fdl_options = a.fdl_options.strip()
+    if a.fdl_options and not re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", a.fdl_options):
+        ap.error(f"--fdl-options {a.fdl_options!r}: words of letters, digits and _=.,:/+- (no quotes)")
     a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
     for s in a.schedulers:
         if s not in ALL_SCHEDULERS:
@@ -268,11 +275,14 @@ def run_cell(a, cell, text, out_dir, env):
     with open(spath, "w") as f:
         f.write(text)
     done = _results(cdir)
-    if done and done["meta"].get("complete") and done["meta"].get("schedulers") == a.schedulers:
+    if done and done["meta"].get("complete") and done["meta"].get("schedulers") == a.schedulers and \
+            done["meta"].get("fdl_options", "") == a.fdl_options:
         log(f"cell {cell.name}: complete in {cdir}, not run again")
         return cdir, 0
     cmd = [os.path.join(ROOT, "bench", "run.sh"), spath, "--schedulers", ",".join(a.schedulers), "--out", cdir,
            "--runner", "vm"]
+    if a.fdl_options:
+        cmd += ["--fdl-options", a.fdl_options]
     if a.lock:
         cmd = ["flock", a.lock] + cmd
     # A fresh directory: run.sh appends to raw.jsonl.
@@ -365,8 +375,8 @@ def markdown(sp, rows, scheds, meta):
             f"({'quick subset, ' if meta['quick'] else ''}{meta['duration']} per measurement, "
             f"{sp.repeat} repeat(s)), schedulers {', '.join(scheds)}; "
             + (f"run took {fmt_secs(meta['elapsed_s'])}." if meta.get("finished", True) else "the run did not finish."),
-            f"Verdicts (scx_fdl against EEVDF, issue 10's rules): {counts['PASS']} PASS, {counts['FAIL']} FAIL, "
-            f"{counts['n.a.']} n.a.",
+            f"Verdicts (scx_fdl{' ' + meta['fdl_options'] if meta.get('fdl_options') else ''} against EEVDF, "
+            f"issue 10's rules): {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['n.a.']} n.a.",
             "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
             "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
@@ -457,7 +467,7 @@ def main(argv=None):
     meta = {"spec": os.path.relpath(sp.path, ROOT), "quick": a.quick, "schedulers": a.schedulers,
             "cells": [c.name for c in reported], "ncells": len(reported),
             "duration": sp.quick_duration if a.quick else sp.duration, "elapsed_s": 0,
-            "incomplete_cells": [], "finished": False, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
+            "incomplete_cells": [], "finished": False, "fdl_options": a.fdl_options, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
     # Written now too, so that --report-only can report a run that was cut short.
     with open(os.path.join(out_dir, "matrix.json"), "w") as f:
         json.dump({"meta": meta}, f, indent=1)

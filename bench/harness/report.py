@@ -125,6 +125,8 @@ def text(agg, meta):
     out = [f"Scenario {agg['scenario']}: {agg['description']}",
            f"{meta['runner_desc']}; {meta['repeat']} repeat(s) of {meta['duration_s']} s; "
            "values: median [min-max] over repeats; ratios: median / EEVDF's median"]
+    if meta.get("fdl_options"):
+        out.append(f"every scx_fdl run with {meta['fdl_options']}")
     variants, builds = meta.get("fdl_variants") or {}, meta.get("fdl_builds") or {}
     for n in sorted(set(variants) | set(builds)):
         if f"scx_fdl+{n}" not in meta.get("schedulers", []):

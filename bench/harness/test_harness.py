@@ -506,6 +506,17 @@ class SchedulerVariants(unittest.TestCase):
             with self.assertRaises(SystemExit):
                 main.parse_args(["tiny"] + argv)
 
+    def test_options_for_every_scx_fdl_run(self):
+        a = main.parse_args(["tiny", "--fdl-options", " --fair-protection floor "])
+        self.assertEqual(a.fdl_options, "--fair-protection floor")
+        self.assertEqual(main.parse_args(["tiny"]).fdl_options, "")
+        with self.assertRaises(SystemExit):
+            main.parse_args(["tiny", "--fdl-options", "--config '/a b'"])  # quotes
+        m = matrix.parse_args(["--fdl-options", "--fair-protection floor"])
+        self.assertEqual(m.fdl_options, "--fair-protection floor")
+        with self.assertRaises(SystemExit):
+            matrix.parse_args(["--fdl-options", "--x;reboot"])
+
     def test_plan_treats_a_variant_as_scx_fdl(self):
         with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
             f.write(GOOD)
