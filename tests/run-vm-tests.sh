@@ -27,6 +27,7 @@ cases=(
     "guarantee-nested|guarantee-nested|pass"
     # 2 CPUs online of 4 possible (a machine sized for hotplug): the machine is the online ones.
     "overcommit|--max-cpus 4 overcommit|pass"
+    "fair-protection|fair-protection|pass"
     "interactive|interactive|pass"
     "ui-build|ui-build|pass"
     "control|control|pass"
