@@ -317,6 +317,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         loans_returned: s.nr_loans_returned,
         cgroups_untracked: c.nr_cgroups_untracked,
         guarantee_scale: stats::guarantee_scale(fdl.budget_scale),
+        fair_protected_cpus: stats::fixed_cpus(fdl.fair.budget_rate),
         kernel_events: stats::kernel_events(),
         domain_busy_secs: busy,
         domain_cpu_secs: all,

@@ -141,6 +141,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_cgroups_exported", kind: Gauge, scale: Count, help: Scheduler("cgroups_exported") },
     Def { name: "scx_fdl_cgroups_dropped", kind: Gauge, scale: Count, help: Scheduler("cgroups_dropped") },
     Def { name: "scx_fdl_guarantee_scale", kind: Gauge, scale: Count, help: Scheduler("guarantee_scale") },
+    Def { name: "scx_fdl_fair_protected_cpus", kind: Gauge, scale: Count, help: Scheduler("fair_protected_cpus") },
     Def { name: "scx_fdl_cgroups_unenforced_cpu_max", kind: Gauge, scale: Count, help: Scheduler("cgroups_unenforced_cpu_max") },
     Def { name: "scx_fdl_fair_deadline_starts", kind: Counter, scale: Count, help: Scheduler("fair_picks") },
     Def { name: "scx_fdl_lag_steps", kind: Counter, scale: Count, help: Scheduler("lag_steps") },
@@ -390,6 +391,7 @@ impl Build<'_> {
         self.gauge("scx_fdl_cgroups_exported", vec![], s.cgroups_exported as f64);
         self.gauge("scx_fdl_cgroups_dropped", vec![], s.cgroups_dropped as f64);
         self.gauge("scx_fdl_guarantee_scale", vec![], s.guarantee_scale);
+        self.gauge("scx_fdl_fair_protected_cpus", vec![], s.fair_protected_cpus);
         self.gauge("scx_fdl_cgroups_unenforced_cpu_max", vec![], s.cgroups_unenforced_cpu_max as f64);
     }
 

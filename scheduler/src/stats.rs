@@ -176,6 +176,9 @@ pub struct SchedulerStats {
     #[stat(desc = "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves")]
     #[serde(default = "one")]
     pub guarantee_scale: f64,
+    #[stat(desc = "Fair work's protected bandwidth now, in CPUs (--fair-protection weighted: its share at the deadline containers' cpu.weight; floor: what the granted guarantees leave); 0 until a guarantee has been active beside fair work")]
+    #[serde(default)]
+    pub fair_protected_cpus: f64,
     #[stat(desc = "Cgroups exported (at most 1024: configured first, then the shallowest, then by path)")]
     pub cgroups_exported: usize,
     #[stat(desc = "Cgroups not exported: beyond the cap of 1024")]
@@ -270,8 +273,13 @@ pub fn guarantee_scale(raw: u64) -> f64 {
     if raw == 0 {
         1.0
     } else {
-        raw as f64 / (1u64 << 20) as f64
+        fixed_cpus(raw)
     }
+}
+
+/// A bandwidth of the BPF side (fixed point: 1 << FDL_SHARE_SHIFT per CPU) in CPUs.
+pub fn fixed_cpus(raw: u64) -> f64 {
+    raw as f64 / (1u64 << 20) as f64
 }
 
 /// The kernel's sched_ext event counters: /sys/kernel/sched_ext/root/events.

@@ -24,7 +24,8 @@ TOML
 for c in g1 g2 f; do mkcg "$c" 100; done
 
 # run MODE: scx_fdl with --fair-protection MODE; each cgroup's CPUs over $secs s into G1 G2 F,
-# the least guarantee scale seen in three dumps into SCALE, g1's granted guarantee into GRANTED.
+# the least guarantee scale seen in three dumps into SCALE, fair work's protected bandwidth (dump)
+# into FP, g1's granted guarantee into GRANTED.
 run() {
     start_sched fdl --config /tmp/fdl.toml --fair-protection "$1" || return 1
     for c in g1 g2 f; do hogs "$c" 2; done
@@ -36,10 +37,11 @@ run() {
         SCALE=$(awk -v a="$SCALE" -v b="$s" 'BEGIN { print (b < a ? b : a) }')
         sleep 0.5
     done
+    FP=$(scx_fdl dump | sed -n 's/^ *"fair_protected_cpus": \([0-9.e-]*\),\{0,1\}$/\1/p' | head -1)
     measure $secs g1 g2 f
     G1=$(cpus "$(used g1)" $secs) G2=$(cpus "$(used g2)" $secs) F=$(cpus "$(used f)" $secs)
     GRANTED=$(scx_json_field g1 guarantee_granted_cpus)
-    echo "FDL-FAIR-PROTECTION $1: g1=$G1 g2=$G2 f=$F CPUs over $secs s, least guarantee_scale $SCALE, g1 granted $GRANTED"
+    echo "FDL-FAIR-PROTECTION $1: g1=$G1 g2=$G2 f=$F CPUs over $secs s, least guarantee_scale $SCALE, fair_protected_cpus $FP, g1 granted $GRANTED"
     scx_fdl list
     check_attached
     check_no_strays
@@ -51,6 +53,10 @@ run() {
 run weighted
 check "weighted: the guarantees are scaled while fair work runs (least guarantee_scale $SCALE, below 0.9)" \
     "$SCALE < 0.9"
+# The share of the fair cgroups active at the dump: f's 2/3 CPU, more while other fair cgroups
+# (the root's own tasks: this script, scx_fdl dump itself) are active too (seen: 1.0 and 1.2).
+check "weighted: scx_fdl dump's fair_protected_cpus is at least that share (2/3 CPU): ${FP:-missing}" \
+    "${FP:-0} >= 0.65 && ${FP:-0} <= 2"
 check "weighted: fair work keeps its share at the containers' cpu.weight (1/3 of 2 CPUs, -10 %): $F CPUs" \
     "$F >= 0.6"
 
@@ -59,6 +65,8 @@ grep -q -- "--fair-protection floor: guarantees are never scaled" "$SCX_LOG" &&
     pass "floor: the start-up log says what fair work keeps" ||
     fail "floor: the start-up log says what fair work keeps"
 check "floor: the guarantees are never scaled (least guarantee_scale $SCALE)" "$SCALE == 1"
+check "floor: scx_fdl dump's fair_protected_cpus is what the guarantees leave (2 - 1.758 CPUs): ${FP:-missing}" \
+    "${FP:-0} >= 0.23 && ${FP:-0} <= 0.25"
 check "floor: g1 is granted its whole guarantee (0.879 CPU): $GRANTED" "$GRANTED >= 0.87 && $GRANTED <= 0.89"
 for c in g1 g2; do
     u=$(eval echo "\$$(echo "$c" | tr g G)")

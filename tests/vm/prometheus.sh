@@ -92,7 +92,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_slice_timers_total scx_fdl_crossing_timers_total scx_fdl_timer_lapsed_total scx_fdl_tick_preempts_total \
     scx_fdl_loans_returned_total \
     scx_fdl_empty_dispatches_total scx_fdl_empty_dispatches_with_work_queued_total scx_fdl_empty_dispatches_in_flight_total scx_fdl_prev_kept_untaken_total scx_fdl_scan_strays_total \
-    scx_fdl_cgroups_exported scx_fdl_cgroups_dropped scx_fdl_guarantee_scale \
+    scx_fdl_cgroups_exported scx_fdl_cgroups_dropped scx_fdl_guarantee_scale scx_fdl_fair_protected_cpus \
     scx_fdl_cgroup_cpu_usage_seconds_total scx_fdl_cgroup_wait_seconds_total \
     scx_fdl_cgroup_runq_latency_seconds_bucket scx_fdl_cgroup_runq_latency_seconds_sum \
     scx_fdl_cgroup_runq_latency_seconds_count scx_fdl_cgroup_cpu_weight \
