@@ -113,7 +113,7 @@ struct fdl_scan {
 	s64 dl_wsum, dl_unboosted_wsum;	/* the active deadline containers' root weight */
 	s64 prot_wsum;		/* ... at cpu.weight, those without a first-level guarantee */
 	s64 guaranteed_wsum;	/* a full scan's: the first-level guaranteed ones', active or not */
-	u64 guaranteed_rate;	/* ... and their granted guarantees (budget_rate) together */
+	u64 guaranteed_rate;	/* a full scan's: every deadline container's grant (budget_rate) together */
 	u64 min_rr_ns;
 	u64 rate_sum;		/* their granted guarantees (budget_rate) together */
 	u64 nr_queued;		/* tasks waiting in the queues scanned (fdl_scan_queued: at least 1 per queue with work) */

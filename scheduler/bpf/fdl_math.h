@@ -517,8 +517,9 @@ static inline u64 fdl_fair_protected(s64 fair_wsum, s64 protected_wsum, u32 floo
 }
 
 /*
- * Fair work's protected bandwidth under --fair-protection floor: what the granted guarantees of
- * the machine (the first-level ones, running or sleeping) leave of it, never below the floor:
+ * Fair work's protected bandwidth under --fair-protection floor: what the deadline containers'
+ * granted guarantees (at any depth, running or sleeping) leave of the machine, never below the
+ * floor:
  *
  *	bandwidth = max(nr_cpus - granted, floor_permille / 1000 * nr_cpus)
  *

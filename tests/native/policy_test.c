@@ -2820,6 +2820,28 @@ static void test_protected_share_counts_sleeping_guarantees(void)
 }
 
 /*
+ * The matrix's cell of four workers per probe (`t4`: 3 ms every 23-25 ms) in 10 and 11 (deadline
+ * containers granted 0.88 CPU each when with_dl) and 12 (without parameters), beside two hogs in
+ * 20, under --fair-protection protect, run for half a second: tasks 0-3 the workers of 10, 4-7 of
+ * 11, 8-11 of 12, 12 and 13 the hogs.
+ */
+static void t4_cell(bool with_dl, u32 protect)
+{
+	int i;
+
+	probe_cgroups(with_dl, 880);
+	tun.fair_protect = protect;
+	for (i = 0; i < 4; i++) {
+		periodic(i, 10, 3 * MS, 23 * MS);
+		periodic(4 + i, 11, 3 * MS, 24 * MS);
+		periodic(8 + i, 12, 3 * MS, 25 * MS);
+	}
+	wake(new_task(12, 20));
+	wake(new_task(13, 20));
+	run_for(500 * MS);
+}
+
+/*
  * The fair clock and the cgroups that run: the matrix's cell of four workers per probe (3 ms every
  * 23-25 ms) within guarantees of 0.88 CPU, beside an antagonist of two hogs (CPU-bound, so its tasks
  * run rather than wait). The guaranteed containers run ahead of fair work and their cgroup virtual
@@ -2833,15 +2855,7 @@ static u64 clock_run(bool with_dl, u64 *cfs, u64 *hogs, u64 *behind)
 	u64 b;
 	int i;
 
-	probe_cgroups(with_dl, 880);
-	for (i = 0; i < 4; i++) {
-		periodic(i, 10, 3 * MS, 23 * MS);
-		periodic(4 + i, 11, 3 * MS, 24 * MS);
-		periodic(8 + i, 12, 3 * MS, 25 * MS);
-	}
-	wake(new_task(12, 20));
-	wake(new_task(13, 20));
-	run_for(500 * MS);
+	t4_cell(with_dl, FDL_FAIR_PROTECT_WEIGHTED);
 	for (i = 8; i < 12; i++)
 		tasks[i].nr_lates = 0;
 	*cfs = ran(8, 4);
@@ -2909,16 +2923,7 @@ static u64 protection_run(u32 mode, u64 *misses, u64 *picks, u64 *min_scale, u64
 	u64 s;
 	int i;
 
-	probe_cgroups(true, 880);
-	tun.fair_protect = mode;
-	for (i = 0; i < 4; i++) {
-		periodic(i, 10, 3 * MS, 23 * MS);
-		periodic(4 + i, 11, 3 * MS, 24 * MS);
-		periodic(8 + i, 12, 3 * MS, 25 * MS);
-	}
-	wake(new_task(12, 20));
-	wake(new_task(13, 20));
-	run_for(500 * MS);
+	t4_cell(true, mode);
 	for (i = 0; i < 4; i++)
 		tasks[i].nr_lates = 0;
 	*misses = env.cg[10].ent.nr_misses;
@@ -2955,6 +2960,21 @@ static void test_floor_protection_keeps_guarantees_that_fit(void)
 	      "%llu of %llu", m, p);
 	CHECK("weighted (the default): the guarantees are scaled while both containers run",
 	      wsc < FDL_SHARE_ONE, "least %llu/1024", wsc * 1024 / FDL_SHARE_ONE);
+
+	/* A Kubernetes-like pod two levels down guaranteed half a CPU: its grant counts too. */
+	reset(2);
+	tun.fair_protect = FDL_FAIR_PROTECT_FLOOR;
+	add_cgroup(10, 100, 0, 0);
+	add_child(11, 10, 100);
+	add_child(12, 11, 100);
+	add_cgroup(20, 100, 0, 0);
+	left = fdl_cgroup_set_deadlines(12, 10 * MS, 0, FDL_SHARE_ONE / 2);
+	wake(new_task(0, 12));
+	wake(new_task(1, 20));
+	run_for(500 * MS);
+	CHECK("floor: a nested container's grant is left out of fair work's protection (1.5 CPUs)",
+	      left == 0 && fdl.fair.budget_rate == fdl_fair_left(FDL_SHARE_ONE / 2, 50, 2),
+	      "%llu vs %llu", (u64)fdl.fair.budget_rate, fdl_fair_left(FDL_SHARE_ONE / 2, 50, 2));
 }
 
 /*

@@ -824,10 +824,14 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		}
 		/* A first-level guarantee counts against fair work's protected share, running or not. */
 		guaranteed = e->deadline_rr_ns && e->budget_rate && cg->level <= 1;
-		if (full && guaranteed) {
+		if (full && guaranteed)
 			sc->guaranteed_wsum += cg->cpu_weight;
+		/*
+		 * Every deadline container's grant, at any depth (a Kubernetes pod's too): deadline
+		 * containers never nest, so none is counted within another (--fair-protection floor).
+		 */
+		if (full && e->deadline_rr_ns && e->budget_rate)
 			sc->guaranteed_rate += e->budget_rate;
-		}
 		if (e->deadline_rr_ns && cg->contrib > 0) {
 			if (cg->level > 1) {
 				/* Nested: the root weight its share stands for (its boost is within its parent). */

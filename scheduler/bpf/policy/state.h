@@ -63,7 +63,10 @@ struct fdl_state {
 	s64 fair_prot_wsum;
 	s64 fair_prot_fair_wsum;
 	s64 guaranteed_wsum;
-	/* Their granted guarantees together (budget_rate), from the last full scan (--fair-protection floor). */
+	/*
+	 * Every deadline container's granted guarantee (budget_rate, at any depth) together, from the
+	 * last full scan (--fair-protection floor).
+	 */
 	u64 guaranteed_rate;
 	/*
 	 * The guarantees' scale (fdl_budget_scale; 0: none): below one while the active guarantees
