@@ -1,11 +1,11 @@
-# Guest script (run with: vm/run.sh bench/guest/nested-guarantee.sh): a guarantee three levels down.
+# Guest script (run with: vm/run.sh bench/guest/nested-guarantee.sh [SCX_FDL_OPTION...]): a guarantee three levels down.
 # kubepods.slice beside three first-level cgroups h1..h3 of one hog each (all cpu.weight 100): kubepods gets 0.5 CPU of 2; inside, pod g (2 hogs) and pod o
 # (2 hogs): g's share 0.25 CPU. g gets guaranteed_shares 1024 (1 CPU): (a) with deadline_rr 10ms,
 # (b) without deadlines.
 . ./lib.sh
 B=kubepods.slice/kubepods-burstable.slice
 for c in kubepods.slice "$B" "$B/podg.slice" "$B/podo.slice" h1 h2 h3; do mkcg "$c" 100; done
-start_scx || exit 1
+start_scx "$@" || exit 1
 hogs "$B/podg.slice" 2
 hogs "$B/podo.slice" 2
 for c in h1 h2 h3; do hogs "$c" 1; done
