@@ -67,8 +67,7 @@ def parse_args(argv):
     if not a.scenarios and not a.report_only:
         ap.error("name at least one scenario (or --report-only DIR)")
     a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
-    # The guest splits a command line on spaces, without quotes or globs.
-    if a.fdl_options and not re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", a.fdl_options):
+    if a.fdl_options and not runner.guest_words(a.fdl_options):
         ap.error(f"--fdl-options {a.fdl_options!r}: words of letters, digits and _=.,:/+- "
                  "(the guest splits them on spaces; no quotes or shell characters)")
     a.fdl_options = a.fdl_options.strip()
@@ -77,7 +76,7 @@ def parse_args(argv):
         name, eq, opts = v.partition("=")
         if not eq or not re.fullmatch(r"[a-z0-9_-]+", name) or not opts.strip():
             ap.error(f"--fdl-variant {v!r}: want NAME=OPTIONS, NAME of a-z, 0-9, _ and -")
-        if not re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", opts):
+        if not runner.guest_words(opts):
             ap.error(f"--fdl-variant {v!r}: OPTIONS are words of letters, digits and _=.,:/+- "
                      "(the guest splits them on spaces; no quotes or shell characters)")
         if name in a.fdl_variants:

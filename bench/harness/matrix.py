@@ -5,7 +5,6 @@ cells' results become one report with a verdict per cell (verdict.py)."""
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import time
 import tomllib
 
 from . import scenario, verdict
-from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, log, resolve_scheduler
+from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, guest_words, log, resolve_scheduler
 from .scenario import ScenarioError, _duration, _int, _Reader, _unknown, duration_ns
 
 DEFAULT_SPEC = os.path.join(ROOT, "bench", "matrix", "issue10.toml")
@@ -243,7 +242,7 @@ def parse_args(argv):
     ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run in DIR")
     a = ap.parse_args(argv)
     a.fdl_options = a.fdl_options.strip()
-    if a.fdl_options and not re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", a.fdl_options):
+    if a.fdl_options and not guest_words(a.fdl_options):
         ap.error(f"--fdl-options {a.fdl_options!r}: words of letters, digits and _=.,:/+- (no quotes)")
     a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
     for s in a.schedulers:

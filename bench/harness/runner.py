@@ -4,6 +4,7 @@ gathered."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -88,6 +89,12 @@ class Progress:
         self.done += 1
         log(f"step {self.done}/{self.total}: {desc} | {fmt_secs(now - self.start)} elapsed, "
             f"about {fmt_secs(left)} left")
+
+
+def guest_words(text):
+    """Whether scx_fdl options may go to the guest as they are: it splits a command line on spaces,
+    without quotes, globs or shell characters, so only words of letters, digits and _=.,:/+-."""
+    return re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", text) is not None
 
 
 def fmt_secs(s):
