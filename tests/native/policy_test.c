@@ -2916,7 +2916,7 @@ static void test_fair_clock_waits_for_running_cgroups(void)
  * containers are active, and the 4 ms container's bursts (12 ms of work at once) outrun its scaled
  * budget. Under floor, fair work keeps what the guarantees leave (0.24 CPU) and they are never
  * scaled. Returns the 4 ms container's misses and starts, its workers' p99 spin lateness, the
- * largest guarantee scale seen (FDL_SHARE_ONE: none) and fair work's budget rate.
+ * least guarantee scale seen (FDL_SHARE_ONE: none) and fair work's budget rate.
  */
 static u64 protection_run(u32 mode, u64 *misses, u64 *picks, u64 *min_scale, u64 *fair_rate)
 {
