@@ -117,6 +117,8 @@ struct fdl_scan {
 	u64 min_rr_ns;
 	u64 rate_sum;		/* their granted guarantees (budget_rate) together */
 	u64 nr_queued;		/* tasks waiting in the queues scanned (fdl_scan_queued: at least 1 per queue with work) */
+	u64 skip_mask;		/* containers' slots (bit i: fdl.containers[i]) whose work this CPU may not run, */
+	u32 skip_root;		/* ... and the root's queue: counted, not offered (fdl_take_elsewhere) */
 };
 
 /*

@@ -139,11 +139,6 @@ impl<'obj> Scheduler<'obj> {
                     "--fair-protection floor: guarantees are never scaled; fair work keeps what they leave, at least {} per mille",
                     opts.fair_floor_permille
                 );
-                // Seen in the VM (README, limits): not yet understood, so said at every start.
-                warn!(
-                    "--fair-protection floor has a known defect: beside a guaranteed deadline container nested below a \
-                     fair first-level cgroup, a CPU can idle while fair tasks wait (README, \"Limits of the deadline tier\")"
-                );
                 crate::bpf_intf::fdl_fair_protect_FDL_FAIR_PROTECT_FLOOR
             }
         } as u32;

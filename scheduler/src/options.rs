@@ -202,8 +202,6 @@ pub struct Opts {
     /// share leaves are scaled into the rest (`guarantee_scale` in `scx_fdl dump`). floor: only
     /// what the granted guarantees leave (at least --fair-floor-permille): guarantees that fit
     /// the machine are never scaled, as Kubernetes' CPU requests, and fair work gets the rest.
-    /// floor has a known defect: beside a guaranteed deadline container nested below a fair
-    /// first-level cgroup (a Kubernetes pod), a CPU can idle while fair tasks wait (README).
     #[arg(long, value_enum, default_value_t = FairProtection::Weighted, value_name = "MODE")]
     pub fair_protection: FairProtection,
 

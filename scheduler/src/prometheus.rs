@@ -154,6 +154,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_empty_dispatches_with_work_queued", kind: Counter, scale: Count, help: Scheduler("dispatch_empty_queued") },
     Def { name: "scx_fdl_empty_dispatches_in_flight", kind: Counter, scale: Count, help: Scheduler("dispatch_inflight") },
     Def { name: "scx_fdl_prev_kept_untaken", kind: Counter, scale: Count, help: Scheduler("prev_kept_untaken") },
+    Def { name: "scx_fdl_skip_takes", kind: Counter, scale: Count, help: Scheduler("skip_takes") },
     Def { name: "scx_fdl_scan_strays", kind: Counter, scale: Count, help: Scheduler("scan_strays") },
     Def { name: "scx_fdl_idle_rechecks", kind: Counter, scale: Count, help: Scheduler("idle_rechecks") },
     Def { name: "scx_fdl_local_waits", kind: Counter, scale: Count, help: Scheduler("local_waits") },
@@ -373,6 +374,7 @@ impl Build<'_> {
         self.counter("scx_fdl_empty_dispatches_with_work_queued", vec![], ep, s.dispatch_empty_queued);
         self.counter("scx_fdl_empty_dispatches_in_flight", vec![], ep, s.dispatch_inflight);
         self.counter("scx_fdl_prev_kept_untaken", vec![], ep, s.prev_kept_untaken);
+        self.counter("scx_fdl_skip_takes", vec![], ep, s.skip_takes);
         self.counter("scx_fdl_scan_strays", vec![], ep, s.scan_strays);
         self.counter("scx_fdl_idle_rechecks", vec![], ep, s.idle_rechecks);
         self.counter("scx_fdl_local_waits", vec![], ep, s.local_waits);

@@ -120,6 +120,9 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches where the work the scan put first could not be taken (on its way to its queue, taken by another CPU, or pinned elsewhere) and the previous task kept the CPU instead of going to idle (for the shortest slice while that work was on its way to its queue)")]
     #[serde(default)]
     pub prev_kept_untaken: u64,
+    #[stat(desc = "Dispatches whose scan chose queues holding only work this CPU may not run (pinned to other CPUs) and that took work from the next choice instead of going idle")]
+    #[serde(default)]
+    pub skip_takes: u64,
     #[stat(desc = "Queues the periodic full scan (one CPU's every 4 ms) found holding work that the scheduler's own counts of queued tasks did not show, at two full scans of the same queue domain (each full scan asks one domain, in turn; the dispatcher otherwise reads only those counts, of active containers; should stay 0)")]
     #[serde(default)]
     pub scan_strays: u64,

@@ -3226,6 +3226,123 @@ static void test_nested_guarantee_without_deadlines_runs(void)
 }
 
 /*
+ * The same tree, pod 12 made a deadline container guaranteed 1 CPU while its hogs run (the path of
+ * `scx_fdl set`), beside two kworker-like tasks of the root's, one bound to each CPU (0.2 ms
+ * every 20 ms).
+ * Measured over 2 s: the pod's two hogs (cpu[0], cpu[1]), its sibling pod (cpu[2]), the three
+ * first-level cgroups (cpu[3]) and the whole machine (cpu[4]), in ms.
+ */
+static void nested_guarantee_run(u32 protect, u64 cpu[5])
+{
+	u64 before[NR_TASKS], sum = 0;
+	struct task *kw;
+	int i;
+
+	reset(2);
+	tun.fair_protect = protect;
+	add_cgroup(10, 100, 0, 0);
+	add_child(11, 10, 100);
+	add_child(12, 11, 100);
+	add_child(14, 11, 100);
+	add_cgroup(20, 100, 0, 0);
+	add_cgroup(21, 100, 0, 0);
+	add_cgroup(22, 100, 0, 0);
+	for (i = 0; i < 2; i++) {
+		wake(new_task(i, 12));
+		wake(new_task(2 + i, 14));
+	}
+	for (i = 0; i < 3; i++)
+		wake(new_task(4 + i, 20 + i));
+	for (i = 0; i < 2; i++) {	/* per-CPU kworkers: one of them is bound to the pod's CPU */
+		kw = periodic(7 + i, FDL_ROOT_CGREF, 200 * US, 20 * MS);
+		kw->p.allowed = 1u << i;
+	}
+	run_for(1000 * MS);
+	fdl_cgroup_set_deadlines(12, 10 * MS, 0, FDL_SHARE_ONE);
+	run_for(1000 * MS);
+	for (i = 0; i < NR_TASKS; i++)
+		before[i] = tasks[i].ran_ns;
+	run_for(2000 * MS);
+	for (i = 0; i < 9; i++)
+		sum += tasks[i].ran_ns - before[i];
+	cpu[0] = (tasks[0].ran_ns - before[0]) / MS;
+	cpu[1] = (tasks[1].ran_ns - before[1]) / MS;
+	cpu[2] = (ran(2, 2) - before[2] - before[3]) / MS;
+	cpu[3] = (ran(4, 3) - before[4] - before[5] - before[6]) / MS;
+	cpu[4] = sum / MS;
+}
+
+/*
+ * A pod guaranteed 1 CPU three levels down gets it, and what it leaves is shared: its sibling pod
+ * and the first-level cgroups beside kubepods are served, and no CPU idles beside them. Under
+ * --fair-protection floor it starved its sibling (0.000 CPU: its work within the guarantee moved
+ * kubepods on in the fair order, for good), one of its hogs held a CPU while the other waited (the
+ * running one's vtime was left in kubepods' queue's clock), and the other CPU idled beside three
+ * busy loops whenever the root's queue, first in the fair order, held only the kworker bound to the
+ * pod's CPU (bench/guest/nested-guarantee.sh, 2026-11-29).
+ */
+static void test_nested_guarantee_leaves_the_rest_shared(void)
+{
+	u64 f[5], w[5];
+
+	nested_guarantee_run(FDL_FAIR_PROTECT_FLOOR, f);
+	nested_guarantee_run(FDL_FAIR_PROTECT_WEIGHTED, w);
+	printf("nested guarantee of 1 CPU beside its sibling pod and three cgroups, ms of CPU in 2 s: "
+	       "floor pod %llu + %llu, sibling %llu, cgroups %llu, machine %llu; weighted %llu + %llu, "
+	       "%llu, %llu, %llu\n", f[0], f[1], f[2], f[3], f[4], w[0], w[1], w[2], w[3], w[4]);
+	CHECK("floor: the pod gets its 1 CPU (-10 %)", f[0] + f[1] >= 1800, "%llu ms", f[0] + f[1]);
+	CHECK("floor: its two hogs share it (each at least a third)",
+	      f[0] * 3 >= f[0] + f[1] && f[1] * 3 >= f[0] + f[1], "%llu / %llu ms", f[0], f[1]);
+	CHECK("floor: its sibling pod is served (an eighth of the rest: 0.125 CPU, -40 %)", f[2] >= 150,
+	      "%llu ms", f[2]);
+	CHECK("floor: the first-level cgroups get about 0.75 CPU together (-20 %)", f[3] >= 1200,
+	      "%llu ms", f[3]);
+	CHECK("floor: no CPU idles beside the waiting work (-2 %)", f[4] >= 3920, "%llu ms of 4000",
+	      f[4]);
+	CHECK("weighted: its sibling pod is served too", w[2] >= 150, "%llu ms", w[2]);
+	CHECK("weighted: no CPU idles beside the waiting work (-2 %)", w[4] >= 3920, "%llu ms of 4000",
+	      w[4]);
+}
+
+/*
+ * The fair order's first queue holds only work bound to another CPU: the root's, whose kworker is
+ * bound to CPU 0, where a container's busy loop runs within its guarantee of 1 CPU (by deadline,
+ * ahead of fair work). CPU 1 takes the next queue's work instead of idling: three fair cgroups of
+ * a task that spins 4 ms every 6 ms (1.5 CPUs of demand for the 1 CPU left) keep it busy (0.67 CPU
+ * without the take past it). In the VM's nested pod tree three first-level cgroups' busy loops got
+ * 0.05-0.07 CPU each beside such an idle CPU (bench/guest/nested-guarantee.sh, 2026-11-29).
+ */
+static void test_cpu_passes_work_bound_elsewhere(void)
+{
+	u64 before, busy, takes;
+	struct task *kw;
+	int i;
+
+	reset(2);
+	tun.fair_protect = FDL_FAIR_PROTECT_FLOOR;
+	add_cgroup(10, 100, 0, 0);
+	fdl_cgroup_set_deadlines(10, 10 * MS, 0, FDL_SHARE_ONE);
+	wake(new_task(0, 10));
+	for (i = 0; i < 3; i++) {
+		add_cgroup(20 + i, 100, 0, 0);
+		periodic(1 + i, 20 + i, 4 * MS, 6 * MS);
+	}
+	kw = periodic(4, FDL_ROOT_CGREF, 200 * US, 20 * MS);
+	kw->p.allowed = 1u << (running[0] == &tasks[0] ? 0 : 1);
+	run_for(500 * MS);
+	before = ran(1, 3);
+	takes = env.stats.nr_skip_takes;
+	run_for(2000 * MS);
+	busy = ran(1, 3) - before;
+	takes = env.stats.nr_skip_takes - takes;
+	printf("work bound elsewhere first in the fair order: the fair cgroups ran %llu ms of 2000 on the "
+	       "other CPU, %llu takes past it\n", busy / MS, takes);
+	CHECK("the other CPU runs the fair cgroups, not idle beside them (-5 %)", busy >= 1900 * MS,
+	      "%llu ms", busy / MS);
+	CHECK("by taking past the bound work", takes > 0, "%llu", takes);
+}
+
+/*
  * The starvation bound of the fair order: a fair cgroup whose cgroup virtual time ran far ahead
  * (40 s of it; a boosted nested container's did) beside three busy fair cgroups runs again within
  * the window. While the window's edge moved with the fair clock, it never ran again.
@@ -3726,6 +3843,8 @@ int main(void)
 	test_nested_deadline_container();
 	test_nested_burst_past_budget_runs_on_as_fair();
 	test_nested_guarantee_without_deadlines_runs();
+	test_nested_guarantee_leaves_the_rest_shared();
+	test_cpu_passes_work_bound_elsewhere();
 	test_cgroup_far_ahead_runs_within_the_window();
 	test_vtime_counts_the_share_of_the_queue();
 	test_fair_share_protected_from_overcommitted_guarantees();

@@ -6,7 +6,12 @@
 #   (1/3 of 2 CPUs); the guarantees are scaled into the rest (guarantee_scale below 1);
 # - floor: fair work keeps what the guarantees leave (0.24 CPU); they are never scaled, and each
 #   container gets its whole guarantee.
-# Checked within 10 %.
+# Checked within 10 %. Then, under floor, a guarantee three levels down, given at run time while its
+# busy loops run (`scx_fdl set`, as bench/guest/nested-guarantee.sh): pod g (two loops,
+# deadline_rr 10 ms, 1 CPU guaranteed) beside its sibling pod o (two) in
+# kubepods.slice/kubepods-burstable.slice, and h1..h3 (one each), all at cpu.weight 100. Fair work
+# keeps 1 CPU, a quarter of it kubepods'. g gets its CPU, its two loops share it, and the rest is
+# shared with no CPU idle beside it (before 2026-11-29: o 0.000, h1..h3 0.02-0.07 each, a CPU idle).
 . ./lib.sh
 
 secs=8
@@ -74,5 +79,38 @@ for c in g1 g2; do
         "$u >= 0.79"
 done
 check "floor: fair work keeps what the guarantees leave (0.24 CPU, -15 %): $F CPUs" "$F >= 0.2"
+
+B=kubepods.slice/kubepods-burstable.slice
+for c in kubepods.slice $B $B/podg $B/podo h1 h2 h3; do mkcg "$c" 100; done
+start_sched fdl --fair-protection floor || exit 1
+hogs $B/podg 2
+hogs $B/podo 2
+for c in h1 h2 h3; do hogs "$c" 1; done
+sleep 1
+scx_fdl set $B/podg deadline_rr=10ms guaranteed_shares=1024 > /dev/null || fail "scx_fdl set the nested pod"
+sleep 3
+set -- $(cat $CG/$B/podg/cgroup.procs)
+a0=$(task_ns "$1") b0=$(task_ns "$2")
+measure $secs $B/podg $B/podo h1 h2 h3
+a=$(( $(task_ns "$1") - a0 )) b=$(( $(task_ns "$2") - b0 ))
+G=$(cpus "$(used $B/podg)" $secs) O=$(cpus "$(used $B/podo)" $secs)
+H1=$(cpus "$(used h1)" $secs) H2=$(cpus "$(used h2)" $secs) H3=$(cpus "$(used h3)" $secs)
+echo "FDL-FAIR-PROTECTION floor nested: g=$G (its loops $((a / 1000000)) and $((b / 1000000)) ms) o=$O h1=$H1 h2=$H2 h3=$H3 CPUs over $secs s"
+scx_fdl dump | grep -E '"(skip_takes|dispatch_empty_queued)"'
+check_attached
+check_no_strays
+kill_all
+stop_scx
+check "floor, nested: the pod gets its guarantee (1 CPU, -10 %): $G CPUs" "$G >= 0.9"
+check "floor, nested: its two loops share it (each at least a third: $a and $b ns)" \
+    "$a * 3 >= $a + $b && $b * 3 >= $a + $b"
+check "floor, nested: its sibling pod is served (its part of kubepods' quarter of 1 CPU: $O CPUs, want >= 0.08)" \
+    "$O >= 0.08"
+for h in "h1 $H1" "h2 $H2" "h3 $H3"; do
+    set -- $h
+    check "floor, nested: $1 is served (a quarter of 1 CPU, -40 %): $2 CPUs" "$2 >= 0.15"
+done
+check "floor, nested: no CPU idles beside the waiting work ($G + $O + $H1 + $H2 + $H3 CPUs, want >= 1.85)" \
+    "$G + $O + $H1 + $H2 + $H3 >= 1.85"
 check_dmesg_clean
 exit $FAILED

@@ -21,13 +21,20 @@
  * hackbench tasks always woke ahead of one interactive task (VM: its p99 6.1 ms against EEVDF's
  * 1.7). Among the tasks of the queue's own cgroup, each task's own share bounds its credit.
  */
+/* A task new to queue `queue` (clock e) starts at its clock. False if it was already there. */
+static __always_inline bool fdl_fair_join(struct fdl_task *t, u64 queue, struct fdl_entity *e)
+{
+	if (t->vqueue == queue)
+		return false;
+	t->vqueue = queue;
+	t->vtime = e->vtime_now;
+	return true;
+}
+
 static __always_inline void fdl_fair_place_at(struct fdl_task *t, u64 queue, struct fdl_entity *e,
 					      u64 share)
 {
-	if (t->vqueue != queue) {
-		t->vqueue = queue;
-		t->vtime = e->vtime_now;
-	}
+	fdl_fair_join(t, queue, e);
 	t->vtime = fdl_vtime_floor(t->vtime, e->vtime_now, fdl_vtime_delta(fdl_wake_credit_ns(t), share));
 }
 

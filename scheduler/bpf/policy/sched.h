@@ -24,6 +24,30 @@ static __always_inline void fdl_count_dispatch(u32 path)
 }
 
 /*
+ * A nested container's (top's) work is its first-level ancestor's too: that ancestor's own queue
+ * is served in the fair order only for what the subtree has not used. Not its work within its
+ * guarantee: that is granted on top of the fair shares (the fair tier's bandwidth is what the
+ * guarantees leave), not the ancestor's fair use. Charged there, a pod guaranteed 1 CPU under
+ * kubepods.slice (whose fair share was 0.5) kept kubepods.slice at the starvation window's edge,
+ * moving with the fair clock, and its sibling pod, in kubepods.slice's own queue, got 0.000 CPU in
+ * 5 s (bench/guest/nested-guarantee.sh, 2026-11-29). A global function: inlined into fdl_charge,
+ * the budget's reckoning added 7k instructions to the verification of each program that charges
+ * (fdl_tick 28.7k -> 35.3k; with this function 25.3k).
+ */
+FDL_GLOBAL int fdl_charge_first(struct fdl_cgroup *top, u64 delta, s64 order_wsum, u64 now)
+{
+	struct fdl_cgroup *first;
+
+	if (!top || top->level <= 1 || fdl_entity_within(&top->ent, now))
+		return 0;
+	first = env_cgroup(top->top_cgref);
+	if (!first || !first->has_dsq)
+		return 0;
+	__sync_fetch_and_add(&first->cvtime, fdl_vtime_delta(delta, fdl_cgroup_fair_share(first, order_wsum)));
+	return 1;
+}
+
+/*
  * Charge the running task for the CPU time since it was last charged: its vtime at its current
  * share, its cgroup's usage, its first-level cgroup's place in the fair order, and the bucket of
  * the deadline entity it runs under. Called on every tick as well as at stop and dispatch, so
@@ -36,7 +60,7 @@ static __always_inline void fdl_count_dispatch(u32 path)
 FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 {
 	u64 now = env_now(), delta, queue, bw, share, cgref;
-	struct fdl_cgroup *cg, *top, *first;
+	struct fdl_cgroup *cg, *top;
 	s64 root_wsum = fdl_root_wsum(), order_wsum;
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
@@ -49,6 +73,13 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 	t->started_at = now;
 	t->burst_ns += delta;
 	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
+	/*
+	 * Its queue changed while it ran (its cgroup became a container): its vtime is counted in
+	 * the new queue's clock from now. Left in the old one's, it was compared with the new queue's
+	 * tasks across two clocks, and a pod's busy loop kept its CPU while the pod's other one, queued
+	 * behind it, ran 25 ms in 15 s (bench/guest/nested-guarantee.sh, 2026-11-29).
+	 */
+	fdl_fair_join(t, queue, fdl_queue_clock(top));
 	fdl_fair_started(t, queue, top);
 	share = fdl_task_share_in_queue_of(t, queue, cgref, cg, top, root_wsum);
 	t->vtime += fdl_vtime_delta(delta, share);
@@ -64,13 +95,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 		order_wsum = root_wsum - fdl.dl_wsum + fdl.dl_unboosted_wsum;	/* fdl_fair_order_wsum */
 		__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta,
 						fdl_cgroup_fair_share(top, order_wsum)));
-		/*
-		 * A nested container's work is its first-level ancestor's too: that ancestor's own
-		 * queue is served in the fair order only for what the subtree has not used.
-		 */
-		if (top->level > 1 && (first = env_cgroup(top->top_cgref)) && first->has_dsq)
-			__sync_fetch_and_add(&first->cvtime, fdl_vtime_delta(delta,
-						fdl_cgroup_fair_share(first, order_wsum)));
+		fdl_charge_first(top, delta, order_wsum, now);
 	} else
 		__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
 	/*
@@ -719,6 +744,8 @@ static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, s
 	if ((w = fdl_scan_queued(sc, i + 1, cgref, full)) <= 0)
 		return;
 	sc->nr_queued += w;
+	if (sc->skip_mask & (1ULL << (i & 63)))
+		return;	/* its work may not run on this CPU (fdl_take_elsewhere) */
 	/*
 	 * A deadline container that overran its bandwidth competes in the fair order only.
 	 * By its deadline it would stand at vdt + deadline_rr, a key that moves with vdt and
@@ -904,7 +931,8 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 	fdl_fair_set_rate(fair_cpus, now);
 	if ((w = fdl_scan_queued(sc, FDL_QUEUED_FAIR, FDL_DSQ_FAIR, full)) > 0) {
 		sc->nr_queued += w;
-		fdl_consider_fair(sc, FDL_DSQ_FAIR, &fdl.root_cvtime);
+		if (!sc->skip_root)
+			fdl_consider_fair(sc, FDL_DSQ_FAIR, &fdl.root_cvtime);
 	}
 	if (sc->fair_found) {
 		fdl_fair_clock_to(sc);
@@ -1019,6 +1047,54 @@ FDL_GLOBAL int fdl_take(s32 cpu, u64 now)
 	if (ne && fdl_move(sc->next_q)) {
 		fdl_took(cc, ne, sc->next_q, sc->next_dl, 0, false, now);
 		return 1;
+	}
+	return 0;
+}
+
+/* Leave candidate queue q (fair: fdl_scan.best_fair's kinds) out of this CPU's next scans. */
+static __always_inline void fdl_scan_skip(struct fdl_scan *sc, u64 q, u32 fair)
+{
+	u32 s;
+
+	if (fair == FDL_NONE)
+		return;
+	s = fdl_queue_slot(q);
+	if (s == FDL_QUEUED_FAIR)
+		sc->skip_root = 1;
+	else if (s)
+		sc->skip_mask |= 1ULL << ((s - 1) & 63);
+}
+
+/* How many times a CPU scans again past queues whose work it may not run (fdl_take_elsewhere). */
+#define FDL_SKIP_RESCANS	3
+
+/*
+ * The queues the scan chose hold work, none of which may run on this CPU: tasks pinned to other
+ * CPUs, busy ones. Scan again without them (counted still: fdl_on_idle must not wake this CPU
+ * for them) and take the next choice, up to FDL_SKIP_RESCANS times. Without it a CPU idled beside
+ * work it could run: the least cgroup virtual time was the root's queue, whose only task was a
+ * kworker bound to the other CPU, which a guaranteed pod's busy loop held by its deadline; the
+ * root's queue stayed first (its work did not run, so its cgroup virtual time did not move) and
+ * three fair cgroups' busy loops got 0.05 CPU each beside a CPU idle most of the time
+ * (bench/guest/nested-guarantee.sh --fair-protection floor, 2026-11-29). Returns 1 if it took
+ * work. A global function: its scans and takes are verified once.
+ */
+FDL_GLOBAL int fdl_take_elsewhere(s32 cpu, u64 now, u64 vdt)
+{
+	struct fdl_scan *sc = env_scan();
+	int i;
+
+	if (!sc)
+		return 0;
+	fdl_for(i, 0, FDL_SKIP_RESCANS) {
+		fdl_scan_skip(sc, sc->best_q, sc->best_fair);
+		fdl_scan_skip(sc, sc->next_q, sc->next_fair);
+		if (fdl_scan_queues(now, vdt) || sc->best_fair == FDL_NONE)
+			return 0;
+		if (fdl_take(cpu, now)) {
+			stat_inc(nr_skip_takes);
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -1308,7 +1384,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	u64 now = env_now(), vdt = fdl_vdt(now), slice, at;
 	struct fdl_cpu *cc = env_cpu(cpu);
 	struct fdl_scan *sc = env_scan();
-	bool queued, inflight, scanned;
+	bool queued, inflight, scanned, prev_runs;
 	int i;
 
 	if (cc)
@@ -1321,6 +1397,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	}
 	if (!sc)
 		return;
+	sc->skip_mask = 0;
+	sc->skip_root = 0;
 	scanned = !fdl_scan_skippable(now);
 	if (!scanned)
 		fdl_scan_none(sc);
@@ -1371,6 +1449,13 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		 * that rare case.
 		 */
 		if (!inflight && sc->best_fair != FDL_NONE && fdl_take(cpu, now))
+			return;
+		/*
+		 * Work this CPU may not run: the next choice instead, unless the previous task keeps
+		 * the CPU (what the scan put first ranked above it; what comes next may not).
+		 */
+		prev_runs = pt && !fdl_bw_blocked(pt, now, &at);
+		if (!inflight && scanned && !prev_runs && fdl_take_elsewhere(cpu, now, vdt))
 			return;
 	}
 	if (pt && !fdl_bw_blocked(pt, now, &at)) {
