@@ -3186,30 +3186,40 @@ static void test_a_guarantee_sums_its_subtree_as_it_runs(void)
 }
 
 /*
- * A guarantee three levels down: kubepods (10) / burstable (11) / pods 12 and 14 of two hogs each,
- * beside three first-level cgroups of one hog each (all weight 100: pod 12's share is 0.25 CPU).
- * Pod 12 gets deadlines and a guarantee of 1 CPU, then loses its deadlines and keeps the
- * guarantee: it keeps running (it starved in the VM).
+ * Kubernetes' tree on 2 CPUs: kubepods (10) / burstable (11) / pods 12 and 14 of two hogs each
+ * (tasks 0, 1 and 2, 3), beside first-level cgroups 20..22 of one hog each (tasks 4..6), all at
+ * weight 100 (pod 12's share: 0.25 CPU), everything woken, fair work protected by `protect`.
+ */
+static void nested_pods_tree(u32 protect)
+{
+	int i;
+
+	reset(2);
+	tun.fair_protect = protect;
+	add_cgroup(10, 100, 0, 0);
+	add_child(11, 10, 100);
+	add_child(12, 11, 100);
+	add_child(14, 11, 100);
+	for (i = 0; i < 3; i++)
+		add_cgroup(20 + i, 100, 0, 0);
+	for (i = 0; i < 2; i++) {
+		wake(new_task(i, 12));
+		wake(new_task(2 + i, 14));
+	}
+	for (i = 0; i < 3; i++)
+		wake(new_task(4 + i, 20 + i));
+}
+
+/*
+ * A guarantee three levels down (nested_pods_tree): pod 12 gets deadlines and a guarantee of 1
+ * CPU, then loses its deadlines and keeps the guarantee: it keeps running (it starved in the VM).
  */
 static void test_nested_guarantee_without_deadlines_runs(void)
 {
 	u64 before, got;
 	int ret;
 
-	reset(2);
-	add_cgroup(10, 100, 0, 0);
-	add_child(11, 10, 100);
-	add_child(12, 11, 100);
-	add_child(14, 11, 100);
-	add_cgroup(20, 100, 0, 0);
-	add_cgroup(21, 100, 0, 0);
-	add_cgroup(22, 100, 0, 0);
-	for (int i = 0; i < 2; i++) {
-		wake(new_task(i, 12));
-		wake(new_task(2 + i, 14));
-	}
-	for (int i = 0; i < 3; i++)
-		wake(new_task(4 + i, 20 + i));
+	nested_pods_tree(FDL_FAIR_PROTECT_WEIGHTED);
 	run_for(1000 * MS);
 	ret = fdl_cgroup_set_deadlines(12, 10 * MS, 0, FDL_SHARE_ONE);
 	before = ran(0, 2);
@@ -3226,10 +3236,9 @@ static void test_nested_guarantee_without_deadlines_runs(void)
 }
 
 /*
- * The same tree, pod 12 made a deadline container guaranteed 1 CPU while its hogs run (the path of
- * `scx_fdl set`), beside two kworker-like tasks of the root's, one bound to each CPU (0.2 ms
- * every 20 ms).
- * Measured over 2 s: the pod's two hogs (cpu[0], cpu[1]), its sibling pod (cpu[2]), the three
+ * nested_pods_tree, pod 12 made a deadline container guaranteed 1 CPU while its hogs run (the path
+ * of `scx_fdl set`), beside two kworker-like tasks of the root's, one bound to each CPU (0.2 ms
+ * every 20 ms). Measured over 2 s: the pod's two hogs (cpu[0], cpu[1]), its sibling pod (cpu[2]), the three
  * first-level cgroups (cpu[3]) and the whole machine (cpu[4]), in ms.
  */
 static void nested_guarantee_run(u32 protect, u64 cpu[5])
@@ -3238,21 +3247,7 @@ static void nested_guarantee_run(u32 protect, u64 cpu[5])
 	struct task *kw;
 	int i;
 
-	reset(2);
-	tun.fair_protect = protect;
-	add_cgroup(10, 100, 0, 0);
-	add_child(11, 10, 100);
-	add_child(12, 11, 100);
-	add_child(14, 11, 100);
-	add_cgroup(20, 100, 0, 0);
-	add_cgroup(21, 100, 0, 0);
-	add_cgroup(22, 100, 0, 0);
-	for (i = 0; i < 2; i++) {
-		wake(new_task(i, 12));
-		wake(new_task(2 + i, 14));
-	}
-	for (i = 0; i < 3; i++)
-		wake(new_task(4 + i, 20 + i));
+	nested_pods_tree(protect);
 	for (i = 0; i < 2; i++) {	/* per-CPU kworkers: one of them is bound to the pod's CPU */
 		kw = periodic(7 + i, FDL_ROOT_CGREF, 200 * US, 20 * MS);
 		kw->p.allowed = 1u << i;
