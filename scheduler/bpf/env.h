@@ -93,6 +93,7 @@ struct fdl_cpu {
 	u64 claimed_at;		/* woken for queued work, or given a task by select_cpu, then; not yet started (0: neither) */
 	u64 lent_q;		/* the fair queue whose running work it was taken from by a deadline (0: none) */
 	u64 lent_at;		/* when (fdl_loan_due) */
+	u64 fair_served_at;	/* it last ran work of the fair order, or saw none waiting (fdl_fair_first) */
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */
 } __attribute__((aligned(64)));	/* whole cache lines: each CPU writes its own (cpu_ctxs) */
 
@@ -119,6 +120,8 @@ struct fdl_scan {
 	u64 nr_queued;		/* tasks waiting in the queues scanned (fdl_scan_queued: at least 1 per queue with work) */
 	u64 skip_mask;		/* containers' slots (bit i: fdl.containers[i]) whose work this CPU may not run, */
 	u32 skip_root;		/* ... and the root's queue: counted, not offered (fdl_take_elsewhere) */
+	u64 keep_slice;		/* fdl_take_elsewhere: the previous task keeps the CPU for this long */
+	u32 fair_first;		/* the fair order's choice goes first on this CPU (fdl_fair_first) */
 };
 
 /*

@@ -317,6 +317,7 @@ struct fdl_cpu_stats {
 	u64 nr_dispatch_inflight;	/* of those, the work counted not in its queues yet: the CPU looks again (fdl_retry_in_flight) */
 	u64 nr_prev_kept_untaken;	/* previous tasks kept: the work put first could not be taken here */
 	u64 nr_skip_takes;	/* work taken by a scan past queues whose work may not run here (fdl_take_elsewhere) */
+	u64 nr_fair_first;	/* dispatches that put the fair order first: it had waited a starvation bound (fdl_fair_first) */
 	u64 nr_scan_strays;	/* queued work a full scan found outside the counts (fdl_scan_queued): 0 */
 	u64 nr_dom_take[FDL_NR_DOM_TAKE];	/* by enum fdl_dom_take (several domains only) */
 	u64 nr_interactive_wakeups;	/* wake-ups classified interactive (more wake credit than batch work) */

@@ -311,6 +311,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         dispatch_inflight: s.nr_dispatch_inflight,
         prev_kept_untaken: s.nr_prev_kept_untaken,
         skip_takes: s.nr_skip_takes,
+        fair_first: s.nr_fair_first,
         scan_strays: s.nr_scan_strays,
         idle_rechecks: s.nr_idle_rechecks,
         local_waits: s.nr_local_waits,

@@ -155,6 +155,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_empty_dispatches_in_flight", kind: Counter, scale: Count, help: Scheduler("dispatch_inflight") },
     Def { name: "scx_fdl_prev_kept_untaken", kind: Counter, scale: Count, help: Scheduler("prev_kept_untaken") },
     Def { name: "scx_fdl_skip_takes", kind: Counter, scale: Count, help: Scheduler("skip_takes") },
+    Def { name: "scx_fdl_fair_first", kind: Counter, scale: Count, help: Scheduler("fair_first") },
     Def { name: "scx_fdl_scan_strays", kind: Counter, scale: Count, help: Scheduler("scan_strays") },
     Def { name: "scx_fdl_idle_rechecks", kind: Counter, scale: Count, help: Scheduler("idle_rechecks") },
     Def { name: "scx_fdl_local_waits", kind: Counter, scale: Count, help: Scheduler("local_waits") },
@@ -375,6 +376,7 @@ impl Build<'_> {
         self.counter("scx_fdl_empty_dispatches_in_flight", vec![], ep, s.dispatch_inflight);
         self.counter("scx_fdl_prev_kept_untaken", vec![], ep, s.prev_kept_untaken);
         self.counter("scx_fdl_skip_takes", vec![], ep, s.skip_takes);
+        self.counter("scx_fdl_fair_first", vec![], ep, s.fair_first);
         self.counter("scx_fdl_scan_strays", vec![], ep, s.scan_strays);
         self.counter("scx_fdl_idle_rechecks", vec![], ep, s.idle_rechecks);
         self.counter("scx_fdl_local_waits", vec![], ep, s.local_waits);

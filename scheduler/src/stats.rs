@@ -123,6 +123,9 @@ pub struct SchedulerStats {
     #[stat(desc = "Dispatches whose scan chose queues holding only work this CPU may not run (pinned to other CPUs) and that took work from the next choice instead of going idle")]
     #[serde(default)]
     pub skip_takes: u64,
+    #[stat(desc = "Dispatches that put the fair order's choice first because fair work had waited the starvation bound (--starvation-ms) on that CPU, e.g. a task bound to a CPU that a guaranteed container's busy loop held")]
+    #[serde(default)]
+    pub fair_first: u64,
     #[stat(desc = "Queues the periodic full scan (one CPU's every 4 ms) found holding work that the scheduler's own counts of queued tasks did not show, at two full scans of the same queue domain (each full scan asks one domain, in turn; the dispatcher otherwise reads only those counts, of active containers; should stay 0)")]
     #[serde(default)]
     pub scan_strays: u64,

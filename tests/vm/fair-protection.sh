@@ -90,6 +90,7 @@ sleep 1
 scx_fdl set $B/podg deadline_rr=10ms guaranteed_shares=1024 > /dev/null || fail "scx_fdl set the nested pod"
 sleep 3
 set -- $(cat $CG/$B/podg/cgroup.procs)
+[ $# -eq 2 ] || { fail "pod g holds its two busy loops (cgroup.procs: $*)"; set -- $PIDS; }
 a0=$(task_ns "$1") b0=$(task_ns "$2")
 measure $secs $B/podg $B/podo h1 h2 h3
 a=$(( $(task_ns "$1") - a0 )) b=$(( $(task_ns "$2") - b0 ))

@@ -25,12 +25,14 @@ static __always_inline void fdl_count_dispatch(u32 path)
 
 /*
  * A nested container's (top's) work is its first-level ancestor's too: that ancestor's own queue
- * is served in the fair order only for what the subtree has not used. Not its work within its
- * guarantee: that is granted on top of the fair shares (the fair tier's bandwidth is what the
- * guarantees leave), not the ancestor's fair use. Charged there, a pod guaranteed 1 CPU under
- * kubepods.slice (whose fair share was 0.5) kept kubepods.slice at the starvation window's edge,
- * moving with the fair clock, and its sibling pod, in kubepods.slice's own queue, got 0.000 CPU in
- * 5 s (bench/guest/nested-guarantee.sh, 2026-11-29). A global function: inlined into fdl_charge,
+ * is served in the fair order only for what the subtree has not used. Under --fair-protection
+ * floor, not its work within its guarantee: granted off the top of the machine (fair work keeps
+ * what the grants leave), it is no part of the ancestor's fair share. Charged there, a pod
+ * guaranteed 1 CPU under kubepods.slice (whose fair share was 0.5) kept kubepods.slice at the
+ * starvation window's edge, moving with the fair clock, and its sibling pod, in kubepods.slice's
+ * own queue, got 0.000 CPU in 5 s (bench/guest/nested-guarantee.sh, 2026-11-29). By default
+ * (weighted) a guarantee is scaled into its weight share, which is its ancestors': charged there,
+ * the ancestor gets its cpu.weight's share as a whole, as under EEVDF. A global function: inlined into fdl_charge,
  * the budget's reckoning added 7k instructions to the verification of each program that charges
  * (fdl_tick 28.7k -> 35.3k; with this function 25.3k).
  */
@@ -38,7 +40,8 @@ FDL_GLOBAL int fdl_charge_first(struct fdl_cgroup *top, u64 delta, s64 order_wsu
 {
 	struct fdl_cgroup *first;
 
-	if (!top || top->level <= 1 || fdl_entity_within(&top->ent, now))
+	if (!top || top->level <= 1 ||
+	    (tun.fair_protect == FDL_FAIR_PROTECT_FLOOR && fdl_entity_within(&top->ent, now)))
 		return 0;
 	first = env_cgroup(top->top_cgref);
 	if (!first || !first->has_dsq)
@@ -91,12 +94,11 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 	 * All work moves its cgroup on in cgroup virtual time, a deadline container's too, however
 	 * it got the CPU: the fair order then serves that container only up to its fair share.
 	 */
-	if (top) {
-		order_wsum = root_wsum - fdl.dl_wsum + fdl.dl_unboosted_wsum;	/* fdl_fair_order_wsum */
+	order_wsum = root_wsum - fdl.dl_wsum + fdl.dl_unboosted_wsum;	/* fdl_fair_order_wsum */
+	if (top)
 		__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta,
 						fdl_cgroup_fair_share(top, order_wsum)));
-		fdl_charge_first(top, delta, order_wsum, now);
-	} else
+	else
 		__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
 	/*
 	 * Taken by the fair order, a deadline container's work fills both buckets: the fair
@@ -108,6 +110,13 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 		fdl_entity_fill(&top->ent, delta, fdl_entity_bw_of(top, &top->ent, root_wsum));
 	bw = fdl_entity_bw_of(top, e, root_wsum);
 	fdl_entity_fill(e, delta, bw);
+	/*
+	 * Its first-level ancestor's part (fdl_charge_first) after the fills: reckoning the budget
+	 * starts a fresh bucket where the container is back within its guarantee, which a fill after
+	 * it would spoil.
+	 */
+	if (top)
+		fdl_charge_first(top, delta, order_wsum, now);
 	/* Its container's guarantee is spent by all of its work, however it got the CPU. */
 	if (top && top->ent.budget_rate)
 		__sync_fetch_and_sub(&top->ent.budget_ns, (s64)delta);
@@ -768,6 +777,7 @@ static __always_inline void fdl_scan_none(struct fdl_scan *sc)
 	sc->best_fair = sc->next_fair = FDL_NONE;
 	sc->best_q = sc->next_q = sc->best_dl = sc->next_dl = 0;
 	sc->fair_found = sc->running_found = 0;
+	sc->fair_first = 0;
 	sc->nr_queued = 0;
 }
 
@@ -785,7 +795,11 @@ static __always_inline void fdl_scan_none(struct fdl_scan *sc)
  * had kept running, hackbench's, stayed that far behind and won the fair order until it had
  * caught up, while a cgroup that slept between its bursts woke at the clock and waited: 0.27 CPU
  * for 0.52 of demand beside hackbench's 0.54, its p99 269 ms against EEVDF's 31 ms (matrix cell
- * spin3-sleep20.rr4-20.shares900.config.t4, 2026-11-29).
+ * spin3-sleep20.rr4-20.shares900.config.t4, 2026-11-29). In a rescan past queues this CPU may not
+ * run (fdl_take_elsewhere), the least of the others: held at a queue whose only work waited for a
+ * busy CPU elsewhere, the clock left the cgroups this CPU served to drift to the starvation
+ * window's edge, where their order is lost (native test_cpu_passes_work_bound_elsewhere: three
+ * busy loops got 234, 235 and 1531 ms of 2000).
  */
 static __always_inline void fdl_fair_clock_to(struct fdl_scan *sc)
 {
@@ -1051,54 +1065,6 @@ FDL_GLOBAL int fdl_take(s32 cpu, u64 now)
 	return 0;
 }
 
-/* Leave candidate queue q (fair: fdl_scan.best_fair's kinds) out of this CPU's next scans. */
-static __always_inline void fdl_scan_skip(struct fdl_scan *sc, u64 q, u32 fair)
-{
-	u32 s;
-
-	if (fair == FDL_NONE)
-		return;
-	s = fdl_queue_slot(q);
-	if (s == FDL_QUEUED_FAIR)
-		sc->skip_root = 1;
-	else if (s)
-		sc->skip_mask |= 1ULL << ((s - 1) & 63);
-}
-
-/* How many times a CPU scans again past queues whose work it may not run (fdl_take_elsewhere). */
-#define FDL_SKIP_RESCANS	3
-
-/*
- * The queues the scan chose hold work, none of which may run on this CPU: tasks pinned to other
- * CPUs, busy ones. Scan again without them (counted still: fdl_on_idle must not wake this CPU
- * for them) and take the next choice, up to FDL_SKIP_RESCANS times. Without it a CPU idled beside
- * work it could run: the least cgroup virtual time was the root's queue, whose only task was a
- * kworker bound to the other CPU, which a guaranteed pod's busy loop held by its deadline; the
- * root's queue stayed first (its work did not run, so its cgroup virtual time did not move) and
- * three fair cgroups' busy loops got 0.05 CPU each beside a CPU idle most of the time
- * (bench/guest/nested-guarantee.sh --fair-protection floor, 2026-11-29). Returns 1 if it took
- * work. A global function: its scans and takes are verified once.
- */
-FDL_GLOBAL int fdl_take_elsewhere(s32 cpu, u64 now, u64 vdt)
-{
-	struct fdl_scan *sc = env_scan();
-	int i;
-
-	if (!sc)
-		return 0;
-	fdl_for(i, 0, FDL_SKIP_RESCANS) {
-		fdl_scan_skip(sc, sc->best_q, sc->best_fair);
-		fdl_scan_skip(sc, sc->next_q, sc->next_fair);
-		if (fdl_scan_queues(now, vdt) || sc->best_fair == FDL_NONE)
-			return 0;
-		if (fdl_take(cpu, now)) {
-			stat_inc(nr_skip_takes);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /*
  * How long a CPU taken from fair work by a deadline owes it back (fdl_loan_due): longer than any
  * burst that took it within a slice or two; a loan not returned by then has lapsed.
@@ -1252,6 +1218,8 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	rest = claims && rights && (bf == FDL_NONE || best_is_p) && ran < tun.slice_ns;
 	if (bf == FDL_NONE || rest)
 		keep = true;
+	else if (sc->fair_first && !best_is_p)
+		keep = false;	/* fair work waited its bound on this CPU (fdl_fair_first) */
 	else if (sc->best_q == pq)
 		keep = !(env_head_vtime(pq, &hv, fdl_queue_lead(pq), fdl_queue_doms(pq)) &&
 			 fdl_time_before(hv, t->vtime));
@@ -1262,6 +1230,8 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 		keep = !fdl_time_before(sc->best_dl, pdl);
 	if (!keep)
 		return 0;
+	if (pe == &fdl.fair)
+		cc->fair_served_at = now;
 	/* Its competitor: the best other deadline entity. */
 	cf = best_is_p ? sc->next_fair : bf;
 	cq = best_is_p ? sc->next_q : sc->best_q;
@@ -1276,6 +1246,64 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	if (rest)
 		slice = fdl_min(slice, fdl_max(fdl_min(tun.slice_ns - ran, rr), tun.min_slice_ns));
 	return fdl_max(slice, 1);
+}
+
+/* Leave candidate queue q (fair: fdl_scan.best_fair's kinds) out of this CPU's next scans. */
+static __always_inline void fdl_scan_skip(struct fdl_scan *sc, u64 q, u32 fair)
+{
+	u32 s;
+
+	if (fair == FDL_NONE)
+		return;
+	s = fdl_queue_slot(q);
+	if (s == FDL_QUEUED_FAIR)
+		sc->skip_root = 1;
+	else if (s)
+		sc->skip_mask |= 1ULL << ((s - 1) & 63);
+}
+
+/* How many times a CPU scans again past queues whose work it may not run (fdl_take_elsewhere). */
+#define FDL_SKIP_RESCANS	3
+
+/*
+ * The queues the scan chose hold work, none of which may run on this CPU: tasks pinned to other
+ * CPUs, busy ones. Scan again without them (counted still: fdl_on_idle must not wake this CPU
+ * for them) and take the next choice, up to FDL_SKIP_RESCANS times; the previous task pt, still
+ * runnable (NULL: none), keeps the CPU if it ranks above that choice (fdl_prev_keeps: its slice in
+ * sc->keep_slice). Kept without that comparison, a busy loop kept its CPU for good while the fair
+ * cgroups beside it waited (native test_cpu_passes_work_bound_elsewhere with busy loops: 0, 0 and
+ * 2000 ms of 2000). Without it a CPU idled beside
+ * work it could run: the least cgroup virtual time was the root's queue, whose only task was a
+ * kworker bound to the other CPU, which a guaranteed pod's busy loop held by its deadline; the
+ * root's queue stayed first (its work did not run, so its cgroup virtual time did not move) and
+ * three fair cgroups' busy loops got 0.05 CPU each beside a CPU idle most of the time
+ * (bench/guest/nested-guarantee.sh --fair-protection floor, 2026-11-29). Returns 1 if it took
+ * work, 2 if pt keeps the CPU, 0 if neither. A global function: its scans and takes are verified
+ * once.
+ */
+FDL_GLOBAL int fdl_take_elsewhere(s32 cpu, u64 now, u64 vdt, struct fdl_task *pt)
+{
+	struct fdl_scan *sc = env_scan();
+	u64 slice;
+	int i;
+
+	if (!sc)
+		return 0;
+	fdl_for(i, 0, FDL_SKIP_RESCANS) {
+		fdl_scan_skip(sc, sc->best_q, sc->best_fair);
+		fdl_scan_skip(sc, sc->next_q, sc->next_fair);
+		if (fdl_scan_queues(now, vdt) || sc->best_fair == FDL_NONE)
+			return 0;
+		if (pt && (slice = fdl_prev_keeps(pt, cpu, now))) {
+			sc->keep_slice = slice;
+			return 2;
+		}
+		if (fdl_take(cpu, now)) {
+			stat_inc(nr_skip_takes);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -1375,6 +1403,42 @@ static __always_inline bool fdl_scan_skippable(u64 now)
 }
 
 /*
+ * Fair work waits on every CPU for at most the starvation bound (--starvation-ms): a CPU that has
+ * run no work of the fair order for that long while the scan saw some waiting puts the fair
+ * order's choice first, over any deadline and over the previous task (fdl_prev_keeps), for one
+ * pick. The fair tier's bandwidth is the machine's, not each CPU's: a task bound to one CPU, where
+ * a container within its guarantee of a whole CPU ran a busy loop, waited behind it for as long as
+ * the loop ran (native test_nested_guarantee_leaves_the_rest_shared: a kworker 0 ms in 2.5 s; the
+ * kernel's watchdog ejects a scheduler that leaves a task runnable 30 s). A deadline loses one
+ * slice per bound at most. A global function: called once a dispatch, verified once.
+ */
+FDL_GLOBAL int fdl_fair_first(s32 cpu, u64 now, u64 vdt)
+{
+	struct fdl_scan *sc = env_scan();
+	struct fdl_cpu *cc = env_cpu(cpu);
+
+	if (!sc || !cc)
+		return 0;
+	if (!sc->fair_found || !cc->fair_served_at) {
+		cc->fair_served_at = now;
+		return 0;
+	}
+	if (!fdl_time_before(cc->fair_served_at + tun.starvation_ns, now))
+		return 0;
+	if (sc->best_fair != 1) {
+		sc->next_q = sc->best_q;
+		sc->next_dl = sc->best_dl;
+		sc->next_fair = sc->best_fair;
+		sc->best_q = sc->fair_q;
+		sc->best_dl = fdl_entity_order(&fdl.fair, now, vdt);
+		sc->best_fair = 1;
+	}
+	sc->fair_first = 1;
+	stat_inc(nr_fair_first);
+	return 1;
+}
+
+/*
  * A CPU needs work: take the earliest deadline among the queues (fdl_scan_queues); within the
  * chosen queue, the lowest vtime. The previous task, if still runnable (pt != NULL), keeps the
  * CPU while it is still first (fdl_prev_keeps).
@@ -1385,7 +1449,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	struct fdl_cpu *cc = env_cpu(cpu);
 	struct fdl_scan *sc = env_scan();
 	bool queued, inflight, scanned, prev_runs;
-	int i;
+	int i, took;
 
 	if (cc)
 		cc->dispatch_gen++;	/* a timer set before this chose nothing after it (fdl_timer_lapse) */
@@ -1404,6 +1468,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		fdl_scan_none(sc);
 	else if (fdl_scan_queues(now, vdt))
 		return;
+	else
+		fdl_fair_first(cpu, now, vdt);
 	if (pt && (slice = fdl_prev_keeps(pt, cpu, now))) {
 		fdl_keep_prev(cpu, prev, pt, slice, now);
 		return;
@@ -1437,6 +1503,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	 * on bench/guest/spin-sched-trace.sh antagonist=1).
 	 */
 	inflight = false;
+	prev_runs = pt && !fdl_bw_blocked(pt, now, &at);
 	if (sc && sc->nr_queued > 0) {
 		inflight = fdl_in_flight(sc);
 		/*
@@ -1450,15 +1517,14 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		 */
 		if (!inflight && sc->best_fair != FDL_NONE && fdl_take(cpu, now))
 			return;
-		/*
-		 * Work this CPU may not run: the next choice instead, unless the previous task keeps
-		 * the CPU (what the scan put first ranked above it; what comes next may not).
-		 */
-		prev_runs = pt && !fdl_bw_blocked(pt, now, &at);
-		if (!inflight && scanned && !prev_runs && fdl_take_elsewhere(cpu, now, vdt))
+		/* Work this CPU may not run: the next choice, or the previous task if it ranks above. */
+		if (!inflight && (took = fdl_take_elsewhere(cpu, now, vdt, prev_runs ? pt : NULL))) {
+			if (took == 2 && pt)	/* pt kept (the test for the verifier) */
+				fdl_keep_prev(cpu, prev, pt, sc->keep_slice, now);
 			return;
+		}
 	}
-	if (pt && !fdl_bw_blocked(pt, now, &at)) {
+	if (prev_runs) {
 		/*
 		 * Work on its way: look again soon, as often as an idle CPU would
 		 * (FDL_INFLIGHT_RETRIES; counts that stay wrong must not keep it re-dispatching every
@@ -1489,6 +1555,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		stat_inc(nr_dispatch_empty_queued);
 	if (cc) {
 		cc->empty_queued = queued;
+		cc->fair_served_at = now;	/* nothing it could run waits (fdl_fair_first) */
 		if (inflight)
 			fdl_retry_in_flight(cc);
 	}
@@ -1614,6 +1681,8 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	if (cc) {
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, dl, now, bw, e->deadline_rr_ns, left);
 		cc->picked = 0;
+		if (e == &fdl.fair)
+			cc->fair_served_at = now;
 		if (cc->has_next)
 			slice = fdl_tier_slice(slice, dl, bw, e->deadline_rr_ns, vdt, cc->next_dl,
 					       true, left);
