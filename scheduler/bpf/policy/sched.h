@@ -115,7 +115,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
 	 * starts a fresh bucket where the container is back within its guarantee, which a fill after
 	 * it would spoil.
 	 */
-	if (top)
+	if (top && top->level > 1)	/* the common case, a first-level one, without the call */
 		fdl_charge_first(top, delta, order_wsum, now);
 	/* Its container's guarantee is spent by all of its work, however it got the CPU. */
 	if (top && top->ent.budget_rate)
@@ -1410,20 +1410,15 @@ static __always_inline bool fdl_scan_skippable(u64 now)
  * a container within its guarantee of a whole CPU ran a busy loop, waited behind it for as long as
  * the loop ran (native test_nested_guarantee_leaves_the_rest_shared: a kworker 0 ms in 2.5 s; the
  * kernel's watchdog ejects a scheduler that leaves a task runnable 30 s). A deadline loses one
- * slice per bound at most. A global function: called once a dispatch, verified once.
+ * slice per bound at most. The check, at every dispatch, is fdl_fair_waited, inline; this global
+ * function only puts the fair order first (with the check in here, its call and lookups cost 62
+ * BPF instructions per task started beside hackbench: bench/insn-profile.sh antagonist=1).
  */
-FDL_GLOBAL int fdl_fair_first(s32 cpu, u64 now, u64 vdt)
+FDL_GLOBAL int fdl_fair_first(u64 now, u64 vdt)
 {
 	struct fdl_scan *sc = env_scan();
-	struct fdl_cpu *cc = env_cpu(cpu);
 
-	if (!sc || !cc)
-		return 0;
-	if (!sc->fair_found || !cc->fair_served_at) {
-		cc->fair_served_at = now;
-		return 0;
-	}
-	if (!fdl_time_before(cc->fair_served_at + tun.starvation_ns, now))
+	if (!sc)
 		return 0;
 	if (sc->best_fair != 1) {
 		sc->next_q = sc->best_q;
@@ -1436,6 +1431,16 @@ FDL_GLOBAL int fdl_fair_first(s32 cpu, u64 now, u64 vdt)
 	sc->fair_first = 1;
 	stat_inc(nr_fair_first);
 	return 1;
+}
+
+/* Has fair work waited the starvation bound on this CPU (record cc), by the scan sc? */
+static __always_inline bool fdl_fair_waited(struct fdl_scan *sc, struct fdl_cpu *cc, u64 now)
+{
+	if (!sc->fair_found || !cc->fair_served_at) {
+		cc->fair_served_at = now;
+		return false;
+	}
+	return fdl_time_before(cc->fair_served_at + tun.starvation_ns, now);
 }
 
 /*
@@ -1468,8 +1473,8 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 		fdl_scan_none(sc);
 	else if (fdl_scan_queues(now, vdt))
 		return;
-	else
-		fdl_fair_first(cpu, now, vdt);
+	else if (cc && fdl_fair_waited(sc, cc, now))
+		fdl_fair_first(now, vdt);
 	if (pt && (slice = fdl_prev_keeps(pt, cpu, now))) {
 		fdl_keep_prev(cpu, prev, pt, slice, now);
 		return;
