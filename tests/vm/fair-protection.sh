@@ -97,11 +97,12 @@ a=$(( $(task_ns "$1") - a0 )) b=$(( $(task_ns "$2") - b0 ))
 G=$(cpus "$(used $B/podg)" $secs) O=$(cpus "$(used $B/podo)" $secs)
 H1=$(cpus "$(used h1)" $secs) H2=$(cpus "$(used h2)" $secs) H3=$(cpus "$(used h3)" $secs)
 echo "FDL-FAIR-PROTECTION floor nested: g=$G (its loops $((a / 1000000)) and $((b / 1000000)) ms) o=$O h1=$H1 h2=$H2 h3=$H3 CPUs over $secs s"
-scx_fdl dump | grep -E '"(skip_takes|dispatch_empty_queued)"'
+scx_fdl dump | grep -E '"(skip_takes|fair_first|dispatch_empty_queued)"'
 check_attached
 check_no_strays
 kill_all
 stop_scx
+[ "$SCX_RC" = 0 ] || fail "floor, nested: scx_fdl exited 0 (got $SCX_RC)"
 check "floor, nested: the pod gets its guarantee (1 CPU, -10 %): $G CPUs" "$G >= 0.9"
 check "floor, nested: its two loops share it (each at least a third: $a and $b ns)" \
     "$a * 3 >= $a + $b && $b * 3 >= $a + $b"

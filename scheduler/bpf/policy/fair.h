@@ -13,6 +13,18 @@
 #include "interactive.h"
 
 /*
+ * A task new to queue `queue` (clock e) starts at its clock: at a wake-up (fdl_fair_place_at), or
+ * when its queue changed while it ran (fdl_charge).
+ */
+static __always_inline void fdl_fair_join(struct fdl_task *t, u64 queue, struct fdl_entity *e)
+{
+	if (t->vqueue == queue)
+		return;
+	t->vqueue = queue;
+	t->vtime = e->vtime_now;
+}
+
+/*
  * The task becomes runnable in queue `queue` (entity e): a task new to that queue starts at its
  * clock; one that slept keeps at most wakeup_lag_ns of CPU time of credit. Where cgroups share
  * the queue (pods in their parent's), it is counted at the task's cgroup's share, not its own:
@@ -21,16 +33,6 @@
  * hackbench tasks always woke ahead of one interactive task (VM: its p99 6.1 ms against EEVDF's
  * 1.7). Among the tasks of the queue's own cgroup, each task's own share bounds its credit.
  */
-/* A task new to queue `queue` (clock e) starts at its clock. False if it was already there. */
-static __always_inline bool fdl_fair_join(struct fdl_task *t, u64 queue, struct fdl_entity *e)
-{
-	if (t->vqueue == queue)
-		return false;
-	t->vqueue = queue;
-	t->vtime = e->vtime_now;
-	return true;
-}
-
 static __always_inline void fdl_fair_place_at(struct fdl_task *t, u64 queue, struct fdl_entity *e,
 					      u64 share)
 {

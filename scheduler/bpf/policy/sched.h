@@ -32,21 +32,22 @@ static __always_inline void fdl_count_dispatch(u32 path)
  * starvation window's edge, moving with the fair clock, and its sibling pod, in kubepods.slice's
  * own queue, got 0.000 CPU in 5 s (bench/guest/nested-guarantee.sh, 2026-11-29). By default
  * (weighted) a guarantee is scaled into its weight share, which is its ancestors': charged there,
- * the ancestor gets its cpu.weight's share as a whole, as under EEVDF. A global function: inlined into fdl_charge,
- * the budget's reckoning added 7k instructions to the verification of each program that charges
- * (fdl_tick 28.7k -> 35.3k; with this function 25.3k).
+ * the ancestor gets its cpu.weight's share as a whole, as under EEVDF. Called for nested
+ * containers only (fdl_charge). A global function: inlined into fdl_charge, the budget's reckoning
+ * added 7k instructions to the verification of each program that charges (fdl_tick 28.7k ->
+ * 35.3k; with this function 25.3k).
  */
 FDL_GLOBAL int fdl_charge_first(struct fdl_cgroup *top, u64 delta, s64 order_wsum, u64 now)
 {
 	struct fdl_cgroup *first;
 
-	if (!top || top->level <= 1 ||
-	    (tun.fair_protect == FDL_FAIR_PROTECT_FLOOR && fdl_entity_within(&top->ent, now)))
+	if (!top || (tun.fair_protect == FDL_FAIR_PROTECT_FLOOR && fdl_entity_within(&top->ent, now)))
 		return 0;
 	first = env_cgroup(top->top_cgref);
 	if (!first || !first->has_dsq)
 		return 0;
-	__sync_fetch_and_add(&first->cvtime, fdl_vtime_delta(delta, fdl_cgroup_fair_share(first, order_wsum)));
+	__sync_fetch_and_add(&first->cvtime,
+			     fdl_vtime_delta(delta, fdl_cgroup_fair_share(first, order_wsum)));
 	return 1;
 }
 
@@ -568,16 +569,22 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 
 #define FDL_NONE	2	/* fdl_scan.best_fair / next_fair: no candidate */
 
+/* Make queue q (fair: the fair container's) at dl the scan's best; the best so far runs second. */
+static __always_inline void fdl_scan_lead(struct fdl_scan *sc, u64 q, u32 fair, u64 dl)
+{
+	sc->next_q = sc->best_q;
+	sc->next_dl = sc->best_dl;
+	sc->next_fair = sc->best_fair;
+	sc->best_q = q;
+	sc->best_dl = dl;
+	sc->best_fair = fair;
+}
+
 /* Offer the scan a candidate: queue q of a deadline entity (fair: the fair container) at dl. */
 static __always_inline void fdl_consider(struct fdl_scan *sc, u64 q, u32 fair, u64 dl)
 {
 	if (sc->best_fair == FDL_NONE || fdl_time_before(dl, sc->best_dl)) {
-		sc->next_q = sc->best_q;
-		sc->next_dl = sc->best_dl;
-		sc->next_fair = sc->best_fair;
-		sc->best_q = q;
-		sc->best_dl = dl;
-		sc->best_fair = fair;
+		fdl_scan_lead(sc, q, fair, dl);
 	} else if (sc->next_fair == FDL_NONE || fdl_time_before(dl, sc->next_dl)) {
 		sc->next_q = q;
 		sc->next_dl = dl;
@@ -1270,16 +1277,16 @@ static __always_inline void fdl_scan_skip(struct fdl_scan *sc, u64 q, u32 fair)
  * CPUs, busy ones. Scan again without them (counted still: fdl_on_idle must not wake this CPU
  * for them) and take the next choice, up to FDL_SKIP_RESCANS times; the previous task pt, still
  * runnable (NULL: none), keeps the CPU if it ranks above that choice (fdl_prev_keeps: its slice in
- * sc->keep_slice). Kept without that comparison, a busy loop kept its CPU for good while the fair
- * cgroups beside it waited (native test_cpu_passes_work_bound_elsewhere with busy loops: 0, 0 and
- * 2000 ms of 2000). Without it a CPU idled beside
- * work it could run: the least cgroup virtual time was the root's queue, whose only task was a
- * kworker bound to the other CPU, which a guaranteed pod's busy loop held by its deadline; the
- * root's queue stayed first (its work did not run, so its cgroup virtual time did not move) and
- * three fair cgroups' busy loops got 0.05 CPU each beside a CPU idle most of the time
- * (bench/guest/nested-guarantee.sh --fair-protection floor, 2026-11-29). Returns 1 if it took
- * work, 2 if pt keeps the CPU, 0 if neither. A global function: its scans and takes are verified
- * once.
+ * sc->keep_slice). Without the rescan a CPU idled beside work it could run: the least cgroup
+ * virtual time was the root's queue, whose only task was a kworker bound to the other CPU, which a
+ * guaranteed pod's busy loop held by its deadline; the root's queue stayed first (its work did not
+ * run, so its cgroup virtual time did not move) and three fair cgroups' busy loops got 0.05 CPU
+ * each beside a CPU idle most of the time (bench/guest/nested-guarantee.sh --fair-protection
+ * floor, 2026-11-29). And a previous task kept without comparing it with the rescan's choice kept
+ * its CPU for good while the fair cgroups beside it waited (native
+ * test_cpu_passes_work_bound_elsewhere with busy loops: 0, 0 and 2000 ms of 2000). Returns 1 if
+ * it took work, 2 if pt keeps the CPU, 0 if neither. A global function: its scans and takes are
+ * verified once.
  */
 FDL_GLOBAL int fdl_take_elsewhere(s32 cpu, u64 now, u64 vdt, struct fdl_task *pt)
 {
@@ -1420,14 +1427,8 @@ FDL_GLOBAL int fdl_fair_first(u64 now, u64 vdt)
 
 	if (!sc)
 		return 0;
-	if (sc->best_fair != 1) {
-		sc->next_q = sc->best_q;
-		sc->next_dl = sc->best_dl;
-		sc->next_fair = sc->best_fair;
-		sc->best_q = sc->fair_q;
-		sc->best_dl = fdl_entity_order(&fdl.fair, now, vdt);
-		sc->best_fair = 1;
-	}
+	if (sc->best_fair != 1)
+		fdl_scan_lead(sc, sc->fair_q, 1, fdl_entity_order(&fdl.fair, now, vdt));
 	sc->fair_first = 1;
 	stat_inc(nr_fair_first);
 	return 1;
