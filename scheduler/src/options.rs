@@ -120,7 +120,10 @@ pub struct Opts {
     pub wakeup_lag_us: u64,
 
     /// Bound, in milliseconds, on how far ahead of the others a task with a tiny share can be
-    /// pushed: it runs again within about this time. Must be below the watchdog timeout.
+    /// pushed: it runs again within about this time. Per CPU too: a CPU that has run no fair work
+    /// for this long while some waits runs the fair order's choice next, over any deadline
+    /// (`fair_first`; a task bound to a CPU that a guarantee holds). Must be below the watchdog
+    /// timeout.
     #[arg(long, default_value_t = 1000, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(10..=10_000))]
     pub starvation_ms: u64,
