@@ -2173,6 +2173,59 @@ static void test_cpu_looks_again_for_work_on_its_way(void)
 }
 
 /*
+ * The same look when the work on its way is the choice of a rescan (fdl_take_elsewhere): the scan
+ * put first a queue whose only task is bound to the other, busy CPU; the rescan past it chose the
+ * queue whose task is counted but not inserted yet. Before, the dispatcher judged "on its way" by
+ * the first scan's choice only (work it may not run, so not on its way), rescanned past the second
+ * queue too and went idle with its scan counted as having seen work it could not take: no look
+ * again once idle (fdl_on_idle skips such a CPU), and the task waited for something else to wake
+ * CPU 1 (a review of the rescans, 2026-11-29).
+ */
+static void test_cpu_looks_again_for_work_on_its_way_past_bound_work(void)
+{
+	struct fake_dsq *q;
+	struct task_struct *p;
+	struct task *h, *pin, *w;
+	u64 vtime;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	h = new_task(0, 10);
+	pin = new_task(1, 10);
+	pin->p.allowed = 1u << 0;	/* bound to CPU 0, which h holds */
+	w = new_task(2, 20);
+	env.idle[1] = false;	/* CPU 1 about to dispatch, its idle bit not set */
+	wake(h);		/* select_cpu: idle CPU 0 */
+	run_for(1 * MS);
+	wake(pin);
+	wake(w);
+	q = fake_dsq(20);
+	CHECK("context: h on CPU 0, pin and w queued, CPU 1 not running", running[0] == h &&
+	      !running[1] && fake_dsq(10)->n == 1 && q->n == 1, "CPU 0 runs %d, %d and %d queued",
+	      running[0] ? (int)(running[0] - tasks) : -1, fake_dsq(10)->n, q->n);
+	if (q->n != 1)
+		return;
+	/* The fair order puts the bound task's cgroup first. */
+	env.cg[10].cvtime = fdl.cvtime_now;
+	env.cg[20].cvtime = fdl.cvtime_now + 1 * MS;
+	/* w counted, not inserted yet: CPU 1's dispatch falls in between. */
+	vtime = q->vtime[0];
+	p = fake_remove_at(q, 0);
+	env.idle_kicks[1] = 0;
+	env.cur_cpu = 1;
+	fdl_on_dispatch(1, NULL, NULL);
+	CHECK("CPU 1 looks again once idle for w, on its way past the bound task",
+	      env.idle_kicks[1] == 1 && env.stats.nr_dispatch_inflight == 1,
+	      "%d kicks, %llu counted", env.idle_kicks[1], (u64)env.stats.nr_dispatch_inflight);
+	fake_insert_at(q, 0, p, vtime);
+	env.idle[1] = true;
+	run_for(1 * MS);
+	CHECK("CPU 1 runs w", running[1] == w, "CPU 1 runs task %d",
+	      running[1] ? (int)(running[1] - tasks) : -1);
+}
+
+/*
  * The scene of the promise tests: a message thread (m, cgroup 10: 4 ms, within its guarantee)
  * runs on CPU 0 of two; select_cpu has just put its worker a on idle CPU 1's local queue, where a
  * has not arrived yet; the other worker, b, is asleep.
@@ -3922,6 +3975,7 @@ int main(void)
 	test_contribution_follows_activity();
 	test_cpu_going_idle_takes_work_queued_meanwhile();
 	test_cpu_looks_again_for_work_on_its_way();
+	test_cpu_looks_again_for_work_on_its_way_past_bound_work();
 	test_prev_keeps_the_cpu_when_nothing_can_be_taken();
 	test_cpu_promised_to_a_wakeup_leaves_the_queues();
 	test_cpu_promised_to_a_wakeup_is_not_bound_again();

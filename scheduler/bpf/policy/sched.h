@@ -1255,6 +1255,23 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	return fdl_max(slice, 1);
 }
 
+/*
+ * The dispatcher took nothing although the counts showed work queued (sc->nr_queued): is it work
+ * on its way, counted (fdl_queued_add) but not in its queue yet? A task is counted in ops.enqueue
+ * before its insert, which the kernel carries out when the callback returns; a CPU whose scan
+ * falls in between finds the queue it chose empty. True if the queues the take tried hold nothing
+ * in the kernel's DSQs (or another CPU emptied them meanwhile); false if they hold work this CPU
+ * may not run (pinned elsewhere). Only the domains counted non-empty are asked (fdl_queue_doms):
+ * work on its way is counted in its domain before it is inserted there.
+ */
+static __always_inline bool fdl_in_flight(struct fdl_scan *sc)
+{
+	if (sc->best_fair != FDL_NONE && env_queued_any(sc->best_q, fdl_queue_doms(sc->best_q)) > 0)
+		return false;
+	return sc->next_fair == FDL_NONE ||
+	       env_queued_any(sc->next_q, fdl_queue_doms(sc->next_q)) <= 0;
+}
+
 /* Leave candidate queue q (fair: fdl_scan.best_fair's kinds) out of this CPU's next scans. */
 static __always_inline void fdl_scan_skip(struct fdl_scan *sc, u64 q, u32 fair)
 {
@@ -1285,8 +1302,11 @@ static __always_inline void fdl_scan_skip(struct fdl_scan *sc, u64 q, u32 fair)
  * floor, 2026-11-29). And a previous task kept without comparing it with the rescan's choice kept
  * its CPU for good while the fair cgroups beside it waited (native
  * test_cpu_passes_work_bound_elsewhere with busy loops: 0, 0 and 2000 ms of 2000). Returns 1 if
- * it took work, 2 if pt keeps the CPU, 0 if neither. A global function: its scans and takes are
- * verified once.
+ * it took work, 2 if pt keeps the CPU, 3 if a rescan's choice is work on its way to its queue
+ * (fdl_in_flight: the caller looks again as for the first scan's; rescanning past it, the CPU
+ * went idle with its scan counted as having seen work it could not take, and fdl_on_idle did not
+ * look again: test_cpu_looks_again_for_work_on_its_way_past_bound_work), 0 if none of these. A
+ * global function: its scans and takes are verified once.
  */
 FDL_GLOBAL int fdl_take_elsewhere(s32 cpu, u64 now, u64 vdt, struct fdl_task *pt)
 {
@@ -1309,6 +1329,8 @@ FDL_GLOBAL int fdl_take_elsewhere(s32 cpu, u64 now, u64 vdt, struct fdl_task *pt
 			stat_inc(nr_skip_takes);
 			return 1;
 		}
+		if (fdl_in_flight(sc))
+			return 3;
 	}
 	return 0;
 }
@@ -1338,23 +1360,6 @@ static __always_inline void fdl_time_slice(struct fdl_cpu *cc, s32 cpu, u64 slic
  * loop on counts that would be wrong.
  */
 #define FDL_INFLIGHT_RETRIES	3
-
-/*
- * The dispatcher took nothing although the counts showed work queued (sc->nr_queued): is it work
- * on its way, counted (fdl_queued_add) but not in its queue yet? A task is counted in ops.enqueue
- * before its insert, which the kernel carries out when the callback returns; a CPU whose scan
- * falls in between finds the queue it chose empty. True if the queues the take tried hold nothing
- * in the kernel's DSQs (or another CPU emptied them meanwhile); false if they hold work this CPU
- * may not run (pinned elsewhere). Only the domains counted non-empty are asked (fdl_queue_doms):
- * work on its way is counted in its domain before it is inserted there.
- */
-static __always_inline bool fdl_in_flight(struct fdl_scan *sc)
-{
-	if (sc->best_fair != FDL_NONE && env_queued_any(sc->best_q, fdl_queue_doms(sc->best_q)) > 0)
-		return false;
-	return sc->next_fair == FDL_NONE ||
-	       env_queued_any(sc->next_q, fdl_queue_doms(sc->next_q)) <= 0;
-}
 
 /*
  * An idle-bound CPU's take failed on work in flight (fdl_in_flight). It had set empty_queued, so
@@ -1525,9 +1530,13 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 			return;
 		/* Work this CPU may not run: the next choice, or the previous task if it ranks above. */
 		if (!inflight && (took = fdl_take_elsewhere(cpu, now, vdt, prev_runs ? pt : NULL))) {
-			if (took == 2 && pt)	/* pt kept (the test for the verifier) */
-				fdl_keep_prev(cpu, prev, pt, sc->keep_slice, now);
-			return;
+			if (took == 3) {
+				inflight = true;	/* the rescan's choice is on its way */
+			} else {
+				if (took == 2 && pt)	/* pt kept (the test for the verifier) */
+					fdl_keep_prev(cpu, prev, pt, sc->keep_slice, now);
+				return;
+			}
 		}
 	}
 	if (prev_runs) {
