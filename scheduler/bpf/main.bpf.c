@@ -194,13 +194,13 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 {
 	struct fdl_task *t;
 	bool is_idle = false;
-	u64 at;
+	u64 at, now;
 	s32 cpu;
 
 	if (is_stall_victim(p) || !(t = try_lookup_task_ctx(p)))
 		return prev_cpu;
-	/* Throttled: no idle CPU is claimed for it; enqueue holds it. */
-	if (fdl_bw_blocked(t, scx_bpf_now(), &at))
+	/* Throttled: no idle CPU is claimed for it; enqueue holds it. (No clock read without limits.) */
+	if (fdl.counters.nr_limited && fdl_bw_blocked(t, scx_bpf_now(), &at))
 		return prev_cpu;
 	/* Moved by the balancer: an idle CPU is looked for in its new domain first. */
 	if (tun.load_tracking && (cpu = fdl_lb_cpu(p, t, p->pid)) >= 0)
@@ -208,14 +208,15 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	if (!is_idle)
 		return cpu;
-	if (!fdl_idle_free(cpu, scx_bpf_now())) {
+	now = scx_bpf_now();	/* once: a kfunc per read */
+	if (!fdl_idle_free(cpu, now)) {
 		/* Already woken for queued work: enqueue queues the task there, not bound to it. */
 		stat_inc(nr_wake_queued);
 		return cpu;
 	}
-	t->enqueued_at = scx_bpf_now();
+	t->enqueued_at = now;
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tun.slice_ns, 0);
-	fdl_on_select_idle(t, cpu);
+	fdl_on_select_idle(t, cpu, now);
 	fdl_count_dispatch(FDL_DISPATCH_IDLE);
 	return cpu;
 }

@@ -340,7 +340,7 @@ static void wake(struct task *k)
 		    fdl_idle_free(cpu, env.now)) {	/* select_cpu */
 			env.idle[cpu] = false;
 			k->p.slice = tun.slice_ns;	/* what fdl_select_cpu inserts it with */
-			fdl_on_select_idle(&k->t, cpu);
+			fdl_on_select_idle(&k->t, cpu, env.now);
 			start(cpu, k);
 			return;
 		}
@@ -813,7 +813,7 @@ static void test_lapsed_timer_kicks_nothing(void)
 	 * runs without a dispatch, so the order the timer was to enforce is not looked at; it stays.
 	 */
 	fdl_preempt_at(env_cpu(0), 0, env.now + MS, env.now);
-	fdl_on_select_idle(&new_task(2, 11)->t, 0);
+	fdl_on_select_idle(&new_task(2, 11)->t, 0, env.now);
 	fdl_on_stopping(&h->t, 0, true);
 	CHECK("a sleep with a task waiting on the local queue leaves the timer armed",
 	      env_cpu(0)->timer_at != 0, "timer_at %llu", env_cpu(0)->timer_at);
@@ -1856,7 +1856,7 @@ static void test_idle_pick_claims_the_cpu(void)
 	fdl_on_runnable(&w1->t, 100, true);
 	w1->t.enqueued_at = env.now;
 	env.idle[0] = false;	/* select_cpu found CPU 0 idle and queued w1 there */
-	fdl_on_idle_pick(&w1->t, 0);
+	fdl_on_idle_pick(&w1->t, 0, env.now);
 	w2->runnable = true;
 	fdl_on_runnable(&w2->t, 100, true);
 	w2->t.enqueued_at = env.now;
@@ -2243,7 +2243,7 @@ static void promise_cpu1(struct task **m, struct task **a, struct task **b)
 	run_for(1 * MS);
 	(*a)->runnable = true;	/* select_cpu: CPU 1 idle, a is on its way to CPU 1's local queue */
 	fdl_on_runnable(&(*a)->t, 100, true);
-	fdl_on_select_idle(&(*a)->t, 1);
+	fdl_on_select_idle(&(*a)->t, 1, env.now);
 	env.idle[1] = false;
 }
 
@@ -2327,7 +2327,7 @@ static void test_cpu_promised_to_a_wakeup_is_not_bound_again(void)
 	      running[1] ? (int)(running[1] - tasks) : -1);
 	a_arrives_b_taken(m, a, b);
 	CHECK("CPU 1 is free again once a started", fdl_idle_free(1, env.now), "not free");
-	fdl_on_select_idle(&a->t, 1);
+	fdl_on_select_idle(&a->t, 1, env.now);
 	env.now += FDL_LOCAL_WAIT_NS;
 	CHECK("a promise older than FDL_LOCAL_WAIT_NS holds nothing up", fdl_idle_free(1, env.now),
 	      "not free");
@@ -2407,7 +2407,7 @@ static void test_cpu_promised_to_a_wakeup_leaves_the_queues(void)
 	/* Once per promise: kicked a second time before its task arrives, the CPU takes queued work. */
 	sleep_on(1);
 	env.idle[1] = false;
-	fdl_on_select_idle(&a->t, 1);
+	fdl_on_select_idle(&a->t, 1, env.now);
 	env.cur_cpu = 1;
 	fdl_on_dispatch(1, NULL, NULL);
 	wake(m);
@@ -2420,7 +2420,7 @@ static void test_cpu_promised_to_a_wakeup_leaves_the_queues(void)
 	env.idle[1] = false;
 
 	/* Not for long: a promise older than FDL_LOCAL_WAIT_NS holds nothing up. */
-	fdl_on_select_idle(&a->t, 1);
+	fdl_on_select_idle(&a->t, 1, env.now);
 	env.now += FDL_LOCAL_WAIT_NS;
 	sleep_on(0);
 	env.idle[0] = false;	/* CPU 0 runs something else */

@@ -58,12 +58,13 @@ FDL_GLOBAL int fdl_charge_first(struct fdl_cgroup *top, u64 delta, s64 order_wsu
  * each stretch is charged at the share and bandwidth that held during it. The CPU's record of
  * what it runs is brought up to date too, except when the task leaves the CPU (stays 0): by
  * then a waking task may already have claimed the CPU (fdl_on_enqueue), and its claim must stand.
- * The CPU limits above the task are charged too: 1 if one of them is now out of runtime. A global
- * function: inlined into fdl_prev_keeps, its paths multiplied the dispatcher's verification.
+ * The CPU limits above the task are charged too: 1 if one of them is now out of runtime. `now`
+ * is the caller's (a clock read per call: scx_bpf_now is a kfunc). A global function: inlined
+ * into fdl_prev_keeps, its paths multiplied the dispatcher's verification.
  */
-FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays)
+FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays, u64 now)
 {
-	u64 now = env_now(), delta, queue, bw, share, cgref;
+	u64 delta, queue, bw, share, cgref;
 	struct fdl_cgroup *cg, *top;
 	s64 root_wsum = fdl_root_wsum(), order_wsum;
 	struct fdl_entity *e;
@@ -318,9 +319,9 @@ static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_en
  * the task's entity at once, at vdt, so that nobody preempts a CPU that is only starting its work;
  * fdl_on_running writes the real deadline.
  */
-static __always_inline void fdl_idle_pick(struct fdl_task *t, struct fdl_cpu *cc)
+static __always_inline void fdl_idle_pick(struct fdl_task *t, struct fdl_cpu *cc, u64 now)
 {
-	u64 now = env_now(), queue;
+	u64 queue;
 	struct fdl_cgroup *top;
 	struct fdl_entity *e;
 
@@ -335,12 +336,12 @@ static __always_inline void fdl_idle_pick(struct fdl_task *t, struct fdl_cpu *cc
 }
 
 /* fdl_idle_pick for CPU cpu. */
-static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu)
+static __always_inline void fdl_on_idle_pick(struct fdl_task *t, s32 cpu, u64 now)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
 
 	if (cc)
-		fdl_idle_pick(t, cc);
+		fdl_idle_pick(t, cc, now);
 }
 
 /*
@@ -392,14 +393,14 @@ static __always_inline bool fdl_idle_free(s32 cpu, u64 now)
  * the wake-up is done, on that CPU (ttwu's wake list: an interrupt). Until then the CPU is
  * promised to it (fdl_local_pending).
  */
-static __always_inline void fdl_on_select_idle(struct fdl_task *t, s32 cpu)
+static __always_inline void fdl_on_select_idle(struct fdl_task *t, s32 cpu, u64 now)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
 
 	if (!cc)
 		return;
-	fdl_idle_pick(t, cc);
-	cc->local_since = cc->claimed_at = env_now() ?: 1;
+	fdl_idle_pick(t, cc, now);
+	cc->local_since = cc->claimed_at = now ?: 1;
 }
 
 /*
@@ -539,7 +540,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		stat_inc(nr_sibling_preempts);
 	} else if (cpu >= 0) {
 		/* As for select_cpu's idle pick: the CPU is no longer a victim with lots of slack. */
-		fdl_on_idle_pick(t, cpu);
+		fdl_on_idle_pick(t, cpu, now);
 		kick = cpu;
 		stat_inc(nr_idle_kicks);
 	} else if (later >= 0 && (cc = env_cpu(later))) {
@@ -559,7 +560,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	 * (SCX_KICK_IDLE) of the CPUs going idle, whoever they are (left open, 2026-11-27).
 	 */
 	if (kick < 0 && (cpu = env_pick_idle(p)) >= 0) {
-		fdl_on_idle_pick(t, cpu);
+		fdl_on_idle_pick(t, cpu, now);
 		kick = cpu;
 		stat_inc(nr_idle_rechecks);
 	}
@@ -1170,7 +1171,7 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 
 	if (!t || !sc || !cc)
 		return 0;
-	if (fdl_charge(t, cpu, 1))	/* out of runtime: it goes to the hold queue */
+	if (fdl_charge(t, cpu, 1, now))	/* out of runtime: it goes to the hold queue */
 		return 0;
 	/*
 	 * The scan's candidates as numbers, not as their entities' pointers (fdl_scan_entity): each
@@ -1713,14 +1714,13 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 static __always_inline void fdl_on_tick(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
 	struct fdl_cpu *cc = env_cpu(cpu);
-	u64 now;
+	u64 now = env_now();
 
-	if (fdl_charge(t, cpu, 1)) {
+	if (fdl_charge(t, cpu, 1, now)) {
 		/* A CPU limit above it ran out: it stops now and waits for the refill. */
 		env_set_slice(p, 0);
 		return;
 	}
-	now = env_now();
 	if (cc && cc->has_next && fdl_time_before(cc->next_dl, fdl_cpu_dl(cc, now, fdl_vdt(now)))) {
 		cc->has_next = 0;
 		env_set_slice(p, 0);
@@ -1739,7 +1739,7 @@ static __always_inline void fdl_on_stopping(struct fdl_task *t, s32 cpu, bool sl
 	struct fdl_cpu *cc = env_cpu(cpu);
 	u64 now = env_now();
 
-	fdl_charge(t, cpu, 0);
+	fdl_charge(t, cpu, 0, now);
 	fdl_run_uncount(t);
 	fdl_nvcsw_close(t, now);	/* work that runs without sleeping turns batch */
 	if (cc && !cc->picked)
