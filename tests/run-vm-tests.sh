@@ -43,10 +43,19 @@ cases=(
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's
 # cross-modifying-code emulation, at boot as well as when sched_ext switches) is an emulator fault,
-# not a verdict on scx_fdl: such a run is retried, at most max_retries times, and each retry is
-# reported. Any other failure is final.
+# not a verdict on scx_fdl; so is a run whose EEVDF reference measurement the host starved
+# (FDL-EMULATOR-STARVED: tests/vm/deadline.sh). Such a run is retried, at most max_retries times
+# in all, and each retry is reported with its reason. Any other failure is final.
 max_retries=4
-emulator_fault() { [[ $1 == 125 ]] && grep -q 'Oops: int3' "$2"; }
+emulator_fault() {
+    if [[ $1 == 125 ]] && grep -q 'Oops: int3' "$2"; then
+        echo "the guest kernel hit an int3 Oops (emulator text-patching fault)"
+    elif [[ $1 != 0 ]] && grep -q '^FDL-EMULATOR-STARVED' "$2"; then
+        grep -m1 '^FDL-EMULATOR-STARVED' "$2" | sed 's/^FDL-EMULATOR-STARVED //'
+    else
+        return 1
+    fi
+}
 
 passed=0 failed=0
 want=("$@")
@@ -60,8 +69,8 @@ for c in "${cases[@]}"; do
         # shellcheck disable=SC2086
         "$root/vm/run.sh" --timeout "${vm_timeout:-300}" --log "$log" $scenario > /dev/null 2> "$log.host"
         rc=$?
-        emulator_fault "$rc" "$log" && [[ $attempt -le $max_retries ]] || break
-        echo "RETRY $name: the guest kernel hit an int3 Oops (emulator text-patching fault); console kept as $log.fault$attempt"
+        why=$(emulator_fault "$rc" "$log") && [[ $attempt -le $max_retries ]] || break
+        echo "RETRY $name: $why; console kept as $log.fault$attempt"
         mv "$log" "$log.fault$attempt"
         attempt=$((attempt + 1))
     done
