@@ -44,14 +44,23 @@ cases=(
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's
 # cross-modifying-code emulation, at boot as well as when sched_ext switches) is an emulator fault,
 # not a verdict on scx_fdl; so is a run whose EEVDF reference measurement the host starved
-# (FDL-EMULATOR-STARVED: tests/vm/deadline.sh). Such a run is retried, at most max_retries times
-# in all, and each retry is reported with its reason. Any other failure is final.
-max_retries=4
+# (FDL-EMULATOR-STARVED: tests/vm/deadline.sh), and a timing case's boot whose host woke idle vCPUs
+# late before anything ran, or after a failed check (FDL-EMULATOR-NOISY: lib.sh's rig_gate, in
+# deadline.sh and limits.sh; after a failed check in ui-build.sh too).
+# Such a run is retried, at most max_retries times per case, and each retry is reported with its
+# reason; after max_noisy noisy boots (and on the last boot allowed) the noisy-host gate lets the
+# case give its verdict (fdl.rig=report). Any other failure is final.
+max_retries=8
+# A noisy host lasts minutes (the clean-clone CI of 2026-12-02 drew six boots in a row 13-21 % late,
+# and the hour after it stayed at 11-28 %): up to five boots withheld, 15 s apart (a withheld boot
+# costs about 25 s: it stops after the check), then the next gives its verdict as every boot did
+# before the gate.
+max_noisy=5
 emulator_fault() {
     if [[ $1 == 125 ]] && grep -q 'Oops: int3' "$2"; then
         echo "the guest kernel hit an int3 Oops (emulator text-patching fault)"
-    elif [[ $1 != 0 ]] && grep -q '^FDL-EMULATOR-STARVED' "$2"; then
-        grep -m1 '^FDL-EMULATOR-STARVED' "$2" | sed 's/^FDL-EMULATOR-STARVED //'
+    elif [[ $1 != 0 ]] && grep -qE '^FDL-EMULATOR-(STARVED|NOISY) ' "$2"; then
+        grep -m1 -E '^FDL-EMULATOR-(STARVED|NOISY) ' "$2" | sed -E 's/^FDL-EMULATOR-(STARVED|NOISY) //'
     else
         return 1
     fi
@@ -64,12 +73,18 @@ for c in "${cases[@]}"; do
     if [[ ${#want[@]} -gt 0 && ! " ${want[*]} " =~ " $name " ]]; then continue; fi
     log=$logs/$name.log
     start=$(date +%s)
-    attempt=1
+    attempt=1 noisy=0
     while :; do
+        # After max_noisy boots withheld for a noisy host, or on the last boot allowed, the case
+        # gives its verdict however noisy its host (lib.sh's rig_gate, fdl.rig=report).
+        report=
+        [[ $noisy -ge $max_noisy || $attempt -gt $max_retries ]] && report=fdl.rig=report
         # shellcheck disable=SC2086
-        "$root/vm/run.sh" --timeout "${vm_timeout:-300}" --log "$log" $scenario > /dev/null 2> "$log.host"
+        FDL_KERNEL_ARGS="${FDL_KERNEL_ARGS:-} $report" \
+            "$root/vm/run.sh" --timeout "${vm_timeout:-300}" --log "$log" $scenario > /dev/null 2> "$log.host"
         rc=$?
         why=$(emulator_fault "$rc" "$log") && [[ $attempt -le $max_retries ]] || break
+        grep -q '^FDL-EMULATOR-NOISY' "$log" && { noisy=$((noisy + 1)); sleep 15; }
         echo "RETRY $name: $why; console kept as $log.fault$attempt"
         mv "$log" "$log.fault$attempt"
         attempt=$((attempt + 1))

@@ -12,7 +12,8 @@
 # Args: SCHED LOAD PATH SHARES SPIN_US SLEEP_US RR_FDL_US RR_LOOSE_US [check|check-within|report]
 #   e.g. fdl antagonist set 300 3000 20000 4000 20000 check
 # Checks (scx_fdl, modes check and check-within), with margins for the emulator (its wake-up floor
-# and 4 ms tick). The same workload runs first under EEVDF in the same boot, then under scx_fdl:
+# and 4 ms tick). The same workload runs under EEVDF in the same boot, then twice under scx_fdl,
+# then under EEVDF again (each figure the mean of its scheduler's two runs):
 #   - every cgroup's p99 is at most 1.2 x EEVDF's + 1 ms (the issue's rule for every cell: a
 #     deadline never makes things worse than no deadline); quiet, its p90 (and its p99 at most
 #     2 x EEVDF's: below);
@@ -94,6 +95,7 @@ measure() {
 # cpu.weight 100 under EEVDF: no stand-in for the guarantee), measured first.
 checking=0
 { [ "$mode" = check ] || [ "$mode" = check-within ]; } && [ "$sched" = fdl ] && checking=1
+[ $checking = 1 ] && rig_gate
 [ $checking = 1 ] && measure eevdf
 # The reference itself, checked: a run whose EEVDF probes got under 70 % of the wake-ups their
 # period allows (2 workers x secs / (spin + sleep) each) ran on an emulator the host starved: the
@@ -122,9 +124,25 @@ case $sched-$path in
     *) start_sched "$sched" ;;
 esac
 measure "$sched"
-cfs=$(json_field /tmp/probe-$sched-cfs.json p99)
-loose=$(json_field /tmp/probe-$sched-loose.json p99)
-fdl=$(json_field /tmp/probe-$sched-fdl.json p99)
+# Checking, the runs go EEVDF, scx_fdl, scx_fdl, EEVDF (an ABBA order: a host whose noise drifts
+# over the case weighs on both alike) and each figure is the mean of its scheduler's two runs. One
+# run each gave verdicts by the host: the cfs probe's p99 against EEVDF's was 0.86 x in one boot
+# whose rig check read 5.1 % late and 1.39 x in another at 5.2 % (the clean-clone CI of
+# 2026-12-02; 1.54 x in that day's stop CI), where the matrix's same cells read 0.63-0.69 x.
+[ $checking = 1 ] && measure "${sched}2"
+# pmean SCHED CGROUP KEY: KEY (p90, p99) of CGROUP's probe under SCHED: checking, the mean of its
+# two runs; else its one run.
+pmean() {
+    if [ $checking = 1 ]; then
+        echo "$(json_field "/tmp/probe-$1-$2.json" "$3") $(json_field "/tmp/probe-${1}2-$2.json" "$3")" |
+            awk '{ printf "%d", ($1 + $2) / 2 }'
+    else
+        json_field "/tmp/probe-$1-$2.json" "$3"
+    fi
+}
+cfs=$(pmean "$sched" cfs p99)
+loose=$(pmean "$sched" loose p99)
+fdl=$(pmean "$sched" fdl p99)
 
 if [ "$sched" = fdl ]; then
     for c in loose fdl; do
@@ -141,10 +159,18 @@ if [ "$sched" = fdl ]; then
     check_no_strays
     check_dmesg_clean
 fi
-kill_all
-if [ "$sched" = fdl ]; then
+if [ $checking = 1 ]; then
+    # scx_fdl stops with the load still running, for EEVDF's second run.
     stop_scx
     [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
+    measure eevdf2
+    kill_all
+else
+    kill_all
+    if [ "$sched" = fdl ]; then
+        stop_scx
+        [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
+    fi
 fi
 if [ $checking = 1 ]; then
     # The issue's rule for every cell: a deadline never makes a cgroup worse than EEVDF makes it,
@@ -157,11 +183,11 @@ if [ $checking = 1 ]; then
     # and 5.8: the first fails this rule, the second passes it by 0.1 ms). The benchmark matrix
     # judges the p99 by the issue's rule, without margin.
     for c in cfs loose fdl; do
-        mine=$(json_field /tmp/probe-fdl-$c.json p99)
-        theirs=$(json_field /tmp/probe-eevdf-$c.json p99)
+        mine=$(pmean fdl $c p99)
+        theirs=$(pmean eevdf $c p99)
         if [ "$load" = quiet ]; then
-            mine90=$(json_field /tmp/probe-fdl-$c.json p90)
-            theirs90=$(json_field /tmp/probe-eevdf-$c.json p90)
+            mine90=$(pmean fdl $c p90)
+            theirs90=$(pmean eevdf $c p90)
             check "$c's p90 ($mine90 us) at most 1.2 x EEVDF's ($theirs90 us) + 1 ms, same workload, same boot" \
                 "$mine90 <= $theirs90 * 1.2 + 1000"
             check "$c's p99 ($mine us) at most 2 x EEVDF's ($theirs us), same workload, same boot" \
@@ -192,8 +218,8 @@ if [ $checking = 1 ]; then
     # 7.0-8.7; 1384-1402 samples against 1288-1326): the tighter deadline runs more of its bursts
     # early, uses up the guarantee sooner, and its worst wake-ups then wait in the fair order
     # (worst lateness 0: every start met its deadline). An open finding of issue 10, not a margin.
-    fdl90=$(json_field /tmp/probe-fdl-fdl.json p90)
-    loose90=$(json_field /tmp/probe-fdl-loose.json p90)
+    fdl90=$(pmean fdl fdl p90)
+    loose90=$(pmean fdl loose p90)
     if [ "$mode" = check-within ]; then
         check "a tighter deadline does no worse: fdl's p99 ($fdl us) <= loose's ($loose us) + 10 % + 1 ms" "$fdl <= $loose * 1.1 + 1000"
     else
@@ -206,7 +232,7 @@ if [ $checking = 1 ]; then
     # of 2026-11-25: 1.13, 0.99, 1.01, 1.03 (a bound of 1.1 failed the CI of ca05ca7); the
     # defect of issue 10 was 1.42 x (loose 38848 us against cfs's 27360).
     if [ "$load" = antagonist ]; then
-        cfs90=$(json_field /tmp/probe-fdl-cfs.json p90)
+        cfs90=$(pmean fdl cfs p90)
         check "fdl's p90 ($fdl90 us) below cfs's ($cfs90 us), the same workload without parameters" "$fdl90 < $cfs90"
         check "fdl's p99 ($fdl us) at most 1.2 x cfs's ($cfs us)" "$fdl <= $cfs * 1.2"
     fi
@@ -222,4 +248,5 @@ if [ "$mode" = check-within ] && [ "$sched" = fdl ]; then
     check "within its guarantee, loose's p99 ($loose us) is at most half of cfs's ($cfs us)" "$loose * 2 <= $cfs"
     check "within its guarantee, fdl's p99 ($fdl us) is at most half of cfs's ($cfs us)" "$fdl * 2 <= $cfs"
 fi
+[ $checking = 1 ] && rig_gate after
 exit $FAILED
