@@ -256,6 +256,7 @@ impl<'obj> Scheduler<'obj> {
                 break;
             }
             if let LimitWatch::Enforced { rx, warned } = limits {
+                stats::CGROUPS_UNTRACKED.store(self.bpf.cgroups_untracked(), Ordering::Relaxed);
                 while let Ok(now) = rx.try_recv() {
                     self.cfg.check_enforced(&self.bpf, &now, warned);
                 }

@@ -68,7 +68,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     let mut limit_watch = if enforced {
         info!("cpu.max: enforced (ops.cgroup_set_bandwidth)");
         LimitWatch::Enforced {
-            rx: limits::watch(PathBuf::from(CGROUP_ROOT), limits::WATCH_PERIOD),
+            rx: limits::watch(PathBuf::from(CGROUP_ROOT), limits::WATCH_PERIOD, Some(&stats::CGROUPS_UNTRACKED)),
             warned: BTreeSet::new(),
         }
     } else {
@@ -80,7 +80,7 @@ fn run(opts: &Opts) -> Result<ExitCode> {
             warn!("not enforced (--allow-unenforced-cpu-max): {}", limits::describe(&limited));
         }
         LimitWatch::Unenforced {
-            rx: limits::watch(PathBuf::from(CGROUP_ROOT), limits::WATCH_PERIOD),
+            rx: limits::watch(PathBuf::from(CGROUP_ROOT), limits::WATCH_PERIOD, None),
             known: limited,
             allow: opts.allow_unenforced_cpu_max,
             refused: None,

@@ -195,6 +195,11 @@ impl Bpf<'_> {
         limits::tightest_cpus(own.iter().map(|c| &c.bw))
     }
 
+    /// Cgroups the BPF side could not track since it attached (its counter: removed ones included).
+    pub fn cgroups_untracked(&self) -> u64 {
+        self.skel.maps.bss_data.as_ref().map_or(0, |b| b.fdl.counters.nr_cgroups_untracked)
+    }
+
     /// The cgroups the BPF side tracks at most (--max-cgroups, as loaded).
     pub fn max_cgroups(&self) -> u32 {
         self.skel.maps.rodata_data.as_ref().map_or(0, |r| r.tun.max_cgroups)

@@ -270,6 +270,11 @@ pub fn by_domain<T: Copy + Default + std::ops::AddAssign>(
 /// cgroup map, or a kernel before 6.17 with --allow-unenforced-cpu-max. Set by the limit checks.
 pub static UNENFORCED_CPU_MAX: AtomicU64 = AtomicU64::new(0);
 
+/// Cgroups the BPF side could not track since it attached (deeper than FDL_MAX_DEPTH, or beyond
+/// its cgroup map; removed ones included): copied from its counter by the scheduler's loop, for the
+/// cpu.max watcher, which has no limit to look for while it is zero (limits::watch).
+pub static CGROUPS_UNTRACKED: AtomicU64 = AtomicU64::new(0);
+
 fn one() -> f64 {
     1.0
 }

@@ -176,6 +176,17 @@ grep -q '"dispatched"' /tmp/dump.json && grep -q '"path": "/sys/fs/cgroup/busy"'
 grep -q '^dispatched/s: ' /tmp/monitor.txt && pass "--monitor shows the dispatch paths" ||
     { fail "--monitor shows the dispatch paths"; cat /tmp/monitor.txt; }
 
+# Every cgroup here is tracked (scx_fdl_cgroups_untracked_total 0), so no limit can escape the BPF
+# side and the cpu.max watcher has nothing to look for: it reads no cgroup file (its thread's
+# rchar; it read /limited/cpu.max and the others' every 2 s before it was gated, limits::watch).
+untracked=$(value /tmp/m2 scx_fdl_cgroups_untracked_total)
+watch_rchar=
+for t in /proc/$SCX_PID/task/*; do
+    [ "$(cat "$t/comm" 2>/dev/null)" = cpu-max-watch ] && watch_rchar=$(awk '$1 == "rchar:" { print $2 }' "$t/io")
+done
+check "with every cgroup tracked (untracked ${untracked:-?}) the cpu.max watcher read nothing (rchar ${watch_rchar:-no thread})" \
+    "\"${untracked:-}\" == \"0\" && \"${watch_rchar:-}\" == \"0\""
+
 check_attached
 check_no_strays
 kill_all
