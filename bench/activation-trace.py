@@ -32,7 +32,7 @@ def main():
     a = ap.parse_args()
     events, threads = read_log(a.log)
     # A probe's threads in creation order: main, two workers, the message thread.
-    workers = {pid for pids in threads.values() for pid in pids[1:3]}
+    workers = {pid for pids in threads.values() for pid in pids[1:-1]}
     msgs = {pids[-1] for pids in threads.values() if pids}
     probes = {pid for pids in threads.values() for pid in pids}
     running, spans, waits = {}, [], []  # spans: (start, end, comm, pid) of every run of a task

@@ -29,7 +29,7 @@ def main():
     late_s = args.late_ms / 1e3
     events, threads = read_log(args.log)
     role = roles(threads)
-    workers = {pid: cg for cg, pids in threads.items() for pid in pids[1:3]}
+    workers = {pid: cg for cg, pids in threads.items() for pid in pids[1:-1]}
 
     # Per worker wake-up in progress: woken, first run, on-CPU since, CPU time so far, off since,
     # CPU time at the last preemption, preempted time so far.

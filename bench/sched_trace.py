@@ -26,14 +26,15 @@ def read_log(path):
     return events, threads
 
 
-# A probe's threads in creation order (THREADS lines): main, two workers, the message thread.
-ROLES = ("main", "worker", "worker", "msg")
+def role(i, n):
+    """The role of a probe's i-th thread of n in creation order (THREADS lines): main, its workers
+    (as many as spin-sched-trace.sh's workers=), the message thread last."""
+    return "main" if i == 0 else "msg" if i == n - 1 and n > 2 else "worker"
 
 
 def roles(threads):
     """{pid: "cgroup-role"} for the probes' threads, threads as read_log returns them."""
-    return {p: f"{c}-{ROLES[min(i, len(ROLES) - 1)]}"
-            for c, pids in threads.items() for i, p in enumerate(pids)}
+    return {p: f"{c}-{role(i, len(pids))}" for c, pids in threads.items() for i, p in enumerate(pids)}
 
 
 def pct(v, p):

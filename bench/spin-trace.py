@@ -23,7 +23,7 @@ def main():
     events, threads = read_log(a.log)
     # The probe's threads in creation order: main, the two workers, the message thread.
     cgroup_of = {p: c for c, pids in threads.items() for p in pids}
-    workers = {p for pids in threads.values() for p in pids[1:3]}
+    workers = {p for pids in threads.values() for p in pids[1:-1]}
     open_, done = {}, []
     idle_since, idle = {}, collections.defaultdict(list)  # per CPU: [(from, to)] idle intervals
     for ts, cpu, name, f, _ in events:

@@ -30,10 +30,12 @@ def main():
     ap.add_argument("--over-ms", type=float, default=2.8)
     ap.add_argument("--show", type=int, default=0)
     ap.add_argument("--behind-ms", type=float, default=1.5)
+    ap.add_argument("--show-idle", type=int, default=0,
+                    help="show the first N workers' waits over 2 ms with a CPU idle over 0.5 ms of it")
     a = ap.parse_args()
     events, threads = read_log(a.log)
     name = roles(threads)
-    msgs = {pids[3] for pids in threads.values() if len(pids) > 3}
+    msgs = {pids[-1] for pids in threads.values() if len(pids) > 2}
     waking, current, since = {}, {}, {}
     held = {}  # waiting thread -> Counter: CPU time during its wait by what ran ("idle", a cgroup...)
     cgroup = {p: c for c, pids in threads.items() for p in pids}
@@ -59,7 +61,7 @@ def main():
     behind = collections.defaultdict(collections.Counter)
     nr_workers = collections.Counter()
     recent = collections.deque(maxlen=64)
-    shown = worker_waits = idle_waits = 0
+    shown = shown_idle = worker_waits = idle_waits = 0
     for ts, cpu, ev, f, _ in events:
         if ev == "sched_waking":
             p = int(f["pid"])
@@ -95,8 +97,12 @@ def main():
                     how = "slept" if f["prev_state"] not in ("R", "R+") else "preempted"
                     left = f", {who} {how}"
                 classes[f"{where} ({state} at the wake-up){left}"].append(ms)
-            if ms > a.over_ms and shown < a.show:
-                shown += 1
+            idle_wait = name[nxt].endswith("-worker") and ms > 2 and h["idle"] > 0.5e-3
+            if (ms > a.over_ms and shown < a.show) or (idle_wait and shown_idle < a.show_idle):
+                if ms > a.over_ms and shown < a.show:
+                    shown += 1
+                else:
+                    shown_idle += 1
                 print(f"{name[nxt]} {nxt} waited {ms:.2f} ms until {ts:.6f}")
                 for t, c, pp, st, nn in recent:
                     if t >= t0 - 0.002:

@@ -5,6 +5,7 @@
 #   FDL-BENCH-STEP sched=S variant=V repeat=R       a measurement begins (progress)
 #   FDL-BENCH {json}                                 one measurement's results, or why it has none
 #   FDL-BENCH-SCHED {json}                           a scheduler's start/stop on one repeat
+#   FDL-BENCH-RIG {json}                             the boot's rig check, before any step
 #   FDL-BENCH-END                                    every step was run
 # BENCH_SKIP (plan.sh) lists sched:repeat pairs already measured, which are left out.
 # Helpers mkcg, say, scx_state, scx_ops, dmesg_problems come from the VM tests' lib.sh.
@@ -325,11 +326,27 @@ measure() {
     emit_result "$1" "$2" "$3" "$err"
 }
 
+# The rig check, once per boot before any step: how late a timer wakes an idle CPU of this machine
+# (cyclictest at real-time priority on every CPU, a 2 ms timer for RIG_SECS). Not a scheduler's
+# figure: on an emulator whose host is itself virtual, halted vCPUs are woken late in some boots
+# (milliseconds, under EEVDF too), and every scheduler's tail in that boot with them
+# (docs/benchmarks.md, 2026-12-02). The report prints it beside the results.
+RIG_SECS=4
+rig_check() {
+    if ! r=$(rig_measure $RIG_SECS); then
+        echo "FDL-BENCH-RIG {\"error\": $(jstr "no cyclictest on this machine, or it failed: $(tail -2 /tmp/rig.txt 2>/dev/null)")}"
+        return
+    fi
+    set -- $r
+    echo "FDL-BENCH-RIG {\"cpus\": $(nproc), \"secs\": $RIG_SECS, \"interval_us\": 2000, \"expected\": $4, \"samples\": $1, \"over_1ms\": $2, \"max_us\": $3}"
+}
+
 mkdir -p "$SLOG"
 # scx_utils (the peers) reads tracefs at start and panics without it; the VM's init does not mount it.
 [ -e /sys/kernel/tracing/available_tracers ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 for c in $BENCH_CGROUPS; do mkcg "$c" 100; done
 [ "$(scx_state)" = disabled ] || { say "sched_ext is $(scx_state) before the run: stop the scheduler running now"; exit 2; }
+rig_check
 repeat=1
 while [ $repeat -le "$BENCH_REPEAT" ]; do
     for sched in $BENCH_SCHEDS; do

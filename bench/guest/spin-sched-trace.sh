@@ -19,13 +19,17 @@
 # (BPFPROG lines: bpftool's JSON), addresses (BPFSYM lines: kallsyms) and the kernel's text
 # symbols (KSYMS lines: gzip, base64) printed before it stops. antagonist=1: the matrix's antagonist
 # beside the probes (hackbench -g 2 -f 10 -s 20000 -l 10, again and again, in cgroup antagonist).
-# deadlines=rfc: the matrix's RFC deadlines (fdl 1 ms / 500 us, loose 5 ms / 2.5 ms).
+# deadlines=rfc: the matrix's RFC deadlines (fdl 1 ms / 500 us, loose 5 ms / 2.5 ms). ipi=1: the
+# IPIs sent (ipi_send_cpu, with the caller) and wake-ups of a polling idle CPU without one, too;
+# ipi=2: also the function-call and timer interrupts taken (bench/remote-wake.py). rig=1: first the
+# benchmarks' rig check (cyclictest at real-time priority on every CPU, 2 ms timer, 4 s: how late
+# the host wakes an idle vCPU), its summary printed as RIG lines.
 . ./lib.sh
-secs=12 spin=3000 sleep=20000 jitter=5000 workers=2 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0
+secs=12 spin=3000 sleep=20000 jitter=5000 workers=2 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0 ipi=0 rig=0
 deadlines=rr4-20
 while [ $# -gt 0 ]; do
     case $1 in
-        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|deadlines=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|deadlines=*|ipi=*|rig=*) eval "${1%%=*}=\${1#*=}"; shift ;;
         *) break ;;
     esac
 done
@@ -35,6 +39,15 @@ case $profile$sched in 1*,*|1eevdf) echo "FDL-CHECK FAIL profile=1 needs one sch
 for s in $scheds; do
     [ "$s" = eevdf ] || command -v "$s" > /dev/null || { echo "FDL-CHECK FAIL sched=$s: no such binary in the guest (FDL_EXTRA_BINS)"; exit 1; }
 done
+# rig_line: lib.sh's rig_measure (samples, over 1 ms, worst in us, periods) as one RIG line; in a
+# function, so that its set -- leaves the script's arguments (scx_fdl's options) alone.
+rig_line() {
+    local r
+    r=$(rig_measure 4) || { echo "RIG none: no cyclictest, or it failed"; return; }
+    set -- $r
+    echo "RIG samples=$1 over_1ms=$2 max_us=$3 periods=$4"
+}
+[ "$rig" = 1 ] && rig_line
 T=/sys/kernel/tracing
 [ -e $T/trace ] || mount -t tracefs none $T
 echo 60000 > $T/buffer_size_kb
@@ -87,7 +100,10 @@ for s in $scheds; do
     start "$s" "$@" || exit 1
     sleep 2
     echo > $T/trace
-    for e in sched/sched_waking sched/sched_wakeup sched/sched_switch irq_vectors/reschedule_entry power/cpu_idle; do
+    events="sched/sched_waking sched/sched_wakeup sched/sched_switch irq_vectors/reschedule_entry power/cpu_idle"
+    [ "$ipi" -ge 1 ] && events="$events ipi/ipi_send_cpu sched/sched_wake_idle_without_ipi"
+    [ "$ipi" -ge 2 ] && events="$events irq_vectors/call_function_single_entry irq_vectors/local_timer_entry"
+    for e in $events; do
         [ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
     done
     [ "$cost$profile" = 00 ] && echo 1 > $T/tracing_on
@@ -127,7 +143,7 @@ for s in $scheds; do
         grep '\[bpf\]$' /proc/kallsyms | sed 's/^/BPFSYM /'
         bpftool prog show --json | sed 's/^/BPFPROG /'
     fi
-    [ "$cost$profile" = 00 ] && grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle|bpf_trace_printk" $T/trace | sed "s/^/TR /"
+    [ "$cost$profile" = 00 ] && grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle|bpf_trace_printk|ipi_send_cpu|sched_wake_idle_without_ipi|call_function_single_entry|local_timer_entry" $T/trace | sed "s/^/TR /"
     stop "$s"
 done
 exit $FAILED

@@ -209,13 +209,15 @@ def run_scenario(a, sc, runner_kind, staging):
         f"of {duration} s = {steps} measurements, about {fmt_secs(steps * step_s)} plus boot and scheduler "
         f"loading; results -> {out_dir}")
 
-    records, sched_events = [], []
+    records, sched_events, rigs = [], [], []
     raw = open(os.path.join(out_dir, "raw.jsonl"), "a")
 
     def on_record(kind, obj):
+        if kind == "FDL-BENCH-RIG":
+            obj = {"boot": boot, **obj}
         raw.write(json.dumps({"kind": kind, **obj}) + "\n")
         raw.flush()
-        (records if kind == "FDL-BENCH" else sched_events).append(obj)
+        {"FDL-BENCH": records, "FDL-BENCH-RIG": rigs}.get(kind, sched_events).append(obj)
         if kind == "FDL-BENCH" and obj.get("error"):
             log(f"{obj['sched']} {obj['variant']} repeat {obj['repeat']}: {obj['error'][:200]}")
 
@@ -254,7 +256,7 @@ def run_scenario(a, sc, runner_kind, staging):
     meta = dict(machine(runner_kind, sc, info), scenario_file=sc.path, schedulers=a.schedulers, repeat=repeat,
                 duration_s=duration, probe=probe, statuses=statuses, started=stamp, elapsed_s=round(elapsed),
                 complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
-                boots=boot, restarts=restarts, crash=info.get("crash"), binaries=binaries,
+                boots=boot, restarts=restarts, rig=rigs, crash=info.get("crash"), binaries=binaries,
                 fdl_variants=a.fdl_variants, fdl_builds=a.fdl_builds, fdl_options=a.fdl_options, command="bench/run.sh " + " ".join(sys.argv[1:]))
     if not info.get("complete"):
         log(f"the run did not finish (exit {rc}{'; guest kernel: ' + info['crash'] if info.get('crash') else ''}): "
@@ -306,11 +308,12 @@ def report_only(a):
         old = json.load(f)
     meta = old["meta"]
     sc = scenario.load(meta["scenario_file"])
-    records, events = [], []
+    records, events, rigs = [], [], []
     with open(os.path.join(d, "raw.jsonl")) as f:
         for line in f:
             o = json.loads(line)
-            (records if o.pop("kind") == "FDL-BENCH" else events).append(o)
+            {"FDL-BENCH": records, "FDL-BENCH-RIG": rigs}.get(o.pop("kind"), events).append(o)
+    meta["rig"] = rigs
     finish(sc, meta["schedulers"], meta.get("statuses", {}), records, events, meta, d)
     return 0
 

@@ -11,7 +11,7 @@ import sys
 import time
 import tomllib
 
-from . import scenario, verdict
+from . import report, scenario, verdict
 from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, guest_words, log, resolve_scheduler
 from .scenario import ScenarioError, _duration, _int, _Reader, _unknown, duration_ns
 
@@ -322,6 +322,18 @@ def _ms(us):
     return "-" if us is None else f"{us / 1000:.1f}"
 
 
+def rig_brief(rigs):
+    """A cell's boots' rig checks in a few words (report.rig_lines has the whole line): the share of
+    timer wake-ups of an idle CPU over 1 ms late, per boot; "noisy" past report.RIG_LATE_FRACTION."""
+    parts = []
+    for r in rigs or []:
+        frac = report.rig_late_fraction(r)
+        if frac is None:
+            continue
+        parts.append(f"{100 * frac:.1f} %" + (" (noisy)" if frac > report.RIG_LATE_FRACTION else ""))
+    return f"rig check: {', '.join(parts)} of idle wake-ups over 1 ms late" if parts else ""
+
+
 def markdown(sp, rows, scheds, meta):
     """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
     EEVDF, scx_fdl's misses/starts and worst lateness, a verdict per cell; then why each cell failed."""
@@ -362,6 +374,9 @@ def markdown(sp, rows, scheds, meta):
             first = False
         failed = [f"{n} ({d})" for n, ok, d in vd["rules"] if not ok]
         use = ", ".join(f"{c} {u:.2f}/{g:.2f}" for c, (u, g) in vd.get("use", {}).items())
+        rig = rig_brief((meta.get("rig") or {}).get(cell.name))
+        if rig:
+            use += f"; {rig}"
         if vd["verdict"] == "n.a.":
             notes.append(f"- **{cell.name} / {v}**: n.a.: {vd['why']}")
         elif failed:
@@ -398,11 +413,13 @@ def markdown(sp, rows, scheds, meta):
 def write_report(sp, cells, scheds, out_dir, meta):
     rows = collect(cells, out_dir)
     # Which build of each scheduler every cell ran (from the cells' own results).
-    meta["binaries"] = {}
+    meta["binaries"], meta["rig"] = {}, {}
     for c in cells:
         res = _results(os.path.join(out_dir, "cells", c.name))
         if res and res["meta"].get("binaries"):
             meta["binaries"][c.name] = res["meta"]["binaries"]
+        if res and res["meta"].get("rig"):
+            meta["rig"][c.name] = res["meta"]["rig"]
     md, counts = markdown(sp, rows, scheds, meta)
     with open(os.path.join(out_dir, "matrix.md"), "w") as f:
         f.write(md)

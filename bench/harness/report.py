@@ -187,12 +187,48 @@ def text(agg, meta):
             mine = [e for e in events if e["sched"] == s]
             out.append(f"  {s}: " + ", ".join(
                 f"{e['start_s']} s exit {e['exit'] or '-'}" if not e.get("error") else "failed to load" for e in mine))
+    out += rig_lines(meta.get("rig"))
     for r in meta.get("restarts") or []:
         out.append(f"Restart: {r}")
     if meta.get("crash"):
         out.append(f"The run ended with a guest kernel crash: {meta['crash']}")
     out.append("\n" + p99_summary(agg))
     return "\n".join(out) + "\n"
+
+
+# A boot whose rig check finds more of its timer wake-ups than this late is flagged in the report.
+RIG_LATE_FRACTION = 0.01
+
+
+def rig_late_fraction(r):
+    """The share of a rig check's timer wake-ups over 1 ms late; None where it has no figures."""
+    n = r.get("samples") or 0
+    return None if r.get("error") or not n else r.get("over_1ms", 0) / n
+
+
+def rig_lines(rigs):
+    """The report's lines on each boot's rig check (bench.sh's rig_check: cyclictest at real-time
+    priority on every CPU before any step): how late this machine woke an idle CPU for a timer.
+    Over 1 % of the wake-ups a millisecond late, the boot's tails are the host's as much as a
+    scheduler's (docs/benchmarks.md, 2026-12-02): compare schedulers within it only."""
+    out = []
+    for r in rigs or []:
+        if r.get("error"):
+            out.append(f"Rig check, boot {r.get('boot', 1)}: none ({r['error']})")
+            continue
+        n = r.get("samples") or 0
+        late = r.get("over_1ms", 0)
+        frac = rig_late_fraction(r) or 0.0
+        line = (f"Rig check, boot {r.get('boot', 1)}: an idle CPU woken for a timer (cyclictest, real-time, "
+                f"{r.get('interval_us', 0) // 1000} ms period on each of {r.get('cpus', 0)} CPUs for "
+                f"{r.get('secs', 0)} s): {late} of {n} wake-ups over 1 ms late ({100 * frac:.1f} %), "
+                f"worst {r.get('max_us', 0) / 1000:.1f} ms")
+        if r.get("expected") and n < 0.9 * r["expected"]:
+            line += f"; {r['expected'] - n} of {r['expected']} periods missed"
+        if frac > RIG_LATE_FRACTION:
+            line += ": a noisy boot, its tails are the host's as much as any scheduler's"
+        out.append(line)
+    return out
 
 
 def p99_summary(agg):

@@ -125,7 +125,7 @@ def kernel_crash(console):
 
 
 def run(sc, plan_text, fdl_config, bins, runner, out_dir, on_record, progress, timeout, console_name="console.log"):
-    """Run the plan; call on_record(kind, obj) for each FDL-BENCH* line. Returns (rc, info) where
+    """Run the plan; call on_record(kind, obj) for each FDL-BENCH* line (FDL-BENCH, -SCHED, -RIG). Returns (rc, info) where
     info holds what the run learnt about the machine (guest kernel, console log path)."""
     work = tempfile.mkdtemp(prefix="fdl-bench-")
     try:
@@ -186,7 +186,7 @@ def handle_line(line, on_record, progress, info):
         progress.step(f"{f['sched']} {f['variant']} repeat {f['repeat']}")
     elif line.startswith("FDL-BENCH-END"):
         info["complete"] = True
-    elif line.startswith("FDL-BENCH-SCHED ") or line.startswith("FDL-BENCH "):
+    elif line.startswith(("FDL-BENCH-SCHED ", "FDL-BENCH-RIG ", "FDL-BENCH ")):
         kind, _, payload = line.partition(" ")
         try:
             obj = json.loads(payload, strict=False)

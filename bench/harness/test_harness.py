@@ -578,6 +578,42 @@ class Restart(unittest.TestCase):
         self.assertEqual(measured_pairs(recs, [], ["a", "q"]), {("eevdf", 1)})
 
 
+class RigCheck(unittest.TestCase):
+    def test_the_rig_line_reaches_on_record(self):
+        from .runner import handle_line
+        got = []
+        handle_line('FDL-BENCH-RIG {"cpus": 2, "secs": 4, "interval_us": 2000, "expected": 4000, '
+                    '"samples": 3980, "over_1ms": 3, "max_us": 2362}',
+                    lambda kind, obj: got.append((kind, obj)), None, {})
+        self.assertEqual(got, [("FDL-BENCH-RIG", {"cpus": 2, "secs": 4, "interval_us": 2000, "expected": 4000,
+                                                  "samples": 3980, "over_1ms": 3, "max_us": 2362})])
+
+    def test_a_noisy_boot_is_flagged_and_a_quiet_one_is_not(self):
+        from .report import rig_lines
+        quiet, noisy, missing = rig_lines([
+            {"boot": 1, "cpus": 2, "secs": 4, "interval_us": 2000, "expected": 4000, "samples": 3996,
+             "over_1ms": 3, "max_us": 2362},
+            {"boot": 2, "cpus": 2, "secs": 4, "interval_us": 2000, "expected": 4000, "samples": 2637,
+             "over_1ms": 847, "max_us": 24701},
+            {"boot": 3, "error": "no cyclictest on this machine"}])
+        self.assertIn("boot 1", quiet)
+        self.assertIn("3 of 3996 wake-ups over 1 ms late (0.1 %), worst 2.4 ms", quiet)
+        self.assertNotIn("noisy", quiet)
+        self.assertIn("847 of 2637 wake-ups over 1 ms late (32.1 %), worst 24.7 ms", noisy)
+        self.assertIn("1363 of 4000 periods missed", noisy)
+        self.assertIn("a noisy boot", noisy)
+        self.assertEqual(missing, "Rig check, boot 3: none (no cyclictest on this machine)")
+        self.assertEqual(rig_lines(None), [])
+
+    def test_the_matrix_notes_each_cells_boots(self):
+        from .matrix import rig_brief
+        self.assertEqual(rig_brief([{"boot": 1, "samples": 3996, "over_1ms": 3},
+                                    {"boot": 2, "samples": 2637, "over_1ms": 847}]),
+                         "rig check: 0.1 %, 32.1 % (noisy) of idle wake-ups over 1 ms late")
+        self.assertEqual(rig_brief([{"boot": 1, "error": "no cyclictest on this machine"}]), "")
+        self.assertEqual(rig_brief(None), "")
+
+
 class Binaries(unittest.TestCase):
     def test_binary_id_records_the_version(self):
         from .main import binary_id
