@@ -16,7 +16,9 @@
 # then under EEVDF again (each figure the mean of its scheduler's two runs):
 #   - every cgroup's p99 is at most 1.2 x EEVDF's + 1 ms (the issue's rule for every cell: a
 #     deadline never makes things worse than no deadline); quiet, its p90 (and its p99 at most
-#     2 x EEVDF's: below);
+#     2 x EEVDF's: below); mode check-within, the cgroup without parameters only where the
+#     guarantees leave it its EEVDF share (the issue's rule, as the matrix applies it), else its
+#     p90;
 #   - mode check-within, or quiet: each deadline cgroup's p99 is within its deadline_rr + 6 ms (the
 #     promise, plus a margin of the emulator's 4 ms tick and its 2 ms wake-up floor: the benchmark
 #     judges the 2 ms promise);
@@ -60,6 +62,8 @@ guaranteed_shares = $shares
 TOML
 
 for c in antagonist cfs loose fdl; do mkcg "$c" 100; done
+usage_cgroups="cfs loose fdl"
+[ "$load" = antagonist ] && usage_cgroups="antagonist $usage_cgroups"
 if [ "$load" = antagonist ]; then
     sh -c "echo \$\$ > $CG/antagonist/cgroup.procs; exec hackbench -g 2 -f 10 -s 20000 -l 100000000" \
         > /dev/null 2>&1 &
@@ -78,12 +82,23 @@ measure() {
     sleep 2
     say "$tag: probes (1 message thread x 2 workers, spin $spin us, sleep $sleep_us +- $jitter us) for $secs s, $load, $path, shares $shares, rr $rr_fdl/$rr_loose us"
     ss0=$(schedstat)
+    # Each cgroup's CPU use over the probes' run (usage and uptime, no fork between: lib.sh).
+    for c in $usage_cgroups; do
+        read_usage "$c"
+        echo "$_RU $_RT" > "/tmp/use-$tag-$c"
+    done
     for c in cfs loose fdl; do
         sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep_us --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 3 --json" \
             > "/tmp/probe-$tag-$c.json" 2> "/tmp/probe-$tag-$c.err" &
         probes="$probes $!"
     done
     for p in $probes; do wait "$p" || fail "fdl-probe exited $? ($(cat /tmp/probe-$tag-*.err))"; done
+    for c in $usage_cgroups; do
+        read_usage "$c"
+        set -- $(cat "/tmp/use-$tag-$c")
+        awk -v u=$((_RU - $1)) -v t=$((_RT - $2)) 'BEGIN { printf "%.3f", u / 1e6 / (t / 100) }' > "/tmp/use-$tag-$c"
+    done
+    echo "FDL-USE $tag $(for c in $usage_cgroups; do printf '%s=%s ' $c "$(cat /tmp/use-$tag-$c)"; done)CPUs"
     echo "$ss0 $(schedstat)" | awk -v s="$tag" '{ printf "FDL-SCHEDSTAT %s run_s=%.2f run_delay_s=%.3f timeslices=%d\n", s, ($4 - $1) / 1e9, ($5 - $2) / 1e9, $6 - $3 }'
     for c in cfs loose fdl; do
         f=/tmp/probe-$tag-$c.json
@@ -182,10 +197,38 @@ if [ $checking = 1 ]; then
     # 1.3-5.3 against 5.5-6.0; with --no-queued-wakeups p90 7.9 and 7.8 ms against EEVDF's 5.3
     # and 5.8: the first fails this rule, the second passes it by 0.1 ms). The benchmark matrix
     # judges the p99 by the issue's rule, without margin.
+    # The cgroup without parameters within the guarantees (mode check-within) is held to EEVDF's
+    # p99 where the issue holds it, as the matrix does (bench/harness/verdict.py): where the
+    # guarantees leave it its EEVDF share, i.e. what they entitle the deadline cgroups to beyond
+    # their EEVDF use (the least of the guarantee and their use under scx_fdl, less their use under
+    # EEVDF) fits in the CPU time EEVDF left idle (+ 0.05). Beside hackbench EEVDF leaves none and
+    # starves the deadline probes (their p50 11 ms): there scx_fdl serves the guarantees first, and
+    # cfs's p99 went by the boot, 11.6-15.2 ms in most runs, 24.0 and 25.3 ms in two (EEVDF's 15.6-
+    # 16.3; the clean-clone CIs of 2026-12-02, both scx_fdl runs of the boot alike) while its p50
+    # was 0.8 ms against EEVDF's 10-11. Where the rule does not apply, its p90 is held to EEVDF's
+    # instead (fair treatment of the body of its wake-ups), and its p99 is reported.
+    fair_rule=1
+    if [ "$mode" = check-within ]; then
+        # use TAG CGROUP: CPUs CGROUP used in TAG's run.
+        use() { cat "/tmp/use-$1-$2"; }
+        set -- $(for c in $usage_cgroups; do echo "$c $(use eevdf $c) $(use eevdf2 $c) $(use fdl $c) $(use fdl2 $c)"; done |
+            awk -v g="$shares" -v n="$(nproc)" '
+                { e = ($2 + $3) / 2; f = ($4 + $5) / 2; used += e
+                  if ($1 == "loose" || $1 == "fdl") { k = g / 1024; if (f < k) k = f; if (k > e) extra += k - e } }
+                END { idle = n - used; printf "%.2f %.2f %d", extra, idle, extra <= idle + 0.05 }')
+        echo "    the guarantees beyond the deadline cgroups' EEVDF use: $1 CPU; EEVDF left $2 CPU idle"
+        fair_rule=$3
+    fi
     for c in cfs loose fdl; do
         mine=$(pmean fdl $c p99)
         theirs=$(pmean eevdf $c p99)
-        if [ "$load" = quiet ]; then
+        if [ $c = cfs ] && [ $fair_rule = 0 ]; then
+            mine90=$(pmean fdl $c p90)
+            theirs90=$(pmean eevdf $c p90)
+            say "cfs's p99 $mine us against EEVDF's $theirs us: not held to it, the guarantees take what EEVDF gave it"
+            check "cfs's p90 ($mine90 us) at most 1.2 x EEVDF's ($theirs90 us) + 1 ms where the guarantees take its EEVDF share, same boot" \
+                "$mine90 <= $theirs90 * 1.2 + 1000"
+        elif [ "$load" = quiet ]; then
             mine90=$(pmean fdl $c p90)
             theirs90=$(pmean eevdf $c p90)
             check "$c's p90 ($mine90 us) at most 1.2 x EEVDF's ($theirs90 us) + 1 ms, same workload, same boot" \
