@@ -1718,9 +1718,15 @@ static void test_within_guarantee_ahead_of_fair_work(void)
 		       (u64)env.stats.nr_preempt_kicks);
 		CHECK("the 4 ms container: p99 at most half of the same probe's without parameters",
 		      dl[0] * 2 <= fair[0], "%llu us vs %llu us", dl[0] / US, fair[0] / US);
-		/* Its floor: when the 4 ms container's two workers hold both CPUs, a spin (3 ms). */
-		CHECK("the 20 ms container: p99 within the 4 ms one's spin and a tick, below the same "
-		      "probe's without parameters", dl[1] <= 4 * MS && dl[1] < fair[1],
+		/*
+		 * Its floor: when the 4 ms container's two workers hold both CPUs, a spin (3 ms).
+		 * Quiet, the same probe without parameters is at that floor too (3 ms at this
+		 * simulation's 1 ms steps; 4 ms before cgroup virtual time counted CPU time at a fixed
+		 * weight, test_cgroup_vtime_counts_cpu_time_at_weight): no later than it there.
+		 */
+		CHECK("the 20 ms container: p99 within the 4 ms one's spin and a tick, not above the "
+		      "same probe's without parameters (below it beside the wakers)",
+		      dl[1] <= 4 * MS && (a ? dl[1] < fair[1] : dl[1] <= fair[1]),
 		      "%llu us vs %llu us", dl[1] / US, fair[1] / US);
 		CHECK("the tighter deadline no later", dl[0] <= dl[1], "%llu us vs %llu us", dl[0] / US,
 		      dl[1] / US);
@@ -2956,8 +2962,73 @@ static void test_fair_clock_waits_for_running_cgroups(void)
 	/* Before: 1362 ms and a p99 of 39 ms (without deadlines 1440 ms, 22 ms). */
 	CHECK("the cgroup without parameters gets what it asks beside guaranteed containers (0.48 CPU, -3 %)",
 	      cfs >= 1400, "%llu ms of 3000", cfs);
-	CHECK("its p99 lateness within 1.5x of the same without deadlines", p99 * 2 <= fair_p99 * 3,
-	      "%llu us vs %llu us", p99 / US, fair_p99 / US);
+	/*
+	 * 32 ms against 22 without deadlines before cgroup virtual time counted CPU time at a fixed
+	 * weight (test_cgroup_vtime_counts_cpu_time_at_weight); 27 against 15 since: both lower,
+	 * the figure without deadlines more. What is left is the first tier's bursts, 24 ms of work
+	 * every 23-24 ms on 2 CPUs, ahead of fair work (README, "Fair work below its protected share
+	 * beside bursty guarantees").
+	 */
+	CHECK("its p99 lateness within 2x of the same without deadlines, and below 30 ms",
+	      p99 <= fair_p99 * 2 && p99 < 30 * MS, "%llu us vs %llu us", p99 / US, fair_p99 / US);
+}
+
+/*
+ * Cgroup virtual time is CPU time at the default weight, FDL_CV_WEIGHT, whatever else is runnable
+ * (fdl_cgroup_cv_share). Charged at the cgroup's share of the weights runnable at the moment, a
+ * cgroup paid more for CPU time it got while more cgroups were active: in the VM, the cgroup
+ * without parameters, whose bursts come with the deadline containers', paid twice what hackbench
+ * paid between them and then waited on both CPUs while hackbench caught up (p99 23-29 ms, EEVDF's
+ * 16-18; 13-15 ms since). Here cgroup 11's one busy task is charged the same per ns of CPU alone
+ * (W = 100) and beside cgroups 12 and 13 (W = 500: it was five times as much), and the three share
+ * two CPUs by weight (0.4, 0.4 and 1.2 CPUs).
+ */
+static void test_cgroup_vtime_counts_cpu_time_at_weight(void)
+{
+	struct task *a, *c1, *c2, *b;
+	u64 cv, ran, ran_b, ran_c, d_alone, r_alone, d_busy, r_busy;
+
+	reset(2);
+	add_cgroup(11, 100, 0, 0);
+	add_cgroup(12, 100, 0, 0);
+	add_cgroup(13, 300, 0, 0);
+	a = new_task(0, 11);
+	wake(a);
+	run_for(20 * MS);
+	cv = env.cg[11].cvtime;
+	ran = a->ran_ns;
+	run_for(200 * MS);
+	d_alone = env.cg[11].cvtime - cv;
+	r_alone = a->ran_ns - ran;
+	b = new_task(1, 12);
+	c1 = new_task(2, 13);
+	c2 = new_task(3, 13);
+	wake(b);
+	wake(c1);
+	wake(c2);
+	run_for(100 * MS);
+	cv = env.cg[11].cvtime;
+	ran = a->ran_ns;
+	ran_b = b->ran_ns;
+	ran_c = c1->ran_ns + c2->ran_ns;
+	run_for(1000 * MS);
+	d_busy = env.cg[11].cvtime - cv;
+	r_busy = a->ran_ns - ran;
+	ran_b = b->ran_ns - ran_b;
+	ran_c = c1->ran_ns + c2->ran_ns - ran_c;
+	printf("cgroup vtime: alone %llu us for %llu us of CPU, beside weight 400 %llu us for %llu us; "
+	       "CPU 11 / 12 / 13: %llu / %llu / %llu ms of 2000\n", d_alone / US, r_alone / US,
+	       d_busy / US, r_busy / US, r_busy / MS, ran_b / MS, ran_c / MS);
+	CHECK("alone, weight 100: cgroup virtual time moves by its CPU time (-+3 %)",
+	      r_alone >= 190 * MS && d_alone * 100 >= r_alone * 97 && d_alone * 100 <= r_alone * 103,
+	      "%llu us for %llu us", d_alone / US, r_alone / US);
+	CHECK("beside weight 400 more: by the same (-+3 %)",
+	      r_busy > 0 && d_busy * 100 >= r_busy * 97 && d_busy * 100 <= r_busy * 103,
+	      "%llu us for %llu us", d_busy / US, r_busy / US);
+	CHECK("the CPUs shared by weight (0.4, 0.4, 1.2 CPUs, -+10 %)",
+	      r_busy >= 360 * MS && r_busy <= 440 * MS && ran_b >= 360 * MS && ran_b <= 440 * MS &&
+	      ran_c >= 1080 * MS && ran_c <= 1320 * MS, "%llu / %llu / %llu ms", r_busy / MS,
+	      ran_b / MS, ran_c / MS);
 }
 
 /*
@@ -3627,8 +3698,13 @@ static void test_domains_take_only_where_counted(void)
 		      tasks[i].ran_ns >= 10 * MS && worst_off(i, 1) < 100 * MS,
 		      "task %d ran %llu ms, off %llu ms at worst", i, tasks[i].ran_ns / MS,
 		      worst_off(i, 1) / MS);
-	CHECK("context: work was queued in both domains", env.dom_inserts[0] > 100 &&
-	      env.dom_inserts[1] > 100, "%u, %u", env.dom_inserts[0], env.dom_inserts[1]);
+	/*
+	 * Tens at least in each: where tasks queue follows the fair order's placements (52 and 856
+	 * since cgroup virtual time counts CPU time at a fixed weight, over 100 each before, with the
+	 * same CPU time per task within 3 %).
+	 */
+	CHECK("context: work was queued in both domains", env.dom_inserts[0] > 20 &&
+	      env.dom_inserts[1] > 20, "%u, %u", env.dom_inserts[0], env.dom_inserts[1]);
 }
 
 /* Lifting a limit frees its held tasks at once, not at the next boundary. */
@@ -3968,6 +4044,7 @@ int main(void)
 	test_protected_share_counts_sleeping_guarantees();
 	test_floor_protection_keeps_guarantees_that_fit();
 	test_fair_clock_waits_for_running_cgroups();
+	test_cgroup_vtime_counts_cpu_time_at_weight();
 	test_limited_cgroup_does_not_hold_the_fair_clock();
 	test_idle_pick_claims_the_cpu();
 	test_scan_asks_active_queues_only();

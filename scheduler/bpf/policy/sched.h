@@ -37,7 +37,7 @@ static __always_inline void fdl_count_dispatch(u32 path)
  * added 7k instructions to the verification of each program that charges (fdl_tick 28.7k ->
  * 35.3k; with this function 25.3k).
  */
-FDL_GLOBAL int fdl_charge_first(struct fdl_cgroup *top, u64 delta, s64 order_wsum, u64 now)
+FDL_GLOBAL int fdl_charge_first(struct fdl_cgroup *top, u64 delta, u64 now)
 {
 	struct fdl_cgroup *first;
 
@@ -46,8 +46,7 @@ FDL_GLOBAL int fdl_charge_first(struct fdl_cgroup *top, u64 delta, s64 order_wsu
 	first = env_cgroup(top->top_cgref);
 	if (!first || !first->has_dsq)
 		return 0;
-	__sync_fetch_and_add(&first->cvtime,
-			     fdl_vtime_delta(delta, fdl_cgroup_fair_share(first, order_wsum)));
+	__sync_fetch_and_add(&first->cvtime, fdl_vtime_delta(delta, fdl_cgroup_cv_share(first)));
 	return 1;
 }
 
@@ -66,7 +65,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays, u64 now)
 {
 	u64 delta, queue, bw, share, cgref;
 	struct fdl_cgroup *cg, *top;
-	s64 root_wsum = fdl_root_wsum(), order_wsum;
+	s64 root_wsum = fdl_root_wsum();
 	struct fdl_entity *e;
 	struct fdl_cpu *cc;
 
@@ -96,12 +95,11 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays, u64 now)
 	 * All work moves its cgroup on in cgroup virtual time, a deadline container's too, however
 	 * it got the CPU: the fair order then serves that container only up to its fair share.
 	 */
-	order_wsum = root_wsum - fdl.dl_wsum + fdl.dl_unboosted_wsum;	/* fdl_fair_order_wsum */
 	if (top)
-		__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta,
-						fdl_cgroup_fair_share(top, order_wsum)));
+		__sync_fetch_and_add(&top->cvtime, fdl_vtime_delta(delta, fdl_cgroup_cv_share(top)));
 	else
-		__sync_fetch_and_add(&fdl.root_cvtime, fdl_vtime_delta(delta, share));
+		__sync_fetch_and_add(&fdl.root_cvtime,
+				     fdl_vtime_delta(delta, fdl_cv_share_of(t->weight)));
 	/*
 	 * Taken by the fair order, a deadline container's work fills both buckets: the fair
 	 * container's, whose turn it took, and its own, against which its use is measured however it
@@ -118,7 +116,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays, u64 now)
 	 * it would spoil.
 	 */
 	if (top && top->level > 1)	/* the common case, a first-level one, without the call */
-		fdl_charge_first(top, delta, order_wsum, now);
+		fdl_charge_first(top, delta, now);
 	/* Its container's guarantee is spent by all of its work, however it got the CPU. */
 	if (top && top->ent.budget_rate)
 		__sync_fetch_and_sub(&top->ent.budget_ns, (s64)delta);
@@ -223,7 +221,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 			fdl_entity_wake(&fdl.fair, vdt);
 	}
 	if (!top)	/* the root's own tasks wake as one cgroup */
-		fdl_cgroup_wake(&fdl.root_cvtime, fdl_task_share_of(t, cgref, cg, root_wsum));
+		fdl_cgroup_wake(&fdl.root_cvtime, fdl_cv_share_of(t->weight));
 	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
 			  fdl_place_share_in_queue_of(t, queue, cgref, cg, top, root_wsum));
 }
@@ -256,8 +254,7 @@ FDL_GLOBAL int fdl_near_front(struct fdl_cgroup *top)
 
 	if (!top)
 		return 0;
-	front = fdl.cvtime_now + fdl_vtime_delta(tun.wakeup_lag_ns,
-						 fdl_cgroup_fair_share(top, fdl_fair_order_wsum()));
+	front = fdl.cvtime_now + fdl_vtime_delta(tun.wakeup_lag_ns, fdl_cgroup_cv_share(top));
 	return !fdl_time_before(front, top->cvtime);
 }
 
@@ -593,12 +590,6 @@ static __always_inline void fdl_consider(struct fdl_scan *sc, u64 q, u32 fair, u
 	}
 }
 
-/* The cgroup virtual time a fair queue is ordered by, within the starvation window. */
-static __always_inline u64 fdl_fair_key(u64 cvtime)
-{
-	return fdl_vtime_cap(cvtime, fdl.cvtime_now, tun.starvation_ns * (tun.nr_cpus ?: 1));
-}
-
 /*
  * Offer the scan a fair queue with its cgroup virtual time *cvtime. A cgroup virtual time beyond
  * the starvation window is brought back to its edge, where it stays: the fair clock is the least
@@ -729,15 +720,6 @@ static __always_inline bool fdl_full_scan_due(u64 now)
 static __always_inline u64 fdl_slots_mask(u32 n)
 {
 	return n >= FDL_MAX_CONTAINERS ? ~0ULL : (1ULL << n) - 1;
-}
-
-/* The lowest slot set in *mask (*mask != 0), taken out of it: a walk over a mask of slots. */
-static __always_inline u32 fdl_mask_pop(u64 *mask)
-{
-	u32 i = env_index(fdl_lowest_bit(*mask), FDL_MAX_CONTAINERS - 1);
-
-	*mask &= *mask - 1;
-	return i;
 }
 
 /*
