@@ -18,7 +18,7 @@
 #     deadline never makes things worse than no deadline); quiet, its p90 (and its p99 at most
 #     2 x EEVDF's: below); mode check-within, the cgroup without parameters only where the
 #     guarantees leave it its EEVDF share (the issue's rule, as the matrix applies it), else its
-#     p90;
+#     p90 (and its p99 at most 1.3 x EEVDF's + 1 ms);
 #   - mode check-within, or quiet: each deadline cgroup's p99 is within its deadline_rr + 6 ms (the
 #     promise, plus a margin of the emulator's 4 ms tick and its 2 ms wake-up floor: the benchmark
 #     judges the 2 ms promise);
@@ -207,7 +207,11 @@ if [ $checking = 1 ]; then
     # cfs's p99 went by the boot, 11.6-15.2 ms in most runs, 24.0 and 25.3 ms in two (EEVDF's 15.6-
     # 16.3; the clean-clone CIs of 2026-12-02, both scx_fdl runs of the boot alike) while its p50
     # was 0.8 ms against EEVDF's 10-11. Where the rule does not apply, its p90 is held to EEVDF's
-    # instead (fair treatment of the body of its wake-ups), and its p99 is reported.
+    # instead (fair treatment of the body of its wake-ups), and its p99 to 1.3 x EEVDF's + 1 ms:
+    # the tail that went by the boot was cgroup virtual time charged at the weights active at the
+    # moment (its bursts came with the deadline containers', so it paid twice what hackbench paid);
+    # charged at its weight (85ca328) it read 16.0 and 14.3 ms against EEVDF's 17.6 and 19.3, where
+    # the build before read 25.3-33.2 against 16.3-17.5 in four runs of two boots (1.55-1.9x).
     fair_rule=1
     if [ "$mode" = check-within ]; then
         # use TAG CGROUP: CPUs CGROUP used in TAG's run.
@@ -226,9 +230,10 @@ if [ $checking = 1 ]; then
         if [ $c = cfs ] && [ $fair_rule = 0 ]; then
             mine90=$(pmean fdl $c p90)
             theirs90=$(pmean eevdf $c p90)
-            say "cfs's p99 $mine us against EEVDF's $theirs us: not held to it, the guarantees take what EEVDF gave it"
             check "cfs's p90 ($mine90 us) at most 1.2 x EEVDF's ($theirs90 us) + 1 ms where the guarantees take its EEVDF share, same boot" \
                 "$mine90 <= $theirs90 * 1.2 + 1000"
+            check "cfs's p99 ($mine us) at most 1.3 x EEVDF's ($theirs us) + 1 ms there, same boot" \
+                "$mine <= $theirs * 1.3 + 1000"
         elif [ "$load" = quiet ]; then
             mine90=$(pmean fdl $c p90)
             theirs90=$(pmean eevdf $c p90)
