@@ -107,6 +107,7 @@ struct fdl_scan {
 	u64 next_q, next_dl;	/* the runner-up */
 	u32 best_fair, next_fair;	/* 1: that entity is the fair container, 2: none */
 	u64 fair_q, fair_key;	/* the fair queue with the least cgroup virtual time */
+	u64 fair_window;	/* the starvation window its keys are capped at (fdl_fair_window) */
 	u32 fair_found;
 	u32 running_found;	/* running_cv is set: */
 	u64 running_cv;		/* the least cgroup virtual time of the containers with a task on a CPU */

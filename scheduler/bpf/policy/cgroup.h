@@ -162,10 +162,22 @@ static __always_inline u64 fdl_cv_span(u64 ns)
 	return fdl_vtime_delta(ns * (tun.nr_cpus ?: 1), fdl_cv_share_of(wsum > 0 ? (u64)wsum : 1));
 }
 
-/* The cgroup virtual time a fair queue is ordered by, within the starvation window. */
+/* The starvation window in cgroup virtual time, at the fair order's weights as they are now. */
+static __always_inline u64 fdl_fair_window(void)
+{
+	return fdl_cv_span(tun.starvation_ns);
+}
+
+/* The cgroup virtual time a fair queue is ordered by: within `window` (fdl_fair_window) of the clock. */
+static __always_inline u64 fdl_fair_key_in(u64 cvtime, u64 window)
+{
+	return fdl_vtime_cap(cvtime, fdl.cvtime_now, window);
+}
+
+/* fdl_fair_key_in, the window computed for this one key. */
 static __always_inline u64 fdl_fair_key(u64 cvtime)
 {
-	return fdl_vtime_cap(cvtime, fdl.cvtime_now, fdl_cv_span(tun.starvation_ns));
+	return fdl_fair_key_in(cvtime, fdl_fair_window());
 }
 
 /* The lowest slot set in *mask (*mask != 0), taken out of it: a walk over a mask of slots. */
@@ -189,7 +201,7 @@ static __always_inline u32 fdl_mask_pop(u64 *mask)
  */
 FDL_GLOBAL int fdl_fair_clock_refresh(void)
 {
-	u64 mask = fdl.active_mask, least = 0, cv;
+	u64 mask = fdl.active_mask, least = 0, cv, window = fdl_fair_window();
 	struct fdl_cgroup *cg;
 	bool found = false;
 	u32 i;
@@ -206,7 +218,7 @@ FDL_GLOBAL int fdl_fair_clock_refresh(void)
 		if (cg->nr_running > 0)
 			cv = cg->cvtime;
 		else if (*fdl_queued_nr(i + 1) > 0)
-			cv = fdl_fair_key(cg->cvtime);
+			cv = fdl_fair_key_in(cg->cvtime, window);
 		else
 			continue;
 		if (!found || fdl_time_before(cv, least)) {
@@ -214,10 +226,12 @@ FDL_GLOBAL int fdl_fair_clock_refresh(void)
 			found = true;
 		}
 	}
-	if (*fdl_queued_nr(FDL_QUEUED_FAIR) > 0 &&
-	    (!found || fdl_time_before(fdl_fair_key(fdl.root_cvtime), least))) {
-		least = fdl_fair_key(fdl.root_cvtime);
-		found = true;
+	if (*fdl_queued_nr(FDL_QUEUED_FAIR) > 0) {
+		cv = fdl_fair_key_in(fdl.root_cvtime, window);
+		if (!found || fdl_time_before(cv, least)) {
+			least = cv;
+			found = true;
+		}
 	}
 	if (found && fdl_time_before(fdl.cvtime_now, least))
 		fdl.cvtime_now = least;

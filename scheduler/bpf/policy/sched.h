@@ -600,7 +600,7 @@ static __always_inline void fdl_consider(struct fdl_scan *sc, u64 q, u32 fair, u
  */
 static __always_inline void fdl_consider_fair(struct fdl_scan *sc, u64 q, u64 *cvtime)
 {
-	u64 cv = *cvtime, key = fdl_fair_key(cv);
+	u64 cv = *cvtime, key = fdl_fair_key_in(cv, sc->fair_window);
 
 	if (key != cv)
 		__sync_val_compare_and_swap(cvtime, cv, key);
@@ -829,6 +829,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		sc->full_dom = fdl.nr_full_scans++ % env_nr_doms();
 	}
 	fdl_scan_none(sc);
+	sc->fair_window = fdl_fair_window();	/* once per scan, not per queue offered */
 	sc->dl_wsum = sc->dl_unboosted_wsum = sc->prot_wsum = sc->guaranteed_wsum = 0;
 	sc->rate_sum = sc->guaranteed_rate = 0;
 	sc->min_rr_ns = tun.fair_deadline_ns;
