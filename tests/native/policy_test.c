@@ -3032,6 +3032,41 @@ static void test_cgroup_vtime_counts_cpu_time_at_weight(void)
 }
 
 /*
+ * The root's own tasks have no activation of their own to bring the fair clock up to date
+ * (fdl_cgroup_propagate refreshes it for a first-level cgroup): two busy loops of the root's that
+ * wake after cgroup 11's two ran alone for 220 ms, with no work queued (no scan: the clock stays
+ * where it was), get the CPUs by weight (the root's tasks as one cgroup at their weight, 100, as
+ * 11's), not both CPUs until the root's cgroup virtual time caught up with 11's (without the
+ * refresh: 11 got 0 of 400 ms, the root's tasks all of it; with it 198 and 202).
+ */
+static void test_root_tasks_wake_at_a_fresh_clock(void)
+{
+	struct task *a1, *a2, *r1, *r2;
+	u64 ran_a, ran_r;
+
+	reset(2);
+	add_cgroup(11, 100, 0, 0);
+	a1 = new_task(0, 11);
+	a2 = new_task(1, 11);
+	wake(a1);
+	wake(a2);
+	run_for(220 * MS);
+	r1 = new_task(2, FDL_ROOT_CGREF);
+	r2 = new_task(3, FDL_ROOT_CGREF);
+	wake(r1);
+	wake(r2);
+	ran_a = a1->ran_ns + a2->ran_ns;
+	run_for(200 * MS);
+	ran_a = a1->ran_ns + a2->ran_ns - ran_a;
+	ran_r = r1->ran_ns + r2->ran_ns;
+	printf("root's own tasks waking beside a cgroup that ran alone 220 ms: cgroup %llu ms, root's "
+	       "tasks %llu ms of 400 in the next 200 ms\n", ran_a / MS, ran_r / MS);
+	CHECK("the cgroup that ran alone keeps its share by weight beside the root's tasks (200 of 400 ms, "
+	      "-20 %)", ran_a >= 160 * MS && ran_r >= 160 * MS, "cgroup %llu ms, root's tasks %llu ms",
+	      ran_a / MS, ran_r / MS);
+}
+
+/*
  * --fair-protection floor: guarantees that fit the machine are met in full. The matrix's cell of
  * four workers per probe (3 ms every 23-25 ms) in 10 (4 ms / 2 ms) and 11 (20 ms), both granted
  * 0.88 CPU (1.76 of 2 CPUs, within the machine less the 5 % floor), and in 12 without parameters,
@@ -4045,6 +4080,7 @@ int main(void)
 	test_floor_protection_keeps_guarantees_that_fit();
 	test_fair_clock_waits_for_running_cgroups();
 	test_cgroup_vtime_counts_cpu_time_at_weight();
+	test_root_tasks_wake_at_a_fresh_clock();
 	test_limited_cgroup_does_not_hold_the_fair_clock();
 	test_idle_pick_claims_the_cpu();
 	test_scan_asks_active_queues_only();

@@ -197,9 +197,10 @@ static __always_inline u32 fdl_mask_pop(u64 *mask)
  * placed that far behind it: as much of the machine as the lone cgroup had had while it ran
  * alone, owed to the newcomer (test_cgroup_vtime_counts_cpu_time_at_weight: a cgroup that ran
  * 220 ms alone then waited while two newcomers ran for 180 ms). Walks the active containers
- * only, and only where a cgroup becomes active, not at every wake-up.
+ * only, and only where a cgroup becomes active (fdl_cgroup_propagate) or, at most once a slice, a
+ * task of the root's own wakes (fdl_on_runnable), not at every wake-up.
  */
-FDL_GLOBAL int fdl_fair_clock_refresh(void)
+FDL_GLOBAL int fdl_fair_clock_refresh(u64 now)
 {
 	u64 mask = fdl.active_mask, least = 0, cv, window = fdl_fair_window();
 	struct fdl_cgroup *cg;
@@ -235,6 +236,7 @@ FDL_GLOBAL int fdl_fair_clock_refresh(void)
 	}
 	if (found && fdl_time_before(fdl.cvtime_now, least))
 		fdl.cvtime_now = least;
+	fdl.cvtime_refreshed_at = now;
 	return 0;
 }
 
@@ -298,7 +300,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 		if (dn > 0 && (cg->level == 1 || cg->has_dsq)) {
 			if (cg->ent.deadline_rr_ns)
 				fdl_entity_wake(&cg->ent, vdt);
-			fdl_fair_clock_refresh();
+			fdl_fair_clock_refresh(env_now());
 			fdl_cgroup_wake(&cg->cvtime, fdl_cgroup_cv_share(cg));
 		}
 

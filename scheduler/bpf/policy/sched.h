@@ -220,8 +220,18 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 		if (__sync_fetch_and_add(&fdl.fair.nr_runnable, 1) == 0)
 			fdl_entity_wake(&fdl.fair, vdt);
 	}
-	if (!top)	/* the root's own tasks wake as one cgroup */
+	/*
+	 * The root's own tasks wake as one cgroup, at a fair clock at most a slice stale: they have
+	 * no activation of their own (fdl_cgroup_propagate's refresh), and a kworker wakes too often
+	 * for a walk of the active containers each time. At a clock left where it was while a cgroup
+	 * ran alone, two busy loops of the root's took both CPUs from it for as long as it had had
+	 * them (test_root_tasks_wake_at_a_fresh_clock).
+	 */
+	if (!top) {
+		if (!fdl_time_before(now, fdl.cvtime_refreshed_at + tun.slice_ns))
+			fdl_fair_clock_refresh(now);
 		fdl_cgroup_wake(&fdl.root_cvtime, fdl_cv_share_of(t->weight));
+	}
 	fdl_fair_place_at(t, queue, fdl_queue_clock(top),
 			  fdl_place_share_in_queue_of(t, queue, cgref, cg, top, root_wsum));
 }

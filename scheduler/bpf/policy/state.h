@@ -41,6 +41,8 @@ struct fdl_state {
 	 */
 	u64 cvtime_now;
 	u64 root_cvtime;
+	/* When fdl_fair_clock_refresh last ran (the root's own tasks refresh at most once a slice). */
+	u64 cvtime_refreshed_at;
 	/*
 	 * From the dispatcher's last scan of the deadline containers: their root weight (boosted
 	 * and at cpu.weight) while active, the smallest deadline_rr, and the fair container's
