@@ -106,7 +106,8 @@ fi
 
 # scx_fdl's figures around a window (bench/guest/bench.sh fdl_dump, fdl_stats_json) with the guest's
 # busybox awk, on two synthetic dumps: misses and the window's worst lateness from the buckets (the
-# worst since start did not grow), none for a cgroup without buckets or misses.
+# worst since start did not grow), none for a cgroup without buckets or misses; the wake-ups' starts
+# and misses, -1 for a cgroup whose dumps have none.
 mkdir -p "$tmp/bb" "$tmp/fd"
 ln -s "$(command -v busybox)" "$tmp/bb/awk"
 "$py" - "$tmp/fd" <<'PY'
@@ -114,7 +115,7 @@ import json, sys
 def dump(misses, hist):
     return {"scheduler": {}, "cgroups": [
         {"path": "/sys/fs/cgroup/fdl", "nr_misses": misses, "nr_picks": 100 + misses, "max_lateness_ns": 87000000,
-         "lateness": hist},
+         "lateness": hist, "nr_wake_starts": 50 + misses // 2, "nr_wake_misses": misses // 2},
         {"path": "/sys/fs/cgroup/loose", "nr_misses": 0, "nr_picks": 5, "max_lateness_ns": 0, "lateness": []}]}
 h = [0] * 24
 h[17] = 1                      # the 87 ms miss, before the window
@@ -130,7 +131,7 @@ out=$(cd "$tmp/fd" && PATH="$tmp/bb:$PATH" CG=/sys/fs/cgroup OUT="$tmp/fd" BENCH
     scx_fdl() { cat "$OUT/$which.json"; }
     which=before fdl_dump "$OUT/dump.before" && which=after fdl_dump "$OUT/dump.after" && fdl_stats_json
 ' "$root/bench/guest/bench.sh" 2>&1)
-want='{"fdl": {"misses": 5, "picks": 5, "max_lateness_us": 87000, "max_lateness_before_us": 87000, "max_lateness_window_us": 4096}, "loose": {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_before_us": 0, "max_lateness_window_us": 0}}'
+want='{"fdl": {"misses": 5, "picks": 5, "max_lateness_us": 87000, "max_lateness_before_us": 87000, "max_lateness_window_us": 4096, "wake_starts": 3, "wake_misses": 3}, "loose": {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_before_us": 0, "max_lateness_window_us": 0, "wake_starts": -1, "wake_misses": -1}}'
 if [[ $out == "$want" ]]; then ok "scx_fdl's window figures with busybox awk: fdl worst late in window 4096 us (87000 since start)"
 else bad "scx_fdl's window figures with busybox awk: want $want, got $out"; fi
 

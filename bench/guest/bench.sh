@@ -95,9 +95,10 @@ machine_usec() {
 }
 
 # fdl_dump FILE: scx_fdl's own figures now (`scx_fdl dump`, pretty JSON), reduced to one line per
-# scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns LATENESS", LATENESS its misses by lateness
-# bucket (log2 microseconds, comma-separated; "-" if none were reported). On failure FDL_STATS_ERR
-# says why.
+# scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns LATENESS WAKE_STARTS WAKE_MISSES",
+# LATENESS its misses by lateness bucket (log2 microseconds, comma-separated; "-" if none were
+# reported), WAKE_* its starts and misses of wake-ups (-1 from an scx_fdl without them). On failure
+# FDL_STATS_ERR says why.
 fdl_dump() {
     if ! $FDL_CLI dump > "$1.json" 2> "$1.err"; then
         FDL_STATS_ERR="${FDL_STATS_ERR}scx_fdl dump failed: $(log_tail "$1.err" 2); "
@@ -110,14 +111,16 @@ fdl_dump() {
         /^  "cgroups": \[/ { in_cg = 1; next }
         in_cg && /^  \]/ { in_cg = 0 }
         !in_cg { next }
-        /^    \{/ { name = ""; misses = picks = late = 0; hist = ""; in_late = 0; next }
-        /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0, (hist == "" ? "-" : hist); next }
+        /^    \{/ { name = ""; misses = picks = late = 0; ws = wm = -1; hist = ""; in_late = 0; next }
+        /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0, (hist == "" ? "-" : hist), ws + 0, wm + 0; next }
         in_late && /^      \]/ { in_late = 0; next }
         in_late { v = $1; sub(/,$/, "", v); hist = hist (hist == "" ? "" : ",") v; next }
         /^      "lateness": \[$/ { in_late = 1; next }
         /^      "path":/ { name = val($0); if (index(name, root) == 1) name = substr(name, length(root) + 1) }
         /^      "nr_misses":/ { misses = val($0) }
         /^      "nr_picks":/ { picks = val($0) }
+        /^      "nr_wake_starts":/ { ws = val($0) }
+        /^      "nr_wake_misses":/ { wm = val($0) }
         /^      "max_lateness_ns":/ { late = val($0) }
     ' "$1.json" > "$1"
 }
@@ -134,11 +137,14 @@ fdl_stats_json() {
         return
     fi
     awk -v want=" $BENCH_CGROUPS " '
-        FNR == NR { m[$1] = $2; p[$1] = $3; l[$1] = $4; h[$1] = $5; next }
+        FNR == NR { m[$1] = $2; p[$1] = $3; l[$1] = $4; h[$1] = $5; ws[$1] = $6; wm[$1] = $7; next }
         index(want, " " $1 " ") {
             win = $2 > m[$1] ? window($4, l[$1], $5, h[$1]) : 0
-            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d, \"max_lateness_window_us\": %d}", \
-                sep, $1, $2 - m[$1], $3 - p[$1], $4 / 1000, l[$1] / 1000, win
+            # Wake-ups: -1 where either dump lacks them (an older scx_fdl, or no such columns).
+            wake = ($6 == "" || $6 < 0 || ws[$1] == "" || ws[$1] < 0) ? 0 : 1
+            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d, \"max_lateness_window_us\": %d, \"wake_starts\": %d, \"wake_misses\": %d}", \
+                sep, $1, $2 - m[$1], $3 - p[$1], $4 / 1000, l[$1] / 1000, win, \
+                wake ? $6 - ws[$1] : -1, wake ? $7 - wm[$1] : -1
             sep = ", "
         }
         # bucket 0: under 1 us; bucket i: under 2^i us; the last is unbounded (fdl_lat_bucket()).

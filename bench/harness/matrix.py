@@ -336,11 +336,11 @@ def rig_brief(rigs):
 
 def markdown(sp, rows, scheds, meta):
     """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
-    EEVDF, scx_fdl's misses/starts and worst lateness, a verdict per cell; then why each cell failed."""
+    EEVDF, scx_fdl's misses/starts (of wake-ups) and worst lateness, a verdict per cell; then why each cell failed."""
     hdr = ["cell", "load", "class", "cgroup", "deadline_rr"]
     for s in scheds:
         hdr += [f"{s} p50/p99 (ms)"] + ([] if s == "eevdf" else [f"{s} p99/EEVDF"])
-    hdr += ["scx_fdl misses/starts", "scx_fdl worst late (ms)", "verdict"]
+    hdr += ["scx_fdl misses/starts (of wake-ups)", "scx_fdl worst late (ms)", "verdict"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     notes, counts = [], {"PASS": 0, "FAIL": 0, "n.a.": 0}
     for cell, v, sc, per, reason in rows:
@@ -367,7 +367,8 @@ def markdown(sp, rows, scheds, meta):
                     x = row["p99_ratio_to_eevdf"].get(w.name)
                     r.append("-" if x is None else f"{x:.2f}")
             st = (per.get("scx_fdl") or {}).get("fdl_stats", {}).get(w.cgroup)
-            r += [f"{st['misses']}/{st['picks']}" if st and cg.deadline_rr else "-",
+            wake = "" if not st or st.get("wake_starts") is None else f" ({st['wake_misses']}/{st['wake_starts']})"
+            r += [f"{st['misses']}/{st['picks']}{wake}" if st and cg.deadline_rr else "-",
                   _ms(st.get("max_lateness_window_us", st["max_lateness_us"])) if st and cg.deadline_rr else "-",
                   f"**{vd['verdict']}**" if first else ""]
             lines.append("| " + " | ".join(r) + " |")

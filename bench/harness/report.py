@@ -85,16 +85,21 @@ def fdl_stats(good, errors):
     (summed), the worst lateness at the end of a window (the largest; it counts since scx_fdl started,
     so it covers earlier variants of the same start too), and the worst lateness within the windows
     (max_lateness_window_us, the largest; bench.sh fdl_stats_json: exact, or an upper bound within a
-    factor of two; where a repeat's scx_fdl reported no lateness buckets, its worst since the start).
-    {} for other schedulers."""
+    factor of two; where a repeat's scx_fdl reported no lateness buckets, its worst since the start),
+    and the wake-ups' starts and misses (wake_starts, wake_misses: a task's first start after it became
+    runnable; None unless every repeat's scx_fdl reported them). {} for other schedulers."""
     out = {}
     for r in good:
         if r.get("fdl_stats_error"):
             errors.append(f"repeat {r['repeat']}: {r['fdl_stats_error']}")
         for c, f in (r.get("fdl_stats") or {}).items():
-            o = out.setdefault(c, {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_window_us": 0, "n": 0})
+            o = out.setdefault(c, {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_window_us": 0,
+                                   "wake_starts": 0, "wake_misses": 0, "n": 0})
             o["misses"] += f["misses"]
             o["picks"] += f["picks"]
+            for k in ("wake_starts", "wake_misses"):
+                v = f.get(k, -1)
+                o[k] = None if o[k] is None or v < 0 else o[k] + v
             o["max_lateness_us"] = max(o["max_lateness_us"], f["max_lateness_us"])
             window = f.get("max_lateness_window_us", -1)
             o["max_lateness_window_us"] = max(o["max_lateness_window_us"], f["max_lateness_us"] if window < 0 else window)
@@ -169,12 +174,14 @@ def text(agg, meta):
         out.append("\nCPUs used per cgroup during the measurement")
         out.append(_table(["scheduler"] + cgs, rows))
         rows = [[s, c, f["misses"], f["picks"], f"{100 * f['misses'] / f['picks']:.2f}" if f["picks"] else "-",
+                 "-" if f.get("wake_starts") is None else f"{f['wake_misses']} / {f['wake_starts']}",
                  f.get("max_lateness_window_us", "-"), f["max_lateness_us"]]
                 for s, row in per.items() for c, f in row.get("fdl_stats", {}).items() if f["picks"] or f["misses"]]
         if rows:
             out.append("\nscx_fdl's own figures (scx_fdl dump): deadline misses and picks in the windows, worst "
                        "lateness in the windows (exact, or an upper bound within 2x) and since it started")
-            out.append(_table(["scheduler", "cgroup", "misses", "starts", "miss %", "worst late in windows (us)",
+            out.append(_table(["scheduler", "cgroup", "misses", "starts", "miss %", "wake-ups missed / started",
+                               "worst late in windows (us)",
                                "worst late since start (us)"], rows))
         errs = [(s, e) for s, row in per.items() for e in row["errors"]]
         if errs:
@@ -265,8 +272,9 @@ def write_csv(agg, path):
                     w.writerow([agg["scenario"], v, s, st, "cpus", c, "cpus", x["median"], x["min"], x["max"],
                                 x["n"], ""])
                 for c, f in row.get("fdl_stats", {}).items():
-                    for k in ("misses", "picks", "max_lateness_us"):
-                        w.writerow([agg["scenario"], v, s, st, "fdl_stats", c, k, f[k], "", "", f["n"], ""])
+                    for k in ("misses", "picks", "max_lateness_us", "wake_starts", "wake_misses"):
+                        if f.get(k) is not None:
+                            w.writerow([agg["scenario"], v, s, st, "fdl_stats", c, k, f[k], "", "", f["n"], ""])
                 if not row["latency"] and not row["throughput"]:
                     w.writerow([agg["scenario"], v, s, st, "", "", "", "", "", "", 0, ""])
 

@@ -385,6 +385,23 @@ class Verdict(unittest.TestCase):
         self.assertEqual(self.failed(self.verdict(sc, good, stats=stats)), [])
         stats["fdl"]["max_lateness_window_us"] = 32768
         self.assertEqual(self.failed(self.verdict(sc, good, stats=stats)), ["worst lateness <= 5 x deadline_rr"])
+        # Where scx_fdl counts wake-ups, the rule is per wake-up (issue 10): resumptions of preempted
+        # work, late or not, are in the starts only.
+        stats = {"loose": {"misses": 30, "picks": 1000, "max_lateness_us": 0, "wake_starts": 500, "wake_misses": 4},
+                 "fdl": {"misses": 30, "picks": 1000, "max_lateness_us": 0, "wake_starts": 500, "wake_misses": 5}}
+        v = self.verdict(sc, good, stats=stats)
+        self.assertEqual(self.failed(v), ["wake-ups' misses < 1 %"])
+        self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["fdl: 5 of 500 wake-ups (all starts: 30 of 1000)"])
+        # One repeat without them (an older scx_fdl): the aggregate has none, the rule counts all starts.
+        recs2 = [dict(self.rec("scx_fdl", "quiet", self.EEVDF, self.USE, stats={"fdl": dict(
+            {"misses": 1, "picks": 10, "max_lateness_us": 0}, **w)}), repeat=i + 1)
+            for i, w in enumerate([{"wake_starts": 8, "wake_misses": 1}, {}])]
+        agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, [self.rec("eevdf", "quiet", self.EEVDF, self.USE)] + recs2)
+        self.assertIsNone(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]["wake_starts"])
+        recs2[1]["fdl_stats"]["fdl"].update(wake_starts=12, wake_misses=0)
+        agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, [self.rec("eevdf", "quiet", self.EEVDF, self.USE)] + recs2)
+        f = agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]
+        self.assertEqual((f["wake_starts"], f["wake_misses"]), (20, 1))
 
     def test_antagonist_throughput_and_when_fair_rules_apply(self):
         sc = self.cell(900)
@@ -479,7 +496,8 @@ class Verdict(unittest.TestCase):
         # The aggregate carries scx_fdl's own figures per cgroup.
         agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + [self.rec("scx_fdl", "quiet", self.EEVDF, self.USE)])
         self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"],
-                         {"misses": 2, "picks": 1000, "max_lateness_us": 9000, "max_lateness_window_us": 9000, "n": 1})
+                         {"misses": 2, "picks": 1000, "max_lateness_us": 9000, "max_lateness_window_us": 9000,
+                          "wake_starts": None, "wake_misses": None, "n": 1})
         # Over repeats: the largest worst-in-window; a repeat without buckets (-1) counts its worst since start.
         recs2 = [dict(self.rec("scx_fdl", "quiet", self.EEVDF, self.USE, stats={"fdl": {
             "misses": 1, "picks": 10, "max_lateness_us": 87000, "max_lateness_window_us": w}}), repeat=i + 1)

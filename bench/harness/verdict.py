@@ -16,8 +16,11 @@ A cell is "within" when the guarantees of its deadline cgroups fit the machine
             throughput_rules();
   lateness: scx_fdl's worst lateness in each deadline cgroup within the measurement windows <= 5 x its deadline_rr;
   misses:   in each deadline cgroup whose guarantee fits (all guarantees fit the machine, and its
-            use is below its own), scx_fdl's misses < 1 % of its starts (nr_picks: every start
-            of its work after a wait, however it got the CPU; nr_misses: those after its deadline).
+            use is below its own), fewer than 1 % of its wake-ups miss: scx_fdl's nr_wake_misses <
+            1 % of nr_wake_starts (a task's first start after it became runnable, however it got the
+            CPU). The issue counts wake-ups; every start after a wait (nr_picks, nr_misses) also
+            holds the resumptions of work preempted mid-burst, shown beside it. From an scx_fdl
+            without wake-up counts, the rule falls back to all starts.
 """
 
 from .scenario import duration_ns
@@ -138,7 +141,11 @@ def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
             rule("worst lateness <= 5 x deadline_rr", False, f"{c.name}: no scx_fdl figures (scx_fdl dump)")
             continue
         # Per cgroup, while its guarantee fits (even if the other one's does not).
-        if fits and use[c.name] < guar[c.name] and (s["picks"] or s["misses"]):
+        if fits and use[c.name] < guar[c.name] and s.get("wake_starts") is not None:
+            ws, wm = s["wake_starts"], s["wake_misses"]
+            rule("wake-ups' misses < 1 %", wm < MISS_FRACTION * ws,
+                 f"{c.name}: {wm} of {ws} wake-ups (all starts: {s['misses']} of {s['picks']})")
+        elif fits and use[c.name] < guar[c.name] and (s["picks"] or s["misses"]):
             # Misses without picks: the denominator is missing (an scx_fdl without nr_picks).
             rule("misses < 1 % of starts", s["misses"] < MISS_FRACTION * s["picks"],
                  f"{c.name}: {s['misses']} of {s['picks']}" + ("" if s["picks"] else " (no starts counted)"))

@@ -141,6 +141,15 @@ struct fdl_entity {
 	u64 max_lateness_ns;
 	u64 nr_picks;
 	/*
+	 * A deadline container: of those starts, the first after a task became runnable (its
+	 * wake-up's start, not a resumption after a preemption or a slice's end), and how many of
+	 * them came after its deadline. Issue 10's rule counts misses per wake-up; the starts above
+	 * also hold the resumptions of work that bursts past its guarantee, which EDF on two CPUs
+	 * delays behind another container's earlier deadline by design.
+	 */
+	u64 nr_wake_starts;
+	u64 nr_wake_misses;
+	/*
 	 * The misses by lateness, in fdl_lat_bucket()'s log2 microsecond buckets: a reader that
 	 * differences two reads knows the worst lateness of the time between them (max_lateness_ns
 	 * only knows the worst since scx_fdl started).

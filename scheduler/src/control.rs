@@ -90,6 +90,12 @@ pub struct CgroupReport {
     /// denominator; named picks for compatibility of the JSON field).
     #[serde(default)]
     pub nr_picks: u64,
+    /// Of those starts, the first of a task after it became runnable (its wake-up's, not a
+    /// resumption after a preemption or a slice's end), and how many of them were late.
+    #[serde(default)]
+    pub nr_wake_starts: u64,
+    #[serde(default)]
+    pub nr_wake_misses: u64,
     /// Guaranteed cgroups: averaged use (CPUs) and its ratio to the guarantee.
     pub usage_cpus_avg: f64,
     pub attainment: f64,

@@ -168,6 +168,8 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_cgroup_effective_weight", kind: Gauge, scale: Count, help: Cgroup("effective_weight") },
     Def { name: "scx_fdl_cgroup_deadline_misses", kind: Counter, scale: Count, help: Cgroup("nr_misses") },
     Def { name: "scx_fdl_cgroup_deadline_starts", kind: Counter, scale: Count, help: Cgroup("nr_picks") },
+    Def { name: "scx_fdl_cgroup_deadline_wake_starts", kind: Counter, scale: Count, help: Cgroup("nr_wake_starts") },
+    Def { name: "scx_fdl_cgroup_deadline_wake_misses", kind: Counter, scale: Count, help: Cgroup("nr_wake_misses") },
     Def { name: "scx_fdl_cgroup_lateness", kind: Histogram, scale: Nanoseconds, help: Cgroup("lateness") },
     Def { name: "scx_fdl_cgroup_max_lateness", kind: Gauge, scale: Nanoseconds, help: Cgroup("max_lateness_ns") },
     Def { name: "scx_fdl_cgroup_deadline_rr", kind: Gauge, scale: Nanoseconds, help: Cgroup("deadline_rr_ns") },
@@ -411,6 +413,8 @@ impl Build<'_> {
         if r.deadline_rr_ns > 0 {
             self.counter("scx_fdl_cgroup_deadline_misses", cg(), id, r.nr_misses);
             self.counter("scx_fdl_cgroup_deadline_starts", cg(), id, r.nr_picks);
+            self.counter("scx_fdl_cgroup_deadline_wake_starts", cg(), id, r.nr_wake_starts);
+            self.counter("scx_fdl_cgroup_deadline_wake_misses", cg(), id, r.nr_wake_misses);
             self.histogram("scx_fdl_cgroup_lateness", cg(), id, &r.lateness, r.lateness_sum_ns);
             self.gauge("scx_fdl_cgroup_max_lateness", cg(), r.max_lateness_ns as f64);
             self.gauge("scx_fdl_cgroup_deadline_rr", cg(), r.deadline_rr_ns as f64);
@@ -624,6 +628,8 @@ mod tests {
         dl.lateness_sum_ns = 1_500_000;
         dl.nr_misses = 3;
         dl.nr_picks = 300;
+        dl.nr_wake_starts = 200;
+        dl.nr_wake_misses = 1;
         let text = render(&mut c, &sched(10, 1), &[("/busy".into(), dl)]).unwrap();
         assert!(parses_as_openmetrics(&text), "{text}");
         assert_eq!(value(&text, r#"scx_fdl_dispatched_tasks_total{type="deadline"}"#), Some(10.0), "{text}");
@@ -642,6 +648,8 @@ mod tests {
         assert_eq!(value(&text, r#"scx_fdl_cgroup_lateness_seconds_sum{cgroup="/busy"}"#), Some(0.0015), "{text}");
         assert_eq!(value(&text, r#"scx_fdl_cgroup_lateness_seconds_bucket{le="0.001024",cgroup="/busy"}"#), Some(3.0), "{text}");
         assert_eq!(value(&text, r#"scx_fdl_cgroup_deadline_starts_total{cgroup="/busy"}"#), Some(300.0), "{text}");
+        assert_eq!(value(&text, r#"scx_fdl_cgroup_deadline_wake_starts_total{cgroup="/busy"}"#), Some(200.0), "{text}");
+        assert_eq!(value(&text, r#"scx_fdl_cgroup_deadline_wake_misses_total{cgroup="/busy"}"#), Some(1.0), "{text}");
         // Every sample belongs to a defined family, under its exposed name.
         let names = exposed_names();
         for l in text.lines().filter(|l| !l.starts_with('#')) {

@@ -258,6 +258,8 @@ impl View {
                 r.lateness = cg.ent.late_hist.to_vec();
                 r.lateness_sum_ns = cg.ent.late_sum_ns;
                 r.nr_picks = cg.ent.nr_picks;
+                r.nr_wake_starts = cg.ent.nr_wake_starts;
+                r.nr_wake_misses = cg.ent.nr_wake_misses;
                 if cg.ent.budget_rate > 0 {
                     r.guarantee_budget_ns = cg.ent.budget_ns;
                 }
@@ -346,12 +348,14 @@ impl View {
         for path in &self.applied {
             let r = self.report(path, &tree);
             info!(
-                "{}: used {} ms, waited {} ms, deadline misses {} of {} starts, worst lateness {} us, weight {} (cpu.weight {}){}",
+                "{}: used {} ms, waited {} ms, deadline misses {} of {} starts ({} of {} wake-ups), worst lateness {} us, weight {} (cpu.weight {}){}",
                 r.path,
                 r.usage_ns / 1_000_000,
                 r.wait_ns / 1_000_000,
                 r.nr_misses,
                 r.nr_picks,
+                r.nr_wake_misses,
+                r.nr_wake_starts,
                 r.max_lateness_ns / 1000,
                 r.effective_weight,
                 r.cpu_weight,

@@ -74,6 +74,12 @@ pub struct CgroupMetrics {
     pub nr_misses: u64,
     #[stat(desc = "Deadline containers: starts of its work after a wait, late or not (cumulative; the misses' denominator)")]
     pub nr_picks: u64,
+    #[stat(desc = "Deadline containers: of those starts, the first of a task after it became runnable (a wake-up's, not a resumption) (cumulative)")]
+    #[serde(default)]
+    pub nr_wake_starts: u64,
+    #[stat(desc = "Deadline containers: wake-ups' starts after its deadline (cumulative; issue 10's misses per wake-up)")]
+    #[serde(default)]
+    pub nr_wake_misses: u64,
     #[stat(desc = "Deadline containers: how late the misses started, counts per log2 bucket as runq_latency's (cumulative)")]
     #[serde(default)]
     pub lateness: Vec<u64>,
@@ -143,6 +149,8 @@ impl CgroupMetrics {
             wait_ns: r.wait_ns,
             nr_misses: r.nr_misses,
             nr_picks: r.nr_picks,
+            nr_wake_starts: r.nr_wake_starts,
+            nr_wake_misses: r.nr_wake_misses,
             lateness: r.lateness.clone(),
             lateness_sum_ns: r.lateness_sum_ns,
             max_lateness_ns: r.max_lateness_ns,
@@ -178,6 +186,8 @@ impl CgroupMetrics {
             wait_ns: self.wait_ns,
             nr_misses: self.nr_misses,
             nr_picks: self.nr_picks,
+            nr_wake_starts: self.nr_wake_starts,
+            nr_wake_misses: self.nr_wake_misses,
             lateness: self.lateness.clone(),
             lateness_sum_ns: self.lateness_sum_ns,
             max_lateness_ns: self.max_lateness_ns,
@@ -285,6 +295,8 @@ mod tests {
             wait_ns: 7,
             nr_misses: 3,
             nr_picks: 900,
+            nr_wake_starts: 600,
+            nr_wake_misses: 1,
             lateness: lat.iter().map(|n| n / 4).collect(),
             lateness_sum_ns: 4_000_000,
             max_lateness_ns: 1_500_000,

@@ -530,6 +530,10 @@ static void test_idle_wake_sets_the_deadline(void)
 	      "%llu misses", c->nr_misses);
 	CHECK("every start after a wait is counted, through an idle CPU too", c->nr_picks >= 3,
 	      "%llu starts", c->nr_picks);
+	/* a's two wake-ups and b's; the rest are the busy tasks' starts after a slice's end. */
+	CHECK("three of them are wake-ups' starts, none missed", c->nr_wake_starts == 3 &&
+	      c->nr_wake_misses == 0, "%llu of %llu, %llu missed", c->nr_wake_starts, c->nr_picks,
+	      c->nr_wake_misses);
 	CHECK("virtual deadline time was not moved back", fdl.vdt_lag == 0, "vdt_lag %llu",
 	      fdl.vdt_lag);
 	CHECK("b ran within its deadline_wakeup", b->ran_ns > 0 && b->max_delay_ns <= 2 * MS,
@@ -553,7 +557,7 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	c1->dl = dl1 = v0 - 1 * MS;	/* late by 1 ms */
 	c2->dl = v0 + 18 * MS;
 
-	fdl_entity_count(c1, dl1, v0, 3 * MS);	/* its work starts 1 ms late, after 3 ms (fdl_on_running) */
+	fdl_entity_count(c1, dl1, v0, 3 * MS, true);	/* a wake-up's start 1 ms late, after 3 ms (fdl_on_running) */
 	/* Picked at its order key: without a guarantee, in the second tier (fdl_entity_order). */
 	fdl_entity_picked(c1, fdl_tier_key(dl1, 0), env.now);
 	v1 = vdt();
@@ -564,7 +568,11 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	      c1->late_hist[11] == 0, "buckets 9..11: %llu %llu %llu", c1->late_hist[9], c1->late_hist[10],
 	      c1->late_hist[11]);
 	/* A deadline 9 ms behind vdt, met by a start that waited 2 ms: a miss, 2 ms late (its own wait). */
-	fdl_entity_count(c1, v0 - 9 * MS, v0, 2 * MS);
+	fdl_entity_count(c1, v0 - 9 * MS, v0, 2 * MS, false);	/* a resumption */
+	CHECK("a wake-up's start and its miss are counted apart, a resumption's not",
+	      c1->nr_picks == 2 && c1->nr_wake_starts == 1 && c1->nr_wake_misses == 1,
+	      "starts %llu, of wake-ups %llu, missed %llu", c1->nr_picks, c1->nr_wake_starts,
+	      c1->nr_wake_misses);
 	CHECK("a start is late by at most its own wait", c1->nr_misses == 2 && c1->max_lateness_ns == 2 * MS &&
 	      c1->late_hist[11] == 1 && c1->late_sum_ns == 3 * MS, "misses %llu worst %llu sum %llu",
 	      c1->nr_misses, c1->max_lateness_ns, c1->late_sum_ns);
@@ -578,7 +586,7 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	      (long long)(c2->dl - v1));
 	CHECK("an entity catches up with a halving only once", fdl_entity_key(c2, v1) == c2->dl &&
 	      c2->spread_gen == fdl.spread_gen, "gen %llu/%llu", c2->spread_gen, fdl.spread_gen);
-	fdl_entity_count(c2, fdl_entity_key(c2, vdt()), vdt(), 1 * MS);
+	fdl_entity_count(c2, fdl_entity_key(c2, vdt()), vdt(), 1 * MS, true);
 	CHECK("right after a miss nobody is late", c2->nr_misses == 0, "%llu", c2->nr_misses);
 }
 
@@ -624,6 +632,14 @@ static void test_overcommit_shares_lateness(void)
 	for (i = 0; i < 3; i++)
 		CHECK("misses are spread over the containers", env.cg[10 + i].ent.nr_picks > 20,
 		      "container %d: %llu picks", i, env.cg[10 + i].ent.nr_picks);
+	/* Hogs wake once: every later start is a resumption, not a wake-up's start. */
+	for (i = 0; i < 3; i++)
+		CHECK("a hog's resumptions are not counted as wake-ups",
+		      env.cg[10 + i].ent.nr_wake_starts <= 2 &&
+		      env.cg[10 + i].ent.nr_wake_misses <= env.cg[10 + i].ent.nr_wake_starts,
+		      "container %d: %llu wake-up starts (%llu missed) of %llu", i,
+		      env.cg[10 + i].ent.nr_wake_starts, env.cg[10 + i].ent.nr_wake_misses,
+		      env.cg[10 + i].ent.nr_picks);
 }
 
 /* Defect 4: a woken task goes before a busy member of its own container (vtime order within

@@ -97,6 +97,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_cgroup_runq_latency_seconds_bucket scx_fdl_cgroup_runq_latency_seconds_sum \
     scx_fdl_cgroup_runq_latency_seconds_count scx_fdl_cgroup_cpu_weight \
     scx_fdl_cgroup_effective_weight scx_fdl_cgroup_deadline_misses_total scx_fdl_cgroup_deadline_starts_total \
+    scx_fdl_cgroup_deadline_wake_starts_total scx_fdl_cgroup_deadline_wake_misses_total \
     scx_fdl_cgroup_max_lateness_seconds scx_fdl_cgroup_deadline_rr_seconds \
     scx_fdl_cgroup_lateness_seconds_bucket scx_fdl_cgroup_lateness_seconds_sum \
     scx_fdl_cgroup_lateness_seconds_count \
@@ -114,6 +115,11 @@ late_n=$(value /tmp/m2 'scx_fdl_cgroup_lateness_seconds_count{cgroup="/busy"}')
 late_inf=$(value /tmp/m2 'scx_fdl_cgroup_lateness_seconds_bucket{le="+Inf",cgroup="/busy"}')
 check "busy's misses by lateness add up to its misses ($late_n and +Inf bucket $late_inf vs $misses, within 2)" \
     "${late_n:--9} == ${late_inf:--8} && ${late_n:--9} >= ${misses:-0} - 2 && ${late_n:--9} <= ${misses:-0}"
+starts=$(value /tmp/m2 'scx_fdl_cgroup_deadline_starts_total{cgroup="/busy"}')
+wstarts=$(value /tmp/m2 'scx_fdl_cgroup_deadline_wake_starts_total{cgroup="/busy"}')
+wmisses=$(value /tmp/m2 'scx_fdl_cgroup_deadline_wake_misses_total{cgroup="/busy"}')
+check "busy's wake-ups are among its starts, their misses among its misses (wake-ups $wstarts of $starts starts, missed $wmisses of $misses)" \
+    "${wstarts:-0} > 0 && ${wstarts:-0} <= ${starts:-0} && ${wmisses:--1} >= 0 && ${wmisses:--1} <= ${misses:-0}"
 thr=$(value /tmp/m2 'scx_fdl_cgroup_nr_throttled_total{cgroup="/limited"}')
 per=$(value /tmp/m2 'scx_fdl_cgroup_nr_periods_total{cgroup="/limited"}')
 check "a hog under cpu.max 10000 100000 counts throttled periods ($thr of $per, >= 50 in 10 s)" \

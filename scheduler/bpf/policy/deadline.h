@@ -232,18 +232,24 @@ static __always_inline u64 fdl_entity_promise(struct fdl_entity *e, u64 order)
  * (waited_ns; a pick: -1). A start is never later than its wait: a deadline already behind vdt
  * when the task became runnable (the container's bucket owed from before, while other members
  * ran) made it a miss, but its lateness is the container's debt, not this start's delay (seen:
- * 44.8 ms late where the probe's worst delay was 20 ms).
+ * 44.8 ms late where the probe's worst delay was 20 ms). woke: the start is the first since its
+ * task became runnable (a wake-up's), counted apart as well (nr_wake_starts, nr_wake_misses).
  */
-static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 vdt, u64 waited_ns)
+static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 vdt, u64 waited_ns,
+					     bool woke)
 {
 	u64 late;
 	u32 b;
 
 	__sync_fetch_and_add(&e->nr_picks, 1);
+	if (woke)
+		__sync_fetch_and_add(&e->nr_wake_starts, 1);
 	if (!fdl_time_before(dl, vdt))
 		return;
 	late = fdl_min(vdt - dl, waited_ns);
 	__sync_fetch_and_add(&e->nr_misses, 1);
+	if (woke)
+		__sync_fetch_and_add(&e->nr_wake_misses, 1);
 	b = fdl_lat_bucket(late);
 	if (b < FDL_LAT_BUCKETS)	/* for the verifier */
 		__sync_fetch_and_add(&e->late_hist[b], 1);
@@ -266,7 +272,7 @@ static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 
 {
 	dl = fdl_entity_promise(e, dl);
 	if (e == &fdl.fair)
-		fdl_entity_count(e, dl, fdl_vdt(now), (u64)-1);
+		fdl_entity_count(e, dl, fdl_vdt(now), (u64)-1, false);
 	else if (fdl_time_before(dl, fdl_vdt(now)))
 		fdl_miss(dl, now);
 }

@@ -1626,6 +1626,8 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	struct fdl_cgroup *cg = env_cgroup(cgref), *top;
 	struct fdl_cpu *cc = env_cpu(cpu);
 	bool waited = t->enqueued_at;
+	/* Its first start since it became runnable (fdl_on_runnable zeroes burst_ns; a charge adds). */
+	bool woke = !t->burst_ns;
 	struct fdl_entity *e;
 	s64 left;
 	u32 b;
@@ -1663,9 +1665,9 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		 * Beyond its guarantee it made no promise (fdl_entity_promise).
 		 */
 		if (waited && cc && cc->pick_q == queue)	/* picked by its deadline (fdl_took) */
-			fdl_entity_count(e, cc->pick_dl, cc->pick_vdt, wait);
+			fdl_entity_count(e, cc->pick_dl, cc->pick_vdt, wait, woke);
 		else if (waited)
-			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt, wait);
+			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt, wait, woke);
 	}
 	if (cc)
 		cc->pick_q = 0;
