@@ -141,14 +141,15 @@ def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
             rule("worst lateness <= 5 x deadline_rr", False, f"{c.name}: no scx_fdl figures (scx_fdl dump)")
             continue
         # Per cgroup, while its guarantee fits (even if the other one's does not).
-        if fits and use[c.name] < guar[c.name] and s.get("wake_starts") is not None:
-            ws, wm = s["wake_starts"], s["wake_misses"]
-            rule("wake-ups' misses < 1 %", wm < MISS_FRACTION * ws,
-                 f"{c.name}: {wm} of {ws} wake-ups (all starts: {s['misses']} of {s['picks']})")
-        elif fits and use[c.name] < guar[c.name] and (s["picks"] or s["misses"]):
-            # Misses without picks: the denominator is missing (an scx_fdl without nr_picks).
-            rule("misses < 1 % of starts", s["misses"] < MISS_FRACTION * s["picks"],
-                 f"{c.name}: {s['misses']} of {s['picks']}" + ("" if s["picks"] else " (no starts counted)"))
+        if fits and use[c.name] < guar[c.name]:
+            if s.get("wake_starts") is not None:
+                ws, wm = s["wake_starts"], s["wake_misses"]
+                rule("wake-ups' misses < 1 %", wm < MISS_FRACTION * ws,
+                     f"{c.name}: {wm} of {ws} wake-ups (all starts: {s['misses']} of {s['picks']})")
+            elif s["picks"] or s["misses"]:
+                # Misses without picks: the denominator is missing (an scx_fdl without nr_picks).
+                rule("misses < 1 % of starts", s["misses"] < MISS_FRACTION * s["picks"],
+                     f"{c.name}: {s['misses']} of {s['picks']}" + ("" if s["picks"] else " (no starts counted)"))
         # Within the measurement windows (report.fdl_stats), not since scx_fdl started.
         late = s.get("max_lateness_window_us", s["max_lateness_us"])
         rule("worst lateness <= 5 x deadline_rr", late <= LATENESS_RRS * rr_us[c.name],
