@@ -35,19 +35,24 @@ fn p99(buckets: &[u64]) -> String {
 }
 
 /// One table row per cgroup. With `previous` (reports from `elapsed` ago), CPU and waiting are
-/// shown as rates over that interval (in CPUs), and the run-queue latency p99 is that of the
-/// interval; otherwise totals since scx_fdl started.
+/// shown as rates over that interval (in CPUs), and the run-queue latency p99 and the wake-ups
+/// missed are those of the interval; otherwise totals since scx_fdl started. Misses are shown as
+/// wake-ups that started past their deadline over wake-ups started (issue 10's measure), not the
+/// resumptions of work preempted mid-burst that `nr_misses` also holds (in `get --json`).
 pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Duration)>) -> String {
     let before: HashMap<&str, &CgroupReport> =
         previous.map(|(p, _)| p.iter().map(|r| (r.path.as_str(), r)).collect()).unwrap_or_default();
     let (cpu_head, wait_head) = if previous.is_some() { ("cpu", "waiting") } else { ("cpu-total", "waited-total") };
     let mut out = format!(
-        "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13} {:>10} {:>14}\n",
-        "cgroup", "dl_rr", "dl_wake", "shares", "weight", "eff-w", cpu_head, wait_head, "misses", "worst-late", "attain",
+        "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>13} {:>9} {:>6} {:>9} {:>6} {:>13} {:>10} {:>14}\n",
+        "cgroup", "dl_rr", "dl_wake", "shares", "weight", "eff-w", cpu_head, wait_head, "wake-missed", "worst-late", "attain",
         "rq-p99", "limit", "throttled", "thr-time", "bursts"
     );
     for r in reports {
-        let (cpu, wait, lat) = match (previous, before.get(r.path.as_str())) {
+        let wake = |starts: u64, misses: u64| {
+            if r.deadline_rr_ns == 0 && starts == 0 { "-".into() } else { format!("{misses}/{starts}") }
+        };
+        let (cpu, wait, lat, missed) = match (previous, before.get(r.path.as_str())) {
             (Some((_, elapsed)), Some(b)) => {
                 let secs = elapsed.as_secs_f64().max(1e-3);
                 let lat: Vec<u64> =
@@ -56,12 +61,16 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
                     format!("{:.2}", r.usage_ns.saturating_sub(b.usage_ns) as f64 / 1e9 / secs),
                     format!("{:.2}", r.wait_ns.saturating_sub(b.wait_ns) as f64 / 1e9 / secs),
                     p99(&lat),
+                    wake(r.nr_wake_starts.saturating_sub(b.nr_wake_starts), r.nr_wake_misses.saturating_sub(b.nr_wake_misses)),
                 )
             }
-            (Some(_), None) => ("-".into(), "-".into(), "-".into()),
-            (None, _) => {
-                (format!("{:.2}s", r.usage_ns as f64 / 1e9), format!("{:.2}s", r.wait_ns as f64 / 1e9), p99(&r.runq_latency))
-            }
+            (Some(_), None) => ("-".into(), "-".into(), "-".into(), "-".into()),
+            (None, _) => (
+                format!("{:.2}s", r.usage_ns as f64 / 1e9),
+                format!("{:.2}s", r.wait_ns as f64 / 1e9),
+                p99(&r.runq_latency),
+                wake(r.nr_wake_starts, r.nr_wake_misses),
+            ),
         };
         let name = match (r.present, r.runtime_only) {
             (true, false) => r.path.clone(),
@@ -70,7 +79,7 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
             (false, true) => format!("{} (absent, set)", r.path),
         };
         out += &format!(
-            "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>7} {:>9} {:>6} {:>9} {:>6} {:>13} {:>10} {:>14}\n",
+            "{:<28} {:>8} {:>8} {:>7} {:>6} {:>6} {:>10} {:>12} {:>13} {:>9} {:>6} {:>9} {:>6} {:>13} {:>10} {:>14}\n",
             name,
             duration_or_dash(r.deadline_rr_ns),
             duration_or_dash(r.deadline_wakeup_ns),
@@ -79,7 +88,7 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
             r.effective_weight,
             cpu,
             wait,
-            r.nr_misses,
+            missed,
             measured(r.max_lateness_ns),
             if r.guaranteed_shares > 0 { format!("{:.2}", r.attainment) } else { "-".into() },
             lat,
@@ -244,6 +253,30 @@ mod tests {
         let t = table(&[new.clone()], Some((&[old], Duration::from_secs(1))));
         assert!(t.lines().nth(1).unwrap().contains(" <=8us "), "{t}");
         assert!(table(&[new], None).lines().nth(1).unwrap().contains(" <=4.10ms "), "{t}");
+    }
+
+    #[test]
+    fn misses_are_the_wake_ups_of_the_interval() {
+        let old = CgroupReport {
+            path: "/sys/fs/cgroup/lat".into(),
+            present: true,
+            deadline_rr_ns: 4_000_000,
+            nr_picks: 900,
+            nr_misses: 40,
+            nr_wake_starts: 500,
+            nr_wake_misses: 7,
+            ..Default::default()
+        };
+        // In the interval: 300 starts, 20 of them late, of which 100 wake-ups, 2 late.
+        let new = CgroupReport { nr_picks: 1200, nr_misses: 60, nr_wake_starts: 600, nr_wake_misses: 9, ..old.clone() };
+        let t = table(&[new.clone()], Some((&[old], Duration::from_secs(1))));
+        assert!(t.lines().next().unwrap().contains(" wake-missed "), "{t}");
+        assert!(t.lines().nth(1).unwrap().contains(" 2/100 "), "{t}");
+        assert!(table(&[new], None).lines().nth(1).unwrap().contains(" 9/600 "), "{t}");
+        // A cgroup without a deadline has no misses to show.
+        let fair = CgroupReport { path: "/sys/fs/cgroup/web".into(), present: true, ..Default::default() };
+        let row = table(&[fair], None).lines().nth(1).unwrap().to_string();
+        assert_eq!(row.split_whitespace().nth(8), Some("-"), "{row}");
     }
 
     #[test]

@@ -727,6 +727,38 @@ mod tests {
         }
     }
 
+    /// The Grafana dashboard and the README's queries name only samples the exporter produces: a
+    /// renamed metric would leave a panel empty without an error anywhere.
+    #[test]
+    fn the_dashboard_and_the_readme_query_exposed_samples() {
+        // Samples, and histogram families by their own name (README's prose names them).
+        let mut names = exposed_names();
+        names.extend(METRICS.iter().map(exposed));
+        for (file, text) in [
+            ("dashboards/scx_fdl.json", include_str!("../../dashboards/scx_fdl.json")),
+            ("README.md", include_str!("../../README.md")),
+        ] {
+            let mut seen = 0;
+            for (i, _) in text.match_indices("scx_fdl_") {
+                // A sample name: scx_fdl_ and lower-case letters, digits and underscores, not a
+                // path or a crate (scx_fdl_... followed by '/', '.', '-' or preceded by a letter).
+                let name: String = text[i..].chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect();
+                let before = text[..i].chars().next_back();
+                let after = text[i + name.len()..].chars().next();
+                // A prefix ("scx_fdl_cgroup_*") names no one sample.
+                if name.ends_with('_')
+                    || before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '_')
+                    || after.is_some_and(|c| matches!(c, '/' | '.' | '-'))
+                {
+                    continue;
+                }
+                assert!(names.contains(&name), "{file} names {name}, which scx_fdl does not export");
+                seen += 1;
+            }
+            assert!(seen > 5, "{file}: only {seen} metric names found");
+        }
+    }
+
     #[test]
     fn a_busy_port_is_a_clear_error() {
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
