@@ -74,8 +74,9 @@ pub struct Opts {
 
     /// Do not start the scheduler: read the running scx_fdl's statistics (scx_stats) every SECS
     /// (default: --interval-secs) and print a refreshing summary: dispatches by path, runnable
-    /// tasks, kicks and migrations, and per cgroup its parameters, CPU used, time waited, deadline
-    /// misses, worst lateness and run-queue latency p99. Waits for a scheduler to serve them.
+    /// tasks, kicks and migrations, and per cgroup its parameters, CPU used, time waited, wake-ups
+    /// that started past their deadline (of all its wake-ups), worst lateness and run-queue
+    /// latency p99. Waits for a scheduler to serve them.
     #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "0",
           value_parser = parse_secs_or_zero)]
     pub monitor: Option<f64>,
