@@ -740,16 +740,12 @@ mod tests {
         ] {
             let mut seen = 0;
             for (i, _) in text.match_indices("scx_fdl_") {
-                // A sample name: scx_fdl_ and lower-case letters, digits and underscores, not a
-                // path or a crate (scx_fdl_... followed by '/', '.', '-' or preceded by a letter).
+                // A sample name: scx_fdl_ and lower-case letters, digits and underscores, not
+                // part of a longer word or a path (preceded by a letter, a digit, '_' or '/').
                 let name: String = text[i..].chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect();
                 let before = text[..i].chars().next_back();
-                let after = text[i + name.len()..].chars().next();
                 // A prefix ("scx_fdl_cgroup_*") names no one sample.
-                if name.ends_with('_')
-                    || before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '_')
-                    || after.is_some_and(|c| matches!(c, '/' | '.' | '-'))
-                {
+                if name.ends_with('_') || before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '_') {
                     continue;
                 }
                 assert!(names.contains(&name), "{file} names {name}, which scx_fdl does not export");
