@@ -3858,6 +3858,62 @@ static void test_back_within_the_guarantee_starts_a_new_bucket(void)
 
 
 /*
+ * Beyond its guarantee, a container whose deadline is looser than fair work's (20 ms against 5 ms)
+ * is served as fair work (fdl_entity_orders): in the tier behind the guarantees its deadline only
+ * made it wait longer than a cgroup without parameters. Within its guarantee it runs by its
+ * deadline; a 4 ms container and a 5 ms one (fair work's own) keep their deadlines beyond their
+ * guarantees, and a 20 ms one without a guarantee keeps its own. Served as fair work, its starts
+ * are still counted, never as late.
+ */
+static void test_loose_beyond_its_guarantee_is_fair_work(void)
+{
+	struct fdl_entity *tight, *loose, *e;
+	struct fdl_cgroup *top;
+	struct task *k;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	add_cgroup(11, 100, 20 * MS, 0);
+	add_cgroup(12, 100, 20 * MS, 0);
+	add_cgroup(13, 100, 5 * MS, 0);
+	grant(10, 100);
+	grant(11, 100);
+	grant(13, 100);
+	tight = &env.cg[10].ent;
+	loose = &env.cg[11].ent;
+	new_task(0, 10);
+	k = periodic(1, 11, 1 * MS, 10 * MS);
+	new_task(2, 12);
+	new_task(3, 13);
+	fdl_task_queue(&k->t, &top, &e);
+	CHECK("within its guarantee the 20 ms container's work runs by its deadline", e == loose,
+	      "entity %s", e == &fdl.fair ? "fair work" : "other");
+	fdl_entity_budget(tight, env.now);
+	fdl_entity_budget(loose, env.now);
+	fdl_entity_budget(&env.cg[13].ent, env.now);
+	tight->budget_ns = loose->budget_ns = env.cg[13].ent.budget_ns = -(s64)(50 * MS);
+	fdl_task_queue(&k->t, &top, &e);
+	CHECK("beyond it, as fair work", e == &fdl.fair && top == &env.cg[11], "entity %s",
+	      e == loose ? "its own" : "other");
+	fdl_task_queue(&tasks[0].t, &top, &e);
+	CHECK("the 4 ms container beyond its guarantee keeps its deadline", e == tight, "entity %s",
+	      e == &fdl.fair ? "fair work" : "other");
+	fdl_task_queue(&tasks[2].t, &top, &e);
+	CHECK("a 20 ms container without a guarantee keeps its deadline", e == &env.cg[12].ent,
+	      "entity %s", e == &fdl.fair ? "fair work" : "other");
+	fdl_task_queue(&tasks[3].t, &top, &e);
+	CHECK("a container at fair work's 5 ms keeps its deadline beyond its guarantee",
+	      e == &env.cg[13].ent, "entity %s", e == &fdl.fair ? "fair work" : "other");
+	run_for(200 * MS);
+	CHECK("still beyond its guarantee", !fdl_entity_within(loose, env.now), "budget %lld ns",
+	      (long long)loose->budget_ns);
+	CHECK("its wake-ups served as fair work are counted, none late",
+	      loose->nr_wake_starts >= 15 && !loose->nr_wake_misses && !loose->nr_misses,
+	      "%llu wake-ups started, %llu missed, %llu starts missed",
+	      (u64)loose->nr_wake_starts, (u64)loose->nr_wake_misses, (u64)loose->nr_misses);
+}
+
+/*
  * A container comes back within its guarantee on one CPU (fdl_entity_budget: a new deadline and a
  * positive budget) while another CPU reads where it stands (fdl_entity_order, as a start or a pick
  * does), replayed at the refill's barrier. The reader sees either beyond its guarantee (a tier
@@ -4141,6 +4197,7 @@ int main(void)
 	test_boosts_stay_out_of_the_fair_order();
 	test_overload_beyond_the_guarantee_is_fair();
 	test_back_within_the_guarantee_starts_a_new_bucket();
+	test_loose_beyond_its_guarantee_is_fair_work();
 	test_refill_publishes_the_deadline_first();
 	test_a_guarantee_sums_its_subtree_as_it_runs();
 	CHECK("every queue's count was never below what it held, and exactly its tasks' (every step "

@@ -574,7 +574,7 @@ static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgref, stru
 	if (!c || !c->has_dsq)
 		return FDL_DSQ_FAIR;
 	*top = c;
-	if (c->ent.deadline_rr_ns && !t->via_fair)
+	if (!t->via_fair && fdl_entity_orders(&c->ent, env_now()))
 		*dl = &c->ent;
 	return q;
 }
@@ -582,8 +582,9 @@ static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgref, stru
 /*
  * The queue a task belongs to now: its container's (DSQ id = that cgroup's id; *top is the
  * container), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
- * entity its work runs under: the container's if it is a deadline container, else the fair
- * container (a deadline container's task too while it runs by the fair order: t->via_fair).
+ * entity its work runs under: the container's if it is a deadline container whose deadline
+ * orders its work now (fdl_entity_orders), else the fair container (a deadline container's task
+ * too while it runs by the fair order: t->via_fair).
  */
 static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
 					  struct fdl_entity **dl)

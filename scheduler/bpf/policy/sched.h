@@ -101,12 +101,13 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays, u64 now)
 		__sync_fetch_and_add(&fdl.root_cvtime,
 				     fdl_vtime_delta(delta, fdl_cv_share_of(t->weight)));
 	/*
-	 * Taken by the fair order, a deadline container's work fills both buckets: the fair
+	 * Taken by the fair order (or served as fair work beyond its guarantee: fdl_entity_orders),
+	 * a deadline container's work fills both buckets: the fair
 	 * container's, whose turn it took, and its own, against which its use is measured however it
 	 * got the CPU (or its deadline would go stale while the fair order serves it, and its next
 	 * pick by deadline would count as a long miss).
 	 */
-	if (t->via_fair && top)
+	if (top && e != &top->ent && top->ent.deadline_rr_ns)
 		fdl_entity_fill(&top->ent, delta, fdl_entity_bw_of(top, &top->ent, root_wsum));
 	bw = fdl_entity_bw_of(top, e, root_wsum);
 	fdl_entity_fill(e, delta, bw);
@@ -761,9 +762,10 @@ static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, s
 	 * never comes due, ahead of every overrun entity with a longer deadline_rr: in
 	 * overload the shortest deadline_rr took all it wanted (the matrix's spin10 cell:
 	 * the 4 ms container 0.61 CPU of its 0.5 share, the cgroup without parameters 0.36
-	 * and a p99 of 260 ms).
+	 * and a p99 of 260 ms). One whose deadline does not order its work now
+	 * (fdl_entity_orders) competes in the fair order only.
 	 */
-	if (e->deadline_rr_ns) {
+	if (fdl_entity_orders(e, now)) {
 		key = fdl_entity_order(e, now, vdt);
 		if (fdl_may_compete(cgref, key, vdt))
 			fdl_consider(sc, cgref, 0, key);
@@ -1181,7 +1183,8 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	rr = pe->deadline_rr_ns;
 	/*
 	 * A container without a guarantee only: one with a guarantee competes by its deadline
-	 * within it (fdl_may_compete), and past it has had what it was promised. Claiming past the
+	 * within it (fdl_may_compete), and past it has had what it was promised (past it, one whose
+	 * deadline is looser than fair work's is fair work already: fdl_entity_orders). Claiming past the
 	 * budget of a guarantee too (ee17f23) was measured in one matrix run only, whose cells
 	 * within their guarantees moved as much between boots on unchanged policy
 	 * (docs/benchmarks.md): not settled, so not done.
@@ -1668,6 +1671,9 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 			fdl_entity_count(e, cc->pick_dl, cc->pick_vdt, wait, woke);
 		else if (waited)
 			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt, wait, woke);
+	} else if (waited && top && top->ent.deadline_rr_ns) {
+		/* Served as fair work beyond its guarantee (fdl_entity_orders): a start, never late. */
+		fdl_entity_count(&top->ent, vdt, vdt, wait, woke);
 	}
 	if (cc)
 		cc->pick_q = 0;
