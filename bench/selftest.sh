@@ -104,6 +104,29 @@ else
     bad "insn-profile --lines: $out"
 fi
 
+# bench/run-ratios.py on a synthetic raw.jsonl: p99 over EEVDF's of the same repeat and load, over
+# cfs's in the same measurement, and the mean of the latter per scheduler and load.
+mkdir -p "$tmp/rr"
+"$py" - "$tmp/rr/raw.jsonl" <<'PY'
+import json, sys
+def run(sched, rep, cfs, loose):
+    return {"kind": "FDL-BENCH", "sched": sched, "variant": "quiet", "repeat": rep,
+            "probes": {"cfs": {"p99": cfs}, "loose": {"p99": loose}}}
+with open(sys.argv[1], "w") as f:
+    f.write(json.dumps({"kind": "FDL-BENCH-RIG", "over_1ms": 3}) + "\n")
+    for r in (run("eevdf", 1, 1000, 2000), run("scx_fdl", 1, 1000, 1000),
+              run("eevdf", 2, 2000, 2000), run("scx_fdl", 2, 1000, 3000)):
+        f.write(json.dumps(r) + "\n")
+PY
+out=$(python3 bench/run-ratios.py --probes cfs,loose "$tmp/rr" 2>&1)
+if grep -Eq '^  quiet +r1 +scx_fdl +1000/1000 +1.00/0.50 +loose 1.00$' <<< "$out" &&
+        grep -Eq '^  quiet +r2 +scx_fdl +1000/3000 +0.50/1.50 +loose 3.00$' <<< "$out" &&
+        grep -Eq '^  mean loose / cfs, quiet +scx_fdl +2.00 \(1.00, 3.00\)$' <<< "$out"; then
+    ok "run-ratios on a synthetic run (loose over cfs 1.00 and 3.00 in the same measurement, mean 2.00)"
+else
+    bad "run-ratios: $out"
+fi
+
 # scx_fdl's figures around a window (bench/guest/bench.sh fdl_dump, fdl_stats_json) with the guest's
 # busybox awk, on two synthetic dumps: misses and the window's worst lateness from the buckets (the
 # worst since start did not grow), none for a cgroup without buckets or misses; the wake-ups' starts
