@@ -3221,8 +3221,8 @@ static u64 nested_run(bool with_dl, u64 spin_ns, u64 *fair_ms)
 		      "slot %u, mask %llx, nr_active %lld", env.cg[12].cont_slot,
 		      (unsigned long long)fdl.active_mask, (long long)env.cg[12].nr_active);
 		CHECK("its subtree's tasks queue there and run under its deadline",
-		      fdl_task_queue(&tasks[0].t, &top, &e) == 12 && e == &env.cg[12].ent,
-		      "queue %llu", (unsigned long long)fdl_task_queue(&tasks[0].t, &top, &e));
+		      fdl_task_queue(&tasks[0].t, &top, &e, env.now) == 12 && e == &env.cg[12].ent,
+		      "queue %llu", (unsigned long long)fdl_task_queue(&tasks[0].t, &top, &e, env.now));
 		ret = fdl_cgroup_set_deadlines(13, 4 * MS, 0, 0);
 		CHECK("no deadline cgroup inside another", ret == -EEXIST, "%d", ret);
 		ret = fdl_cgroup_set_deadlines(FDL_ROOT_CGREF, 4 * MS, 0, 0);
@@ -3885,23 +3885,23 @@ static void test_loose_beyond_its_guarantee_is_fair_work(void)
 	k = periodic(1, 11, 1 * MS, 10 * MS);
 	new_task(2, 12);
 	new_task(3, 13);
-	fdl_task_queue(&k->t, &top, &e);
+	fdl_task_queue(&k->t, &top, &e, env.now);
 	CHECK("within its guarantee the 20 ms container's work runs by its deadline", e == loose,
 	      "entity %s", e == &fdl.fair ? "fair work" : "other");
 	fdl_entity_budget(tight, env.now);
 	fdl_entity_budget(loose, env.now);
 	fdl_entity_budget(&env.cg[13].ent, env.now);
 	tight->budget_ns = loose->budget_ns = env.cg[13].ent.budget_ns = -(s64)(50 * MS);
-	fdl_task_queue(&k->t, &top, &e);
+	fdl_task_queue(&k->t, &top, &e, env.now);
 	CHECK("beyond it, as fair work", e == &fdl.fair && top == &env.cg[11], "entity %s",
 	      e == loose ? "its own" : "other");
-	fdl_task_queue(&tasks[0].t, &top, &e);
+	fdl_task_queue(&tasks[0].t, &top, &e, env.now);
 	CHECK("the 4 ms container beyond its guarantee keeps its deadline", e == tight, "entity %s",
 	      e == &fdl.fair ? "fair work" : "other");
-	fdl_task_queue(&tasks[2].t, &top, &e);
+	fdl_task_queue(&tasks[2].t, &top, &e, env.now);
 	CHECK("a 20 ms container without a guarantee keeps its deadline", e == &env.cg[12].ent,
 	      "entity %s", e == &fdl.fair ? "fair work" : "other");
-	fdl_task_queue(&tasks[3].t, &top, &e);
+	fdl_task_queue(&tasks[3].t, &top, &e, env.now);
 	CHECK("a container at fair work's 5 ms keeps its deadline beyond its guarantee",
 	      e == &env.cg[13].ent, "entity %s", e == &fdl.fair ? "fair work" : "other");
 	run_for(200 * MS);

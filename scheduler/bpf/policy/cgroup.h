@@ -558,7 +558,7 @@ static __always_inline int fdl_cgroup_set_summed(u64 cgref, bool on)
 
 /* fdl_task_queue, with cgroup cgref's record cg (NULL: untracked) at hand. */
 static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgref, struct fdl_cgroup *cg,
-					     struct fdl_cgroup **top, struct fdl_entity **dl)
+					     struct fdl_cgroup **top, struct fdl_entity **dl, u64 now)
 {
 	struct fdl_cgroup *c;
 	u64 q;
@@ -574,7 +574,7 @@ static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgref, stru
 	if (!c || !c->has_dsq)
 		return FDL_DSQ_FAIR;
 	*top = c;
-	if (!t->via_fair && fdl_entity_orders(&c->ent, env_now()))
+	if (!t->via_fair && fdl_entity_orders(&c->ent, now))
 		*dl = &c->ent;
 	return q;
 }
@@ -583,15 +583,15 @@ static __always_inline u64 fdl_task_queue_of(struct fdl_task *t, u64 cgref, stru
  * The queue a task belongs to now: its container's (DSQ id = that cgroup's id; *top is the
  * container), or the shared fair queue of the root's own tasks (*top NULL). *dl is the deadline
  * entity its work runs under: the container's if it is a deadline container whose deadline
- * orders its work now (fdl_entity_orders), else the fair container (a deadline container's task
- * too while it runs by the fair order: t->via_fair).
+ * orders its work at now, the caller's clock (fdl_entity_orders), else the fair container (a
+ * deadline container's task too while it runs by the fair order: t->via_fair).
  */
 static __always_inline u64 fdl_task_queue(struct fdl_task *t, struct fdl_cgroup **top,
-					  struct fdl_entity **dl)
+					  struct fdl_entity **dl, u64 now)
 {
 	u64 cgref = fdl_task_cgref(t);
 
-	return fdl_task_queue_of(t, cgref, env_cgroup(cgref), top, dl);
+	return fdl_task_queue_of(t, cgref, env_cgroup(cgref), top, dl, now);
 }
 
 /*

@@ -76,7 +76,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays, u64 now)
 	cg = env_cgroup(cgref);
 	t->started_at = now;
 	t->burst_ns += delta;
-	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
+	queue = fdl_task_queue_of(t, cgref, cg, &top, &e, now);
 	/*
 	 * Its queue changed while it ran (its cgroup became a container): its vtime is counted in
 	 * the new queue's clock from now. Left in the old one's, it was compared with the new queue's
@@ -179,7 +179,7 @@ static __always_inline bool fdl_bw_release_task(struct fdl_task *t, u64 now, u64
 		return false;
 	}
 	fdl_bw_unheld(t, now);
-	*queue = fdl_task_queue(t, &top, &e);
+	*queue = fdl_task_queue(t, &top, &e, now);
 	if (t->vqueue != *queue)
 		fdl_fair_place(t, *queue, top);
 	*vtime = fdl_fair_queue_vtime(t, top);
@@ -215,7 +215,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 	cgref = fdl_task_cgref(t);
 	cg = env_cgroup(cgref);
 	root_wsum = fdl_root_wsum();
-	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
+	queue = fdl_task_queue_of(t, cgref, cg, &top, &e, now);
 	if (e == &fdl.fair && !t->fair_counted) {
 		t->fair_counted = 1;
 		if (__sync_fetch_and_add(&fdl.fair.nr_runnable, 1) == 0)
@@ -333,7 +333,7 @@ static __always_inline void fdl_idle_pick(struct fdl_task *t, struct fdl_cpu *cc
 	struct fdl_cgroup *top;
 	struct fdl_entity *e;
 
-	queue = fdl_task_queue(t, &top, &e);
+	queue = fdl_task_queue(t, &top, &e, now);
 	fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, fdl_vdt(now), now, fdl_entity_bw(top, e),
 		    e->deadline_rr_ns, fdl_entity_budget_left(e, now));
 	fdl_cpu_burst(cc, now, 0, 0);
@@ -464,7 +464,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	 */
 	if (flags & FDL_ENQ_LAST)
 		env_kick_self();
-	queue = fdl_task_queue(t, &top, &e);
+	queue = fdl_task_queue(t, &top, &e, now);
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
 		fdl_fair_place(t, queue, top);
 	entity = own = fdl_entity_id(e, queue);
@@ -1177,7 +1177,7 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now)
 	 * still counts, at the scan's key.
 	 */
 	bf = sc->best_fair;
-	pq = fdl_task_queue(t, &ptop, &pe);
+	pq = fdl_task_queue(t, &ptop, &pe, now);
 	pdl = fdl_entity_order(pe, now, vdt);
 	claim_dl = pdl;
 	rr = pe->deadline_rr_ns;
@@ -1659,7 +1659,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	}
 	/* Taken from a deadline container's queue by the fair order: it runs as fair work. */
 	t->via_fair = 0;
-	queue = fdl_task_queue_of(t, cgref, cg, &top, &e);
+	queue = fdl_task_queue_of(t, cgref, cg, &top, &e, now);
 	vdt = fdl_vdt(now);
 	if (e != &fdl.fair) {
 		dl = fdl_entity_order(e, now, vdt);
