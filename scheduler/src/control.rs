@@ -100,7 +100,8 @@ pub struct CgroupReport {
     pub usage_cpus_avg: f64,
     pub attainment: f64,
     /// Deadline containers with a guarantee: the budget of CPU time left within it when the BPF
-    /// side last brought it up to date (negative: beyond the guarantee, competing as fair work).
+    /// side last brought it up to date (negative: beyond the guarantee, behind all work within
+    /// one: by its deadline, or as fair work where its deadline_rr is looser than fair work's).
     #[serde(default)]
     pub guarantee_budget_ns: i64,
     /// Run-queue latency histogram over the subtree: counts per bucket (stats::lat_bucket_bound_us).

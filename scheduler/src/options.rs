@@ -212,7 +212,8 @@ pub struct Opts {
     /// Window of a deadline container's guarantee, in milliseconds: within its guarantee (its
     /// work has used less than guaranteed_shares of CPU time, saved for at most this long) it runs
     /// ahead of all work that is not, earliest deadline first; a container that ran beyond its
-    /// guarantee competes as fair work until it is back within.
+    /// guarantee competes behind that work until it is back within (as fair work where its
+    /// deadline_rr is looser than fair work's).
     #[arg(long, default_value_t = 100, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(10..=10_000))]
     pub guarantee_window_ms: u64,
