@@ -12,17 +12,16 @@ none, where the ratio to EEVDF's p99 (another window) carries that window's luck
 quiet spin1 cell of 2026-12-03 EEVDF's own p99 was 2.7 ms in one boot and 7.7 ms in another.
 """
 import argparse
-import json
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from bench.harness.report import read_raw  # noqa: E402  (the harness's reader of raw.jsonl)
 
 
 def measurements(d):
-    with open(os.path.join(d, "raw.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("kind") == "FDL-BENCH" and r.get("probes"):
-                yield r
+    return [r for r in read_raw(d)[0] if r.get("probes")]
 
 
 def main():

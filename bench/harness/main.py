@@ -308,11 +308,7 @@ def report_only(a):
         old = json.load(f)
     meta = old["meta"]
     sc = scenario.load(meta["scenario_file"])
-    records, events, rigs = [], [], []
-    with open(os.path.join(d, "raw.jsonl")) as f:
-        for line in f:
-            o = json.loads(line)
-            {"FDL-BENCH": records, "FDL-BENCH-RIG": rigs}.get(o.pop("kind"), events).append(o)
+    records, events, rigs = report.read_raw(d)
     meta["rig"] = rigs
     finish(sc, meta["schedulers"], meta.get("statuses", {}), records, events, meta, d)
     return 0

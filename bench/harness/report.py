@@ -10,6 +10,17 @@ from . import stats
 LAT_KEYS = [stats.pkey(p) for p in stats.PERCENTILES] + ["min", "max"]
 
 
+def read_raw(d):
+    """A run directory's raw.jsonl, as its three kinds of record: (measurements (FDL-BENCH),
+    events (every other kind), rig checks (FDL-BENCH-RIG)), each without its "kind"."""
+    records, events, rigs = [], [], []
+    with open(os.path.join(d, "raw.jsonl")) as f:
+        for line in f:
+            o = json.loads(line)
+            {"FDL-BENCH": records, "FDL-BENCH-RIG": rigs}.get(o.pop("kind", None), events).append(o)
+    return records, events, rigs
+
+
 def probe_result(kind_probe, raw):
     """Percentiles (fdl-probe JSON keys) of one probe in one record, or raises ValueError."""
     if raw is None:

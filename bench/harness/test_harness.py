@@ -252,6 +252,18 @@ class Report(unittest.TestCase):
         self.assertIsNone(agg["variants"]["antagonist"]["eevdf"]["machine"]["idle"]["median"])
 
 
+    def test_read_raw_splits_by_kind(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: (os.unlink(os.path.join(d, "raw.jsonl")), os.rmdir(d)))
+        with open(os.path.join(d, "raw.jsonl"), "w") as f:
+            f.write('{"kind": "FDL-BENCH-RIG", "over_1ms": 3}\n{"kind": "FDL-BENCH", "sched": "eevdf"}\n'
+                    '{"kind": "FDL-SCHED", "event": "enabled"}\n{"kind": "FDL-BENCH", "sched": "scx_fdl"}\n')
+        records, events, rigs = report.read_raw(d)
+        self.assertEqual(records, [{"sched": "eevdf"}, {"sched": "scx_fdl"}])
+        self.assertEqual(events, [{"event": "enabled"}])
+        self.assertEqual(rigs, [{"over_1ms": 3}])
+
+
 class Matrix(unittest.TestCase):
     def spec_error(self, text):
         with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
