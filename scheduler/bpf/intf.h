@@ -373,6 +373,7 @@ struct fdl_lb_task {
 	s32 pid;
 	u32 weight;
 	u64 load_avg;		/* its PELT load when recorded */
+	u64 deadline_rr_ns;	/* the deadline it started under then (0: as fair work): load_balance.rs */
 };
 
 /*

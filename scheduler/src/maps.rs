@@ -339,6 +339,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         domain_moved_in: per_dom(&|d| d.nr_moved_in as f64).into_iter().map(|(k, v)| (k, v as u64)).collect(),
         balancer_periods: load_balance::PERIODS.load(std::sync::atomic::Ordering::Relaxed),
         balancer_moves: load_balance::MOVES.load(std::sync::atomic::Ordering::Relaxed),
+        balancer_deadline_moves: load_balance::DEADLINE_MOVES.load(std::sync::atomic::Ordering::Relaxed),
         ..Default::default()
     }
 }

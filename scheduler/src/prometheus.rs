@@ -130,6 +130,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_domain_moved_in_tasks", kind: Counter, scale: Count, help: Scheduler("domain_moved_in") },
     Def { name: "scx_fdl_balancer_periods", kind: Counter, scale: Count, help: Scheduler("balancer_periods") },
     Def { name: "scx_fdl_balancer_moves", kind: Counter, scale: Count, help: Scheduler("balancer_moves") },
+    Def { name: "scx_fdl_balancer_deadline_moves", kind: Counter, scale: Count, help: Scheduler("balancer_deadline_moves") },
     Def { name: "scx_fdl_starvation_clamps", kind: Counter, scale: Count, help: Scheduler("starvation_clamps") },
     Def { name: "scx_fdl_fair_deadline_misses", kind: Counter, scale: Count, help: Scheduler("fair_misses") },
     Def { name: "scx_fdl_cgroups_untracked", kind: Counter, scale: Count, help: Scheduler("cgroups_untracked") },
@@ -363,6 +364,7 @@ impl Build<'_> {
         // The balancer's totals are the process's, kept over reloads of the BPF side.
         self.counter("scx_fdl_balancer_periods", vec![], (0, 0), s.balancer_periods);
         self.counter("scx_fdl_balancer_moves", vec![], (0, 0), s.balancer_moves);
+        self.counter("scx_fdl_balancer_deadline_moves", vec![], (0, 0), s.balancer_deadline_moves);
         self.counter("scx_fdl_starvation_clamps", vec![], ep, s.starvation_clamps);
         self.counter("scx_fdl_fair_deadline_misses", vec![], ep, s.fair_misses);
         self.counter("scx_fdl_cgroups_untracked", vec![], ep, s.cgroups_untracked);

@@ -177,6 +177,9 @@ pub struct SchedulerStats {
     #[stat(desc = "Moves the load balancer asked for (a task runs in its new domain from its next enqueue)")]
     #[serde(default)]
     pub balancer_moves: u64,
+    #[stat(desc = "Of those, moves for deadline pressure: deadline work exchanged for fair work (or moved alone) where one domain ran more of it than the others")]
+    #[serde(default)]
+    pub balancer_deadline_moves: u64,
     #[stat(desc = "Cgroups not tracked by the BPF side (deeper than 16 levels, or beyond --max-cgroups): scheduled as their nearest tracked ancestor")]
     pub cgroups_untracked: u64,
     #[stat(desc = "Guarantees are earned at this part of what they were granted: below 1 while they ask more than fair work's protected share leaves")]

@@ -4038,6 +4038,11 @@ static void test_load_follows_tasks_between_cpus(void)
 	fdl_load_runnable(&b->t, 0, env.now);
 	CHECK("both count on CPU 0", c0->weight_sum == 400 && c0->nr_runnable == 2,
 	      "weight %llu runnable %llu", c0->weight_sum, c0->nr_runnable);
+	/* What each CPU starts (fdl_on_running's fdl_cpu_set): a as fair work, b by a 4 ms deadline. */
+	env.cpu[0].queue = FDL_DSQ_FAIR;
+	env.cpu[0].rr_ns = 5 * MS;
+	env.cpu[2].queue = 42;
+	env.cpu[2].rr_ns = 4 * MS;
 	fdl_load_running(&a->t, a->p.pid, 0, 0, env.now);
 	fdl_load_running(&b->t, b->p.pid, 2, 1, env.now);	/* taken by CPU 2, of domain 1 */
 	CHECK("b moved with its CPU: out of CPU 0 through its removed counters",
@@ -4050,6 +4055,9 @@ static void test_load_follows_tasks_between_cpus(void)
 	      c0->nr_active == 1 && c0->active[0].pid == 11 && c2->nr_active == 1 &&
 	      c2->active[0].pid == 12 && c2->active[0].weight == 300, "c0 %llu c2 %llu",
 	      c0->nr_active, c2->nr_active);
+	CHECK("each with the deadline it started under (the balancer's deadline pressure), none as fair work",
+	      c0->active[0].deadline_rr_ns == 0 && c2->active[0].deadline_rr_ns == 4 * MS,
+	      "a %llu b %llu", c0->active[0].deadline_rr_ns, c2->active[0].deadline_rr_ns);
 	/* Both run for a second and stop, their CPUs idle: the loads are their weights, busy. */
 	env.now += 1000 * MS;
 	fdl_load_idle(0, true, env.now);	/* nothing else to run: idle */

@@ -135,11 +135,14 @@ static __always_inline void fdl_load_runnable(struct fdl_task *t, s32 cpu, u64 n
 static __always_inline void fdl_load_running(struct fdl_task *t, s32 pid, s32 cpu, u32 dom,
 					     u64 now)
 {
-	struct fdl_cpu_load *cl = fdl_cpu_load(cpu);
+	struct fdl_cpu *cc = env_cpu(cpu);
+	struct fdl_cpu_load *cl;
 	u64 gen = fdl.lb.gen, slot;
 
-	if (!cl)
+	if (!cc)
 		return;
+	barrier_var(cc);
+	cl = &cc->load;
 	if (t->load_cpu != (u32)cpu + 1) {
 		fdl_load_leave(t, cpu, cl, now);
 		fdl_cpu_load_sync(cl, now);
@@ -162,6 +165,11 @@ static __always_inline void fdl_load_running(struct fdl_task *t, s32 pid, s32 cp
 		cl->active[slot].pid = pid;
 		cl->active[slot].weight = t->weight;
 		cl->active[slot].load_avg = t->pelt.load_avg;
+		/*
+		 * Its deadline pressure: the deadline_rr it starts under (ops.running recorded what
+		 * the CPU runs, fdl_cpu_set), 0 where it runs as fair work.
+		 */
+		cl->active[slot].deadline_rr_ns = cc->queue != FDL_DSQ_FAIR ? cc->rr_ns : 0;
 		t->lb_rec_gen = gen + 1;
 	}
 	/* Arrived; else it is queued there again next time, until the balancer's next period. */
