@@ -147,6 +147,43 @@ pub fn clamp_infeasible(doms: &mut [DomLoad], cpus: usize) {
     }
 }
 
+/// The most and the least loaded of a level's groups (by `values`, one per group), when both are
+/// beyond `threshold` of the average from it: what both passes balance.
+struct Imbalance {
+    push: usize,
+    pull: usize,
+    push_v: f64,
+    pull_v: f64,
+    avg: f64,
+}
+
+impl Imbalance {
+    fn of(values: &[f64], threshold: f64) -> Option<Self> {
+        let avg = values.iter().sum::<f64>() / values.len() as f64;
+        if avg <= 0.0 {
+            return None;
+        }
+        let (push, &push_v) = values.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+        let (pull, &pull_v) = values.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
+        (push_v - avg > threshold * avg && avg - pull_v > threshold * avg).then_some(Self { push, pull, push_v, pull_v, avg })
+    }
+
+    /// The two groups' distance from the average, together.
+    fn before(&self) -> f64 {
+        (self.push_v - self.avg) + (self.avg - self.pull_v)
+    }
+
+    /// ... once x moved from the first to the second.
+    fn after(&self, x: f64) -> f64 {
+        (self.push_v - x - self.avg).abs() + (self.pull_v + x - self.avg).abs()
+    }
+
+    /// Half the smaller of the two imbalances: the load a move aims at.
+    fn target(&self) -> f64 {
+        (self.push_v - self.avg).min(self.avg - self.pull_v) / 2.0
+    }
+}
+
 /// One level's pass: groups (nodes, or one node's domains) of domain indices; moves from the
 /// most to the least loaded group while one is beyond `threshold` of the average and a move
 /// lowers the total imbalance. Domain loads are updated as moves are planned.
@@ -157,31 +194,20 @@ fn balance_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold: f64, mo
     let load = |doms: &[DomLoad], g: &[usize]| g.iter().map(|&d| doms[d].load).sum::<f64>();
     while moves.len() < max {
         let loads: Vec<f64> = groups.iter().map(|g| load(doms, g)).collect();
-        let avg = loads.iter().sum::<f64>() / groups.len() as f64;
-        if avg <= 0.0 {
-            return;
-        }
-        let (push, &push_load) = loads.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
-        let (pull, &pull_load) = loads.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).unwrap();
-        let (push_imb, pull_imb) = (push_load - avg, avg - pull_load);
-        if push_imb <= threshold * avg || pull_imb <= threshold * avg {
-            return;
-        }
-        let target = push_imb.min(pull_imb) / 2.0;
+        let Some(im) = Imbalance::of(&loads, threshold) else { return };
+        let target = im.target();
         // The candidate of the push group closest to the target, from any of its domains.
-        let best = groups[push]
+        let best = groups[im.push]
             .iter()
             .flat_map(|&d| doms[d].candidates.iter().enumerate().map(move |(i, c)| (d, i, c.load)))
             .filter(|&(_, _, l)| l > 0.0)
             .min_by(|a, b| (a.2 - target).abs().total_cmp(&(b.2 - target).abs()));
         let Some((from, i, x)) = best else { return };
-        let before = push_imb + pull_imb;
-        let after = (push_load - x - avg).abs() + (pull_load + x - avg).abs();
-        if after >= before {
+        if im.after(x) >= im.before() {
             return;
         }
         // Into the least loaded domain of the pull group.
-        let to = *groups[pull].iter().min_by(|&&a, &&b| doms[a].load.total_cmp(&doms[b].load)).unwrap();
+        let to = *groups[im.pull].iter().min_by(|&&a, &&b| doms[a].load.total_cmp(&doms[b].load)).unwrap();
         let c = DomLoad::send(doms, from, i, to);
         moves.push(Move { pid: c.pid, from, to, load: x, deadline: false });
     }
@@ -211,17 +237,8 @@ fn balance_deadline_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold
     let load = |doms: &[DomLoad], g: &[usize]| g.iter().map(|&d| doms[d].load).sum::<f64>();
     while moves.len() < max {
         let dls: Vec<f64> = groups.iter().map(|g| deadline_load(doms, g)).collect();
-        let avg = dls.iter().sum::<f64>() / groups.len() as f64;
-        if avg <= 0.0 {
-            return;
-        }
-        let (push, &push_dl) = dls.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
-        let (pull, &pull_dl) = dls.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).unwrap();
-        let (push_imb, pull_imb) = (push_dl - avg, avg - pull_dl);
-        if push_imb <= threshold * avg || pull_imb <= threshold * avg {
-            return;
-        }
-        let target = push_imb.min(pull_imb) / 2.0;
+        let Some(im) = Imbalance::of(&dls, threshold) else { return };
+        let (push, pull, target) = (im.push, im.pull, im.target());
         let best = groups[push]
             .iter()
             .flat_map(|&d| doms[d].candidates.iter().enumerate().map(move |(i, c)| (d, i, *c)))
@@ -234,7 +251,7 @@ fn balance_deadline_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold
             });
         let Some((from, i, dc)) = best else { return };
         let x = dc.load;
-        if (push_dl - x - avg).abs() + (pull_dl + x - avg).abs() >= push_imb + pull_imb {
+        if im.after(x) >= im.before() {
             return;
         }
         // The two groups' loads after each exchange: (fair task's domain and index, or the move
