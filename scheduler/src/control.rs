@@ -101,7 +101,8 @@ pub struct CgroupReport {
     pub attainment: f64,
     /// Deadline containers with a guarantee: the budget of CPU time left within it when the BPF
     /// side last brought it up to date (negative: beyond the guarantee, behind all work within
-    /// one: by its deadline, or as fair work where its deadline_rr is looser than fair work's).
+    /// one: by its deadline, or as fair work where its deadline_rr is looser than fair work's, as a
+    /// container without a guarantee always is).
     #[serde(default)]
     pub guarantee_budget_ns: i64,
     /// Run-queue latency histogram over the subtree: counts per bucket (stats::lat_bucket_bound_us).

@@ -3858,12 +3858,13 @@ static void test_back_within_the_guarantee_starts_a_new_bucket(void)
 
 
 /*
- * Beyond its guarantee, a container whose deadline is looser than fair work's (20 ms against 5 ms)
- * is served as fair work (fdl_entity_orders): in the tier behind the guarantees its deadline only
- * made it wait longer than a cgroup without parameters. Within its guarantee it runs by its
- * deadline; a 4 ms container and a 5 ms one (fair work's own) keep their deadlines beyond their
- * guarantees, and a 20 ms one without a guarantee keeps its own. Served as fair work, its starts
- * are still counted, never as late.
+ * Beyond its guarantee, or without one, a container whose deadline is looser than fair work's
+ * (20 ms against 5 ms) is served as fair work (fdl_entity_orders): in the tier behind the
+ * guarantees its deadline only made it wait longer than a cgroup without parameters. Within its
+ * guarantee it runs by its deadline; a 4 ms container and a 5 ms one (fair work's own) keep their
+ * deadlines beyond their guarantees. Served as fair work, its starts are still counted: beyond
+ * its guarantee never as late (it promised nothing there), without a guarantee against its
+ * deadline.
  */
 static void test_loose_beyond_its_guarantee_is_fair_work(void)
 {
@@ -3899,8 +3900,8 @@ static void test_loose_beyond_its_guarantee_is_fair_work(void)
 	CHECK("the 4 ms container beyond its guarantee keeps its deadline", e == tight, "entity %s",
 	      e == &fdl.fair ? "fair work" : "other");
 	fdl_task_queue(&tasks[2].t, &top, &e, env.now);
-	CHECK("a 20 ms container without a guarantee keeps its deadline", e == &env.cg[12].ent,
-	      "entity %s", e == &fdl.fair ? "fair work" : "other");
+	CHECK("a 20 ms container without a guarantee is fair work too", e == &fdl.fair &&
+	      top == &env.cg[12], "entity %s", e == &env.cg[12].ent ? "its own" : "other");
 	fdl_task_queue(&tasks[3].t, &top, &e, env.now);
 	CHECK("a container at fair work's 5 ms keeps its deadline beyond its guarantee",
 	      e == &env.cg[13].ent, "entity %s", e == &fdl.fair ? "fair work" : "other");
@@ -3911,6 +3912,19 @@ static void test_loose_beyond_its_guarantee_is_fair_work(void)
 	      loose->nr_wake_starts >= 15 && !loose->nr_wake_misses && !loose->nr_misses,
 	      "%llu wake-ups started, %llu missed, %llu starts missed",
 	      (u64)loose->nr_wake_starts, (u64)loose->nr_wake_misses, (u64)loose->nr_misses);
+	/*
+	 * Without a guarantee its deadline is still its promise: a wake-up that waits 40 ms for a
+	 * CPU starts 20 ms past its 20 ms deadline, and is counted so.
+	 */
+	k = &tasks[2];
+	fdl_on_runnable(&k->t, 100, true);
+	k->t.enqueued_at = env.now;
+	env.now += 40 * MS;
+	start(1, k);
+	CHECK("without a guarantee, a start served as fair work is counted against its deadline",
+	      env.cg[12].ent.nr_wake_starts == 1 && env.cg[12].ent.nr_wake_misses == 1,
+	      "%llu wake-ups started, %llu missed", (u64)env.cg[12].ent.nr_wake_starts,
+	      (u64)env.cg[12].ent.nr_wake_misses);
 }
 
 /*

@@ -177,25 +177,25 @@ static __always_inline bool fdl_entity_within(struct fdl_entity *e, u64 now)
 /*
  * Does the container's deadline order its work at now, or is its work fair work? A deadline
  * container's work runs by its deadline, except where the deadline is looser than fair work's
- * (tun.fair_deadline_ns) and the container has used up its guarantee. There the deadline
- * promises nothing (fdl_entity_promise), and as a key it only made the container wait longer
- * than a cgroup without parameters: in the tier behind the guarantees its 20 ms stood behind fair
- * work's 5 ms at every tie, and its running work was everyone's preemption victim (quiet spin1
- * cell, shares 300, 2026-12-03: 144 of 211 waits over 2.5 ms in the 20 ms container against 49 in
- * the cgroup without parameters; under EEVDF 67 and 83). Beyond its guarantee such a container
- * is served as the cgroup it would be without a deadline. A container without a guarantee keeps
- * its deadline (its bursts past its bandwidth run on as fair work: fdl_fair_claim); one whose
- * deadline is not looser than fair work's keeps it beyond its guarantee too, in the tier behind
- * the guarantees, as the RFC's deadline tree put it. (At fair work's own 5 ms, the RFC cells'
- * loose container, its deadline kept it level with the cgroup without parameters or ahead: p99
- * 0.87-1.03x that cgroup's in four runs of two boots, 1.02-1.59x served as fair work.)
+ * (tun.fair_deadline_ns) and the container is not within a guarantee (it used its guarantee up,
+ * or has none). There, as a key, the deadline only made the container wait longer than a cgroup
+ * without parameters: in the tier behind the guarantees its 20 ms stood behind fair work's 5 ms
+ * at every tie, and its running work was everyone's preemption victim (quiet spin1 cell, shares
+ * 300, 2026-12-03: 144 of 211 waits over 2.5 ms in the 20 ms container against 49 in the cgroup
+ * without parameters; under EEVDF 67 and 83; without a guarantee, issue 10's matrix of 7d221c2:
+ * the 20 ms container's p99 1.06-1.39x the cgroup without parameters' in its three quiet cells
+ * with shares 0). Such a container is served as the cgroup it would be without a deadline; its
+ * starts are still counted against the deadline where it has no guarantee (fdl_on_running). One
+ * whose deadline is not looser than fair work's keeps it beyond or without a guarantee, in the
+ * tier behind the guarantees, as the RFC's deadline tree put it. (At fair work's own 5 ms, the
+ * RFC cells' loose container, its deadline kept it level with the cgroup without parameters or
+ * ahead: p99 0.87-1.03x that cgroup's in four runs of two boots, 1.02-1.59x served as fair work.)
  */
 static __always_inline bool fdl_entity_orders(struct fdl_entity *e, u64 now)
 {
 	if (!e->deadline_rr_ns)
 		return false;
-	return e->deadline_rr_ns <= tun.fair_deadline_ns || !e->budget_rate ||
-	       fdl_entity_within(e, now);
+	return e->deadline_rr_ns <= tun.fair_deadline_ns || fdl_entity_within(e, now);
 }
 
 /* Where the entity stands in the order at now (fdl_order_key). */

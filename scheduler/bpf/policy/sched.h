@@ -1672,8 +1672,16 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		else if (waited)
 			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt, wait, woke);
 	} else if (waited && top && top->ent.deadline_rr_ns) {
-		/* Served as fair work beyond its guarantee (fdl_entity_orders): a start, never late. */
-		fdl_entity_count(&top->ent, vdt, vdt, wait, woke);
+		/*
+		 * Served as fair work (fdl_entity_orders): beyond its guarantee it promised nothing, a
+		 * start never late; without a guarantee, against its deadline as its deadline order
+		 * would have placed it (fdl_entity_promise), so its misses are still the user's to see.
+		 */
+		if (top->ent.budget_rate)
+			fdl_entity_count(&top->ent, vdt, vdt, wait, woke);
+		else
+			fdl_entity_count(&top->ent, fdl_entity_promise(&top->ent,
+					 fdl_entity_order(&top->ent, now, vdt)), vdt, wait, woke);
 	}
 	if (cc)
 		cc->pick_q = 0;
