@@ -12,13 +12,19 @@ LAT_KEYS = [stats.pkey(p) for p in stats.PERCENTILES] + ["min", "max"]
 
 def read_raw(d):
     """A run directory's raw.jsonl, as its three kinds of record: (measurements (FDL-BENCH),
-    events (every other kind), rig checks (FDL-BENCH-RIG)), each without its "kind"."""
+    events (every other kind), rig checks (FDL-BENCH-RIG)), each without its "kind".
+
+    raw.jsonl keeps every record as it came, and a scheduler and repeat cut short by a lost boot
+    (the emulator's int3 fault) is measured again whole on the next one (main.py's run), so a
+    measurement can appear twice: the last of each scheduler, variant and repeat is the one the
+    run's report used, and the only one returned."""
     records, events, rigs = [], [], []
     with open(os.path.join(d, "raw.jsonl")) as f:
         for line in f:
             o = json.loads(line)
             {"FDL-BENCH": records, "FDL-BENCH-RIG": rigs}.get(o.pop("kind", None), events).append(o)
-    return records, events, rigs
+    last = {(r.get("sched"), r.get("variant"), r.get("repeat")): i for i, r in enumerate(records)}
+    return [r for i, r in enumerate(records) if last[(r.get("sched"), r.get("variant"), r.get("repeat"))] == i], events, rigs
 
 
 def probe_result(kind_probe, raw):

@@ -1,6 +1,7 @@
 """Tests of the harness's statistics, scenario checking and report (python3 -m unittest
 bench.harness.test_harness, from the repository root; bench/selftest.sh runs them)."""
 
+import json
 import os
 import tempfile
 import unittest
@@ -262,6 +263,20 @@ class Report(unittest.TestCase):
         self.assertEqual(records, [{"sched": "eevdf"}, {"sched": "scx_fdl"}])
         self.assertEqual(events, [{"event": "enabled"}])
         self.assertEqual(rigs, [{"over_1ms": 3}])
+
+
+    def test_read_raw_keeps_the_measurement_made_again(self):
+        # Boot 1 measured scx_fdl quiet, then was lost; boot 2 measured it again: the report used
+        # the second, and so does a reader of raw.jsonl (--report-only, bench/run-ratios.py).
+        d = tempfile.mkdtemp()
+        self.addCleanup(lambda: (os.unlink(os.path.join(d, "raw.jsonl")), os.rmdir(d)))
+        recs = [("eevdf", "quiet", 1, 10), ("scx_fdl", "quiet", 1, 20), ("scx_fdl", "quiet", 1, 30),
+                ("scx_fdl", "quiet", 2, 40)]
+        with open(os.path.join(d, "raw.jsonl"), "w") as f:
+            for s, v, r, p in recs:
+                f.write(json.dumps({"kind": "FDL-BENCH", "sched": s, "variant": v, "repeat": r, "p99": p}) + "\n")
+        records, _, _ = report.read_raw(d)
+        self.assertEqual([r["p99"] for r in records], [10, 30, 40])
 
 
 class Matrix(unittest.TestCase):
