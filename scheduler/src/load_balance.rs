@@ -191,18 +191,16 @@ fn balance_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold: f64, mo
     if groups.len() < 2 {
         return;
     }
-    let load = |doms: &[DomLoad], g: &[usize]| g.iter().map(|&d| doms[d].load).sum::<f64>();
     while moves.len() < max {
-        let loads: Vec<f64> = groups.iter().map(|g| load(doms, g)).collect();
+        let loads: Vec<f64> = groups.iter().map(|g| group_load(doms, g)).collect();
         let Some(im) = Imbalance::of(&loads, threshold) else { return };
         let target = im.target();
         // The candidate of the push group closest to the target, from any of its domains.
-        let best = groups[im.push]
-            .iter()
-            .flat_map(|&d| doms[d].candidates.iter().enumerate().map(move |(i, c)| (d, i, c.load)))
-            .filter(|&(_, _, l)| l > 0.0)
-            .min_by(|a, b| (a.2 - target).abs().total_cmp(&(b.2 - target).abs()));
-        let Some((from, i, x)) = best else { return };
+        let best = group_candidates(doms, &groups[im.push])
+            .filter(|(_, _, c)| c.load > 0.0)
+            .min_by(|a, b| (a.2.load - target).abs().total_cmp(&(b.2.load - target).abs()));
+        let Some((from, i, c)) = best else { return };
+        let x = c.load;
         if im.after(x) >= im.before() {
             return;
         }
@@ -213,9 +211,19 @@ fn balance_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold: f64, mo
     }
 }
 
+/// A group's load (DomLoad::load).
+fn group_load(doms: &[DomLoad], g: &[usize]) -> f64 {
+    g.iter().map(|&d| doms[d].load).sum()
+}
+
 /// A group's deadline pressure (DomLoad::deadline_load).
 fn deadline_load(doms: &[DomLoad], g: &[usize]) -> f64 {
     g.iter().map(|&d| doms[d].deadline_load).sum()
+}
+
+/// The candidates of a group's domains: (domain, index among its candidates, candidate).
+fn group_candidates<'a>(doms: &'a [DomLoad], g: &'a [usize]) -> impl Iterator<Item = (usize, usize, Candidate)> + 'a {
+    g.iter().flat_map(move |&d| doms[d].candidates.iter().enumerate().map(move |(i, c)| (d, i, *c)))
 }
 
 /// The pass on deadline pressure of one level, after its pass on load. Deadline work competes by
@@ -234,14 +242,11 @@ fn balance_deadline_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold
     if groups.len() < 2 {
         return;
     }
-    let load = |doms: &[DomLoad], g: &[usize]| g.iter().map(|&d| doms[d].load).sum::<f64>();
     while moves.len() < max {
         let dls: Vec<f64> = groups.iter().map(|g| deadline_load(doms, g)).collect();
         let Some(im) = Imbalance::of(&dls, threshold) else { return };
         let (push, pull, target) = (im.push, im.pull, im.target());
-        let best = groups[push]
-            .iter()
-            .flat_map(|&d| doms[d].candidates.iter().enumerate().map(move |(i, c)| (d, i, *c)))
+        let best = group_candidates(doms, &groups[push])
             .filter(|(_, _, c)| c.by_deadline() && c.load > 0.0)
             .min_by(|a, b| {
                 (a.2.load - target)
@@ -256,7 +261,7 @@ fn balance_deadline_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold
         }
         // The two groups' loads after each exchange: (fair task's domain and index, or the move
         // alone into the domain with the least deadline load; deviation from the average load).
-        let loads: Vec<f64> = groups.iter().map(|g| load(doms, g)).collect();
+        let loads: Vec<f64> = groups.iter().map(|g| group_load(doms, g)).collect();
         let avg_load = loads.iter().sum::<f64>() / groups.len() as f64;
         let dev = |a: f64, b: f64| (a - avg_load).abs() + (b - avg_load).abs();
         let (pl, ql) = (loads[push], loads[pull]);
@@ -265,11 +270,9 @@ fn balance_deadline_level(doms: &mut [DomLoad], groups: &[Vec<usize>], threshold
             .iter()
             .min_by(|&&a, &&b| doms[a].deadline_load.total_cmp(&doms[b].deadline_load))
             .unwrap();
-        let fair = groups[pull]
-            .iter()
-            .flat_map(|&d| doms[d].candidates.iter().enumerate().map(move |(j, c)| (d, Some(j), *c)))
+        let fair = group_candidates(doms, &groups[pull])
             .filter(|(_, _, c)| !c.by_deadline() && c.load > 0.0)
-            .map(|(d, j, c)| (d, j, dev(pl - x + c.load, ql + x - c.load)));
+            .map(|(d, j, c)| (d, Some(j), dev(pl - x + c.load, ql + x - c.load)));
         let Some((to, back, after)) = std::iter::once((least, None, dev(pl - x, ql + x)))
             .chain(fair)
             .min_by(|a, b| a.2.total_cmp(&b.2).then(doms[a.0].deadline_load.total_cmp(&doms[b.0].deadline_load)))
