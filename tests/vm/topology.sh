@@ -188,14 +188,17 @@ kill_all
 # Deadline pressure (load_balance.rs, balance_deadline_level): four busy loops of a 4 ms
 # deadline container within its guarantee (4 CPUs of 8) start on node 0, four of lo on node 1,
 # then may run anywhere. The loads are even (a loop per CPU), so the balancer's pass on load has
-# nothing to do; its pass on deadline pressure exchanges deadline loops for fair ones across the
-# nodes. Sampled every half second from 1 to 6 s after the release: how many of the deadline
-# loops run on node 1. Checked: the balancer asked for such moves (without the pass, the build
-# with its calls removed, one run: none, and this check failed), and the deadline loops are
-# spread, on average between 1 and 3 of the 4 on node 1. That second check does not tell the
-# pass from its absence: without it the queue's order carries deadline loops across as well
-# (work within its guarantee is ahead of fair work in every domain), 3 3 3 2 3 2 3 2 4 4 in that
-# run (mean 2.9); it holds the spread to "not all on one node".
+# nothing to do. Two mechanisms may spread the deadline loops: the queue's order (work within its
+# guarantee is ahead of fair work in every domain, so a CPU of node 1 ending a fair slice takes a
+# deadline loop queued on node 0) and the balancer's pass on deadline pressure, which exchanges
+# deadline loops for fair ones across the nodes where the first has not. Which one does it is a
+# race: one run moved 6 by the balancer (series 0 4 2 2 3 2 1 1 3 2), a CI run of the same build
+# none (mean 1.9), the queue had spread them before a period saw the imbalance, and without the
+# pass (its calls removed, one run) 0 moves and 3 3 3 2 3 2 3 2 4 4. So the balancer's moves are
+# reported, not checked here: its decision is checked on fixed vectors by the Rust tests of
+# load_balance.rs (four fail without the pass). Checked: sampled every half second from 1 to 6 s
+# after the release, the deadline loops are spread, on average between 1 and 3 of the 4 on
+# node 1 (loops left where they started, on node 0, fail it).
 mkcg dlp 100
 scx_fdl set dlp deadline_rr=4ms guaranteed_shares=4096 > /dev/null || fail "scx_fdl set dlp"
 dlp_moves() { scx_fdl dump 2>/dev/null | tr -d ' \n' | grep -o '"balancer_deadline_moves":[0-9]*' | cut -d: -f2; }
@@ -227,7 +230,6 @@ dm1=$(dlp_moves)
 kill_all
 mean=$(echo $series | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.1f", s / NF }')
 say "deadline pressure: the 4 ms container's loops on node 1, every 0.5 s from 1 s after the release:$series (mean $mean); balancer moves for deadline pressure: $((dm1 - dm0))"
-check "the balancer moved work for deadline pressure ($((dm1 - dm0)) moves)" "$((dm1 - dm0)) > 0"
 check "the deadline loops released on node 0 spread over the nodes (on node 1: mean $mean of 4, want 1-3)" \
     "$mean >= 1 && $mean <= 3"
 scx_fdl set dlp deadline_rr=none guaranteed_shares=none > /dev/null || fail "scx_fdl set dlp (removed)"
