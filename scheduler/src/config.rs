@@ -396,8 +396,36 @@ pub fn check(path: &Path, cgroup_root: &Path) -> Result<String> {
         }
         let presence = if e.path.exists() { "" } else { " (not present yet: applied when it is created)" };
         out += &format!("{}: {}{presence}\n", e.path.display(), params.join(", "));
+        let fair = format!("{} with the default --fair-deadline-us", format_duration(FAIR_DEADLINE_DEFAULT_NS));
+        if let Some(note) = fair_order_note(&p, FAIR_DEADLINE_DEFAULT_NS, &fair) {
+            out += &format!("  note: {note}\n");
+        }
     }
     Ok(out)
+}
+
+/// Fair work's deadline_rr by default (--fair-deadline-us).
+pub const FAIR_DEADLINE_DEFAULT_NS: u64 = 5_000_000;
+
+/// What a cgroup's deadline does not do, said where it is set (the start-up and reload log, `scx_fdl
+/// set`'s answer, `scx_fdl check`): a deadline container orders its work by its deadline only where
+/// its deadline_rr is no looser than fair work's (`fair_ns`, --fair-deadline-us) or while it is
+/// within a guarantee (fdl_entity_orders, policy/deadline.h). Without a guarantee, a looser deadline
+/// would lose every tie to fair work, so its work waits as fair work, at its cpu.weight; its
+/// starts are still counted against its deadline. A user who set it expects it to count for
+/// something, and the setting is not an error (its misses are still reported), so it is said, not
+/// refused. `fair` names fair work's deadline as the caller knows it.
+pub fn fair_order_note(p: &Params, fair_ns: u64, fair: &str) -> Option<String> {
+    (p.deadline_rr_ns > fair_ns && p.guaranteed_shares == 0).then(|| {
+        format!(
+            "deadline_rr {} is looser than fair work's deadline ({fair}) and it has no guaranteed_shares: \
+             its work waits as fair work, at its cpu.weight, and only its misses are counted against {}; \
+             give it a guaranteed_shares, or a deadline_rr of at most {}, to order its work by its deadline",
+            format_duration(p.deadline_rr_ns),
+            format_duration(p.deadline_rr_ns),
+            format_duration(fair_ns)
+        )
+    })
 }
 
 /// What identifies a file's content without reading it.
@@ -767,6 +795,38 @@ mod tests {
         );
         let e = check(&r.path().join("missing.toml"), r.path()).unwrap_err().to_string();
         assert!(e.starts_with(&format!("{root}/missing.toml: cannot read: ")), "{e}");
+    }
+
+    #[test]
+    fn a_deadline_looser_than_fair_work_without_a_guarantee_is_said_to_order_nothing() {
+        let p = |rr_ms: u64, shares: u32| Params {
+            deadline_rr_ns: rr_ms * 1_000_000,
+            guaranteed_shares: shares,
+            ..Default::default()
+        };
+        let fair = 5_000_000;
+        let note = fair_order_note(&p(20, 0), fair, "5ms").expect("20 ms without a guarantee");
+        assert!(note.starts_with("deadline_rr 20ms is looser than fair work's deadline (5ms)"), "{note}");
+        assert!(note.contains("a deadline_rr of at most 5ms"), "{note}");
+        // Ordered by its deadline: no looser than fair work's (a tie orders), or with a guarantee.
+        for (rr, shares) in [(5, 0), (4, 0), (20, 300), (0, 300), (0, 0)] {
+            assert_eq!(fair_order_note(&p(rr, shares), fair, "5ms"), None, "{rr} ms, {shares} shares");
+        }
+        // Against the fair deadline the scheduler runs with (--fair-deadline-us 30000).
+        assert_eq!(fair_order_note(&p(20, 0), 30_000_000, "30ms"), None);
+
+        let r = root();
+        let file = r.path().join("fdl.toml");
+        std::fs::write(&file, "[cgroup.loose]\ndeadline_rr = \"20ms\"\n\n[cgroup.tight]\ndeadline_rr = \"4ms\"\n").unwrap();
+        let out = check(&file, r.path()).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert!(lines[1].ends_with("/loose: deadline_rr 20ms (not present yet: applied when it is created)"), "{out}");
+        assert!(
+            lines[2].starts_with("  note: deadline_rr 20ms is looser than fair work's deadline (5ms with the default --fair-deadline-us)"),
+            "{out}"
+        );
+        assert!(lines[3].ends_with("/tight: deadline_rr 4ms (not present yet: applied when it is created)"), "{out}");
     }
 
     #[test]

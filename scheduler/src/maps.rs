@@ -205,6 +205,11 @@ impl Bpf<'_> {
         self.skel.maps.rodata_data.as_ref().map_or(0, |r| r.tun.max_cgroups)
     }
 
+    /// Fair work's deadline_rr (--fair-deadline-us, as loaded), in ns.
+    pub fn fair_deadline_ns(&self) -> u64 {
+        self.skel.maps.rodata_data.as_ref().map_or(0, |r| r.tun.fair_deadline_ns)
+    }
+
     /// Has the BPF side exited (ejected by the kernel, or unregistered)?
     pub fn exited(&self) -> bool {
         uei_exited!(&self.skel, uei)

@@ -143,7 +143,7 @@ pub struct Opts {
 
     /// deadline_rr of the fair container, in microseconds: the fair cgroups together are never
     /// kept waiting much longer than this by deadline work.
-    #[arg(long, default_value_t = 5000, value_name = "US",
+    #[arg(long, default_value_t = crate::config::FAIR_DEADLINE_DEFAULT_NS / 1000, value_name = "US",
           value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     pub fair_deadline_us: u64,
 

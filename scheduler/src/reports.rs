@@ -188,11 +188,16 @@ fn apply_set(bpf: &Bpf, cfg: &mut InForce, cgroup: &str, assign: &[String]) -> R
         cfg.apply_config(bpf, old);
         bail!("{}; nothing was changed", refused.join("; "));
     }
-    let message = format!(
+    let mut message = format!(
         "{}: set {} (runtime only: a restart or a SIGHUP reload returns to the configuration file)",
         path.display(),
         assign.join(" ")
     );
+    let fair_ns = bpf.fair_deadline_ns();
+    let fair = format!("{}, --fair-deadline-us", config::format_duration(fair_ns));
+    if let Some(note) = cfg.config.iter().find(|e| e.path == path).and_then(|e| config::fair_order_note(&e.params, fair_ns, &fair)) {
+        message += &format!("\nnote: {note}");
+    }
     info!("control: {message}");
     Ok(message)
 }

@@ -73,6 +73,21 @@ echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >> /etc/passwd
 try "only root may control scx_fdl" su -s /bin/sh -c 'scx_fdl list' nobody
 check "lat keeps deadline_rr 5ms" "$(scx_json_field lat deadline_rr_ns) == 5000000"
 check "g keeps guaranteed_shares 1024" "$(scx_json_field g guaranteed_shares) == 1024"
+# A deadline that orders nothing is said, not silently taken: without a guarantee, a deadline_rr
+# looser than fair work's (5 ms) waits as fair work (fdl_entity_orders). Not an error: its misses
+# are still counted. Said by set's answer and in the log; not said where a guarantee orders it.
+mkcg loose 100
+note="deadline_rr 20ms is looser than fair work's deadline (5ms, --fair-deadline-us) and it has no guaranteed_shares"
+out=$(scx_fdl set loose deadline_rr=20ms 2>&1) || fail "scx_fdl set loose deadline_rr=20ms: $out"
+echo "$out" | grep -q "^note: $note" && pass "set's answer says a 20 ms deadline without a guarantee orders nothing" ||
+    fail "set's answer says a 20 ms deadline without a guarantee orders nothing (said: $out)"
+grep -q "/sys/fs/cgroup/loose: $note" "$SCX_LOG" && pass "the log says it too" ||
+    { fail "the log says it too"; grep loose "$SCX_LOG" | tail -3; }
+out=$(scx_fdl set loose guaranteed_shares=100 2>&1) || fail "scx_fdl set loose guaranteed_shares=100: $out"
+echo "$out" | grep -q "note:" && fail "with a guarantee, no note (said: $out)" || pass "with a guarantee, no note"
+out=$(scx_fdl set loose deadline_rr=4ms guaranteed_shares=none 2>&1) || fail "scx_fdl set loose deadline_rr=4ms: $out"
+echo "$out" | grep -q "note:" && fail "with 4 ms, no note (said: $out)" || pass "with 4 ms, no note"
+scx_fdl set loose deadline_rr=none > /dev/null || fail "scx_fdl set loose deadline_rr=none"
 
 say "4. --monitor (scx_stats)"
 scx_fdl --monitor --interval-secs 1 > /tmp/monitor.txt 2>&1 &
