@@ -127,6 +127,29 @@ else
     bad "run-ratios: $out"
 fi
 
+# bench/cpu-split.py on a synthetic raw.jsonl: CPUs per cgroup, idle and the scheduler's process
+# over the window, wake-ups per second per probe; of a measurement made twice, the last.
+mkdir -p "$tmp/cs"
+"$py" - "$tmp/cs/raw.jsonl" <<'PY'
+import json, sys
+def run(sched, antagonist_s, idle_s, samples):
+    return {"kind": "FDL-BENCH", "sched": sched, "variant": "antagonist", "repeat": 1, "window_s": 20,
+            "cpu_usec": {"antagonist": antagonist_s * 1e6, "fdl": 6e6},
+            "machine_usec": {"idle": idle_s * 1e6, "sched": 0.2e6},
+            "probes": {"fdl": {"p99": 1000, "samples": samples, "runtime_secs": 20}}}
+with open(sys.argv[1], "w") as f:
+    for r in (run("eevdf", 17, 1, 6000), run("scx_fdl", 10, 9, 1), run("scx_fdl", 14, 2, 6800)):
+        f.write(json.dumps(r) + "\n")
+PY
+out=$(python3 bench/cpu-split.py "$tmp/cs" 2>&1)
+if grep -Eq '^  antagonist r1 eevdf +CPUs: antagonist 0.85 fdl 0.30; idle 0.050, scheduler 0.010; wake-ups/s: fdl 300$' <<< "$out" &&
+        grep -Eq '^  antagonist r1 scx_fdl +CPUs: antagonist 0.70 fdl 0.30; idle 0.100, scheduler 0.010; wake-ups/s: fdl 340$' <<< "$out" &&
+        [ "$(grep -c scx_fdl <<< "$out")" = 1 ]; then
+    ok "cpu-split on a synthetic run (CPUs, idle, the scheduler's process, wake-ups/s; the last of a pair measured again)"
+else
+    bad "cpu-split: $out"
+fi
+
 # scx_fdl's figures around a window (bench/guest/bench.sh fdl_dump, fdl_stats_json) with the guest's
 # busybox awk, on two synthetic dumps: misses and the window's worst lateness from the buckets (the
 # worst since start did not grow), none for a cgroup without buckets or misses; the wake-ups' starts
