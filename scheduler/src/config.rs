@@ -396,8 +396,7 @@ pub fn check(path: &Path, cgroup_root: &Path) -> Result<String> {
         }
         let presence = if e.path.exists() { "" } else { " (not present yet: applied when it is created)" };
         out += &format!("{}: {}{presence}\n", e.path.display(), params.join(", "));
-        let fair = format!("{} with the default --fair-deadline-us", format_duration(FAIR_DEADLINE_DEFAULT_NS));
-        if let Some(note) = fair_order_note(&p, FAIR_DEADLINE_DEFAULT_NS, &fair) {
+        if let Some(note) = fair_order_note(&p, FAIR_DEADLINE_DEFAULT_NS, true) {
             out += &format!("  note: {note}\n");
         }
     }
@@ -414,14 +413,17 @@ pub const FAIR_DEADLINE_DEFAULT_NS: u64 = 5_000_000;
 /// would lose every tie to fair work, so its work waits as fair work, at its cpu.weight; its
 /// starts are still counted against its deadline. A user who set it expects it to count for
 /// something, and the setting is not an error (its misses are still reported), so it is said, not
-/// refused. `fair` names fair work's deadline as the caller knows it.
-pub fn fair_order_note(p: &Params, fair_ns: u64, fair: &str) -> Option<String> {
+/// refused. `default`: fair_ns is --fair-deadline-us's default (`scx_fdl check`, which has no
+/// running scheduler to ask), not the running scheduler's value.
+pub fn fair_order_note(p: &Params, fair_ns: u64, default: bool) -> Option<String> {
     (p.deadline_rr_ns > fair_ns && p.guaranteed_shares == 0).then(|| {
+        let source = if default { " with the default --fair-deadline-us" } else { ", --fair-deadline-us" };
         format!(
-            "deadline_rr {} is looser than fair work's deadline ({fair}) and it has no guaranteed_shares: \
+            "deadline_rr {} is looser than fair work's deadline ({}{source}) and it has no guaranteed_shares: \
              its work waits as fair work, at its cpu.weight, and only its misses are counted against {}; \
              give it a guaranteed_shares, or a deadline_rr of at most {}, to order its work by its deadline",
             format_duration(p.deadline_rr_ns),
+            format_duration(fair_ns),
             format_duration(p.deadline_rr_ns),
             format_duration(fair_ns)
         )
@@ -805,15 +807,15 @@ mod tests {
             ..Default::default()
         };
         let fair = 5_000_000;
-        let note = fair_order_note(&p(20, 0), fair, "5ms").expect("20 ms without a guarantee");
-        assert!(note.starts_with("deadline_rr 20ms is looser than fair work's deadline (5ms)"), "{note}");
+        let note = fair_order_note(&p(20, 0), fair, false).expect("20 ms without a guarantee");
+        assert!(note.starts_with("deadline_rr 20ms is looser than fair work's deadline (5ms, --fair-deadline-us)"), "{note}");
         assert!(note.contains("a deadline_rr of at most 5ms"), "{note}");
         // Ordered by its deadline: no looser than fair work's (a tie orders), or with a guarantee.
         for (rr, shares) in [(5, 0), (4, 0), (20, 300), (0, 300), (0, 0)] {
-            assert_eq!(fair_order_note(&p(rr, shares), fair, "5ms"), None, "{rr} ms, {shares} shares");
+            assert_eq!(fair_order_note(&p(rr, shares), fair, false), None, "{rr} ms, {shares} shares");
         }
         // Against the fair deadline the scheduler runs with (--fair-deadline-us 30000).
-        assert_eq!(fair_order_note(&p(20, 0), 30_000_000, "30ms"), None);
+        assert_eq!(fair_order_note(&p(20, 0), 30_000_000, false), None);
 
         let r = root();
         let file = r.path().join("fdl.toml");

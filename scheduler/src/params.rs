@@ -206,9 +206,7 @@ impl InForce {
                     ""
                 }
             );
-            let fair_ns = bpf.fair_deadline_ns();
-            let fair = format!("{}, --fair-deadline-us", config::format_duration(fair_ns));
-            if let Some(note) = config::fair_order_note(&p, fair_ns, &fair) {
+            if let Some(note) = config::fair_order_note(&p, bpf.fair_deadline_ns(), false) {
                 warn!("{}: {note}", entry.path.display());
             }
         }

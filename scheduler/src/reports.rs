@@ -193,9 +193,8 @@ fn apply_set(bpf: &Bpf, cfg: &mut InForce, cgroup: &str, assign: &[String]) -> R
         path.display(),
         assign.join(" ")
     );
-    let fair_ns = bpf.fair_deadline_ns();
-    let fair = format!("{}, --fair-deadline-us", config::format_duration(fair_ns));
-    if let Some(note) = cfg.config.iter().find(|e| e.path == path).and_then(|e| config::fair_order_note(&e.params, fair_ns, &fair)) {
+    let entry = cfg.config.iter().find(|e| e.path == path);
+    if let Some(note) = entry.and_then(|e| config::fair_order_note(&e.params, bpf.fair_deadline_ns(), false)) {
         message += &format!("\nnote: {note}");
     }
     info!("control: {message}");
