@@ -29,6 +29,7 @@ cases=(
     "overcommit|--max-cpus 4 overcommit|pass"
     "fair-protection|fair-protection|pass"
     "interactive|interactive|pass"
+    "sync-wake|sync-wake|pass"
     "ui-build|ui-build|pass"
     "control|control|pass"
     "prometheus|prometheus|pass"

@@ -205,7 +205,16 @@ s32 BPF_STRUCT_OPS(fdl_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	/* Moved by the balancer: an idle CPU is looked for in its new domain first. */
 	if (tun.load_tracking && (cpu = fdl_lb_cpu(p, t, p->pid)) >= 0)
 		prev_cpu = cpu;
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	/*
+	 * Without the WF_SYNC hint (the waker is about to sleep: pipes, sockets). With it the
+	 * kernel's pick answers with the waker's own CPU, busy, as idle, whenever another CPU is idle
+	 * and the waker's local queue is empty: the task went onto that local queue, outside the
+	 * queues' order, and waited there as long as the waker kept running (a pipe's writer that
+	 * spins on: a whole slice, the other CPU idle meanwhile; tests/vm/sync-wake.sh), and the
+	 * busy CPU's record (fdl_on_select_idle) said it ran the wakee. A hint is not a promise:
+	 * EEVDF too puts such a wakee on an idle CPU of the waker's LLC first, and scx_flash drops it.
+	 */
+	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags & ~SCX_WAKE_SYNC, &is_idle);
 	if (!is_idle)
 		return cpu;
 	now = scx_bpf_now();	/* once: a kfunc per read */

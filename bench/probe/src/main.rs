@@ -53,6 +53,14 @@ struct Opts {
     /// how long throttling or preemption kept it waiting, as the spinning task sees it.
     #[arg(long)]
     gaps: bool,
+    /// Instead of the wake-up model: a synchronous wake-up from a waker that keeps running. A
+    /// writer thread on the first CPU it may use sleeps --sleep-us, writes to a pipe and then spins
+    /// --spin-us without sleeping; a reader, which before each read last ran on the writer's CPU
+    /// and may run on any, blocks in read(2) and records how long after the write it ran. A pipe wakes its
+    /// reader with WF_SYNC, the hint that the waker is about to give up its CPU; this waker does
+    /// not, so a reader placed behind it waits out its spin while another CPU may idle.
+    #[arg(long, conflicts_with = "gaps")]
+    pipe_wake: bool,
 }
 
 /// --gaps: spin for the run time; print the longest gap, the number of gaps and their total.
@@ -76,6 +84,92 @@ fn gaps(opts: &Opts) {
     } else {
         println!("{n} gaps over 100 us in {} s: longest {max_us} us, {total_us} us off the CPU in all", opts.runtime_secs);
     }
+}
+
+/// This thread's allowed CPUs (sched_getaffinity), in order.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity writes at most its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+}
+
+/// Restrict this thread to `cpus` (sched_setaffinity); false if the kernel refused.
+fn set_cpus(cpus: &[usize]) -> bool {
+    // SAFETY: as above; CPU_SET only writes within the set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+}
+
+/// --pipe-wake: the writer's and reader's loops; returns the reader's samples (us after the write)
+/// and prints to stderr how many of them ran on the writer's CPU, behind the writer.
+fn pipe_wake(opts: &Opts) -> Vec<u64> {
+    let cpus = allowed_cpus();
+    if cpus.len() < 2 {
+        eprintln!("fdl-probe: --pipe-wake needs at least two CPUs to run on (has {})", cpus.len());
+        std::process::exit(2);
+    }
+    let mut fds = [0i32; 2];
+    // SAFETY: a valid two-int array for pipe(2).
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        eprintln!("fdl-probe: pipe: {}", std::io::Error::last_os_error());
+        std::process::exit(1);
+    }
+    let (rfd, wfd) = (fds[0], fds[1]);
+    let start = Instant::now();
+    let (warm_ns, end_ns) = (opts.warmup_secs * 1_000_000_000, (opts.warmup_secs + opts.runtime_secs) * 1_000_000_000);
+    let (writer_cpu, all) = (cpus[0], cpus.clone());
+    let reader = thread::spawn(move || {
+        let (mut out, mut behind) = (Vec::new(), 0usize);
+        let mut buf = [0u8; 8];
+        loop {
+            // Before each wake-up it last ran on the writer's CPU (moved there, then let free):
+            // where it wakes is the scheduler's choice, and every wake-up asks the same.
+            if !set_cpus(&[writer_cpu]) || !set_cpus(&all) {
+                eprintln!("fdl-probe: sched_setaffinity: {}", std::io::Error::last_os_error());
+                std::process::exit(1);
+            }
+            // SAFETY: reading at most 8 bytes into an 8-byte buffer.
+            let n = unsafe { libc::read(rfd, buf.as_mut_ptr().cast(), 8) };
+            let now = now_ns(start);
+            // SAFETY: no arguments; the CPU this thread runs on.
+            let cpu = unsafe { libc::sched_getcpu() };
+            if n != 8 {
+                break; // the writer closed the pipe
+            }
+            let sent = u64::from_ne_bytes(buf);
+            if sent >= warm_ns {
+                out.push((now - sent) / 1000);
+                behind += (cpu == writer_cpu as i32) as usize;
+            }
+        }
+        (out, behind)
+    });
+    if !set_cpus(&[writer_cpu]) {
+        eprintln!("fdl-probe: sched_setaffinity: {}", std::io::Error::last_os_error());
+        std::process::exit(1);
+    }
+    let spin_ns = opts.spin_us * 1000;
+    while now_ns(start) < end_ns {
+        thread::sleep(Duration::from_micros(opts.sleep_us));
+        let t = now_ns(start).to_ne_bytes();
+        // SAFETY: writing 8 bytes from an 8-byte buffer; a pipe write this small is atomic.
+        if unsafe { libc::write(wfd, t.as_ptr().cast(), 8) } != 8 {
+            eprintln!("fdl-probe: write: {}", std::io::Error::last_os_error());
+            std::process::exit(1);
+        }
+        spin_cpu(spin_ns);
+    }
+    // SAFETY: closing our own descriptor; the reader then reads end of file.
+    unsafe { libc::close(wfd) };
+    let (out, behind) = reader.join().unwrap();
+    eprintln!("fdl-probe: pipe-wake: {behind} of {} reads ran on the writer's CPU {writer_cpu}", out.len());
+    out
 }
 
 /// One worker as its message thread sees it.
@@ -135,6 +229,11 @@ fn main() {
         gaps(&opts);
         return;
     }
+    if opts.pipe_wake {
+        let mut samples = pipe_wake(&opts);
+        report(&mut samples, &opts);
+        return;
+    }
     let start = Instant::now();
     let warm_ns = opts.warmup_secs * 1_000_000_000;
     let end_ns = warm_ns + opts.runtime_secs * 1_000_000_000;
@@ -190,7 +289,12 @@ fn main() {
     }
 
     let mut samples = samples.lock().unwrap();
-    match stats::summarize(&mut samples, opts.late_after_us) {
+    report(&mut samples, &opts);
+}
+
+/// Print the samples' summary as --json asks, or exit 1 without any.
+fn report(samples: &mut [u64], opts: &Opts) {
+    match stats::summarize(samples, opts.late_after_us) {
         Some(s) if opts.json => println!("{}", s.json(opts.runtime_secs)),
         Some(s) => print!("{}", s.table(opts.runtime_secs)),
         None => {

@@ -1,0 +1,46 @@
+# Scenario: a synchronous wake-up from a waker that keeps its CPU. A pipe wakes its reader with
+# WF_SYNC, the hint that the waker is about to give up its CPU. fdl-probe --pipe-wake: a writer
+# pinned to CPU 0 sleeps 10 ms, writes, and then spins 10 ms; the reader, moved to CPU 0 and let
+# free again before each read (so that it last ran there, and may run on any CPU), records how long
+# after the write it ran. Under EEVDF first, then scx_fdl, in one boot.
+# The defect this guards: the kernel's default idle pick (scx_bpf_select_cpu_dfl) answers a
+# WF_SYNC wake-up with the waker's own CPU, busy, as "idle" whenever some CPU is idle and the
+# waker's local queue is empty; scx_fdl put the reader on that CPU's local queue, where it waited
+# out the writer's spin while CPU 1 idled, and recorded the busy CPU as idle and taken by the
+# reader. EEVDF puts it on the idle CPU.
+# Checks (scx_fdl), with margins for the emulator's wake-up floor (a halted vCPU woken: EEVDF's p50
+# here 1.5 ms, p90 3.3 ms):
+#   - at most a tenth of the reads ran on the writer's CPU (behind the writer: every one);
+#   - the reader's p50 at most EEVDF's + 1.5 ms (behind the writer it waits out the writer's
+#     slice, 3 ms, and the tick: p50 5.0 ms against EEVDF's 1.4 ms);
+#   - its p90 at most 2 x EEVDF's p90 + 1 ms;
+#   - scx_fdl stayed attached, dmesg clean, clean exit.
+. ./lib.sh
+
+secs=${FDL_PROBE_SECS:-6}
+
+# probe TAG: prints FDL-LATENCY TAG.
+probe() {
+    fdl-probe --pipe-wake --sleep-us 10000 --spin-us 10000 -r "$secs" -w 1 --json \
+        > "/tmp/p-$1.json" 2> "/tmp/p-$1.err" || fail "fdl-probe $1 exited $? ($(cat /tmp/p-$1.err))"
+    echo "FDL-LATENCY $1 p50=$(json_field /tmp/p-$1.json p50) p90=$(json_field /tmp/p-$1.json p90) p99=$(json_field /tmp/p-$1.json p99) samples=$(json_field /tmp/p-$1.json samples)"
+}
+
+probe eevdf
+start_sched fdl || exit 1
+probe fdl
+
+p() { json_field "/tmp/p-$1.json" "$2"; }
+# How many reads ran on the writer's CPU, behind it (the probe's stderr).
+behind() { sed -n "s/.*pipe-wake: \([0-9]*\) of.*/\1/p" "/tmp/p-$1.err"; }
+say "reads on the writer's CPU: EEVDF $(behind eevdf), scx_fdl $(behind fdl) of about $(p fdl samples)"
+check "the reader of a pipe whose writer keeps its CPU runs on the idle one: $(behind fdl) of $(p fdl samples) reads behind the writer (<= 10 %; EEVDF $(behind eevdf))" \
+    "$(behind fdl) <= $(p fdl samples) * 0.1"
+check "its p50 ($(p fdl p50) us) is at most EEVDF's ($(p eevdf p50) us) + 1.5 ms" \
+    "$(p fdl p50) <= $(p eevdf p50) + 1500"
+check "its p90 ($(p fdl p90) us) is at most 2 x EEVDF's ($(p eevdf p90) us) + 1 ms" \
+    "$(p fdl p90) <= $(p eevdf p90) * 2 + 1000"
+check "the reader got its samples ($(p fdl samples), >= 80 % of EEVDF's $(p eevdf samples))" \
+    "$(p fdl samples) >= $(p eevdf samples) * 0.8"
+finish_scx
+exit $FAILED
