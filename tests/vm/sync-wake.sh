@@ -11,8 +11,8 @@
 # Checks (scx_fdl), with margins for the emulator's wake-up floor (a halted vCPU woken: EEVDF's p50
 # here 1.5 ms, p90 3.3 ms):
 #   - at most a tenth of the reads ran on the writer's CPU (behind the writer: every one);
-#   - the reader's p50 at most EEVDF's + 1.5 ms (behind the writer it waits out the writer's
-#     slice, 3 ms, and the tick: p50 5.0 ms against EEVDF's 1.4 ms);
+#   - the reader's p50 at most 2 x EEVDF's + 1 ms (behind the writer it waits out the writer's
+#     slice, 3 ms, and the tick: p50 5.0 ms against EEVDF's 1.5 ms);
 #   - its p90 at most 2 x EEVDF's p90 + 1 ms;
 #   - scx_fdl stayed attached, dmesg clean, clean exit.
 . ./lib.sh
@@ -36,11 +36,14 @@ behind() { sed -n "s/.*pipe-wake: \([0-9]*\) of.*/\1/p" "/tmp/p-$1.err"; }
 say "reads on the writer's CPU: EEVDF $(behind eevdf), scx_fdl $(behind fdl) of about $(p fdl samples)"
 check "the reader of a pipe whose writer keeps its CPU runs on the idle one: $(behind fdl) of $(p fdl samples) reads behind the writer (<= 10 %; EEVDF $(behind eevdf))" \
     "$(behind fdl) <= $(p fdl samples) * 0.1"
-check "its p50 ($(p fdl p50) us) is at most EEVDF's ($(p eevdf p50) us) + 1.5 ms" \
-    "$(p fdl p50) <= $(p eevdf p50) + 1500"
+check "its p50 ($(p fdl p50) us) is at most 2 x EEVDF's ($(p eevdf p50) us) + 1 ms" \
+    "$(p fdl p50) <= $(p eevdf p50) * 2 + 1000"
 check "its p90 ($(p fdl p90) us) is at most 2 x EEVDF's ($(p eevdf p90) us) + 1 ms" \
     "$(p fdl p90) <= $(p eevdf p90) * 2 + 1000"
 check "the reader got its samples ($(p fdl samples), >= 80 % of EEVDF's $(p eevdf samples))" \
     "$(p fdl samples) >= $(p eevdf samples) * 0.8"
 finish_scx
+# The p50 and p90 comparisons are timings: a host that turned noisy during them withholds a
+# failure's verdict (lib.sh's rig_gate after), as in ui-build.
+rig_gate after
 exit $FAILED
