@@ -54,11 +54,12 @@ struct Opts {
     #[arg(long)]
     gaps: bool,
     /// Instead of the wake-up model: a synchronous wake-up from a waker that keeps running. A
-    /// writer thread on the first CPU it may use sleeps --sleep-us, writes to a pipe and then spins
-    /// --spin-us without sleeping; a reader, which before each read last ran on the writer's CPU
-    /// and may run on any, blocks in read(2) and records how long after the write it ran. A pipe wakes its
-    /// reader with WF_SYNC, the hint that the waker is about to give up its CPU; this waker does
-    /// not, so a reader placed behind it waits out its spin while another CPU may idle.
+    /// writer thread on the first CPU it may use sleeps --sleep-us, writes to a pipe and then
+    /// spins --spin-us without sleeping; a reader, which before each read last ran on the
+    /// writer's CPU and may run on any, blocks in read(2) and records how long after the write it
+    /// ran (and prints how many reads ran on the writer's CPU). A pipe wakes its reader with
+    /// WF_SYNC, the hint that the waker is about to give up its CPU; this waker does not, so a
+    /// reader placed behind it waits out its spin while another CPU may idle.
     #[arg(long, conflicts_with = "gaps")]
     pipe_wake: bool,
 }
