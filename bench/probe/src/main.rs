@@ -64,10 +64,18 @@ struct Opts {
     pipe_wake: bool,
 }
 
+impl Opts {
+    /// The measurement window, ns since start: samples from warm-up's end until the run's.
+    fn window_ns(&self) -> (u64, u64) {
+        let warm_ns = self.warmup_secs * 1_000_000_000;
+        (warm_ns, warm_ns + self.runtime_secs * 1_000_000_000)
+    }
+}
+
 /// --gaps: spin for the run time; print the longest gap, the number of gaps and their total.
 fn gaps(opts: &Opts) {
     let start = Instant::now();
-    let (warm_ns, end_ns) = (opts.warmup_secs * 1_000_000_000, (opts.warmup_secs + opts.runtime_secs) * 1_000_000_000);
+    let (warm_ns, end_ns) = opts.window_ns();
     let (mut last, mut max, mut n, mut total) = (now_ns(start), 0u64, 0u64, 0u64);
     while last < end_ns {
         let t = now_ns(start);
@@ -87,24 +95,28 @@ fn gaps(opts: &Opts) {
     }
 }
 
-/// This thread's allowed CPUs (sched_getaffinity), in order.
+/// This thread's allowed CPUs (sched_getaffinity), in order; exits 1 if the kernel refuses.
 fn allowed_cpus() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity writes at most its size.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
-        return Vec::new();
+        eprintln!("fdl-probe: sched_getaffinity: {}", std::io::Error::last_os_error());
+        std::process::exit(1);
     }
     (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
 }
 
-/// Restrict this thread to `cpus` (sched_setaffinity); false if the kernel refused.
-fn set_cpus(cpus: &[usize]) -> bool {
+/// Restrict this thread to `cpus` (sched_setaffinity); exits 1 if the kernel refuses.
+fn set_cpus(cpus: &[usize]) {
     // SAFETY: as above; CPU_SET only writes within the set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
         unsafe { libc::CPU_SET(c, &mut set) };
     }
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        eprintln!("fdl-probe: sched_setaffinity: {}", std::io::Error::last_os_error());
+        std::process::exit(1);
+    }
 }
 
 /// --pipe-wake: the writer's and reader's loops; returns the reader's samples (us after the write)
@@ -123,7 +135,7 @@ fn pipe_wake(opts: &Opts) -> Vec<u64> {
     }
     let (rfd, wfd) = (fds[0], fds[1]);
     let start = Instant::now();
-    let (warm_ns, end_ns) = (opts.warmup_secs * 1_000_000_000, (opts.warmup_secs + opts.runtime_secs) * 1_000_000_000);
+    let (warm_ns, end_ns) = opts.window_ns();
     let (writer_cpu, all) = (cpus[0], cpus.clone());
     let reader = thread::spawn(move || {
         let (mut out, mut behind) = (Vec::new(), 0usize);
@@ -131,10 +143,8 @@ fn pipe_wake(opts: &Opts) -> Vec<u64> {
         loop {
             // Before each wake-up it last ran on the writer's CPU (moved there, then let free):
             // where it wakes is the scheduler's choice, and every wake-up asks the same.
-            if !set_cpus(&[writer_cpu]) || !set_cpus(&all) {
-                eprintln!("fdl-probe: sched_setaffinity: {}", std::io::Error::last_os_error());
-                std::process::exit(1);
-            }
+            set_cpus(&[writer_cpu]);
+            set_cpus(&all);
             // SAFETY: reading at most 8 bytes into an 8-byte buffer.
             let n = unsafe { libc::read(rfd, buf.as_mut_ptr().cast(), 8) };
             let now = now_ns(start);
@@ -151,10 +161,7 @@ fn pipe_wake(opts: &Opts) -> Vec<u64> {
         }
         (out, behind)
     });
-    if !set_cpus(&[writer_cpu]) {
-        eprintln!("fdl-probe: sched_setaffinity: {}", std::io::Error::last_os_error());
-        std::process::exit(1);
-    }
+    set_cpus(&[writer_cpu]);
     let spin_ns = opts.spin_us * 1000;
     while now_ns(start) < end_ns {
         thread::sleep(Duration::from_micros(opts.sleep_us));
@@ -236,8 +243,7 @@ fn main() {
         return;
     }
     let start = Instant::now();
-    let warm_ns = opts.warmup_secs * 1_000_000_000;
-    let end_ns = warm_ns + opts.runtime_secs * 1_000_000_000;
+    let (warm_ns, end_ns) = opts.window_ns();
     let stop = Arc::new(AtomicBool::new(false));
     let samples = Arc::new(Mutex::new(Vec::new()));
 
