@@ -3,7 +3,7 @@
 block counts ("vaddr n_insns executions"), and prints per BPF program its runs and the guest
 instructions executed in its own code per run, then the kernel functions that executed most.
 
-    python3 bench/insn-profile.py [--lines] CONSOLE_LOG BLOCKS [--top N]
+    python3 bench/insn-profile.py [--lines [--prog NAME]] CONSOLE_LOG BLOCKS [--top N]
 
 A program's own code excludes what it calls in the kernel (helpers, kfuncs: those are in the
 kernel's table, summed over the whole boot) and its BPF subprograms and timer callbacks, listed
@@ -12,7 +12,8 @@ beside it under their own names (a subprogram has no run count of its own).
 --lines (the guest printed JITLINES, the JIT code's line records from jit_lines.c, and the plugin
 ran with offsets=1): then the BPF source lines that executed most, each instruction counted at the
 line whose JIT code it is in (inlined functions at their own lines), per task started (runs of the
-program named *_running).
+program named *_running). --prog NAME: only the lines of the programs whose symbol ends in
+_NAME (fdl_running: one callback's own code; its subprograms are programs of their own).
 """
 import os
 import argparse
@@ -29,6 +30,7 @@ def main():
     ap.add_argument("blocks")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--lines", action="store_true", help="counts per BPF source line")
+    ap.add_argument("--prog", help="with --lines: only the programs whose symbol ends in _PROG")
     a = ap.parse_args()
     bpf_syms, progs, ksyms_b64, jit_b64 = [], [], [], []
     for line in open(a.log, errors="replace"):
@@ -60,7 +62,7 @@ def main():
         i = bisect.bisect_right(starts, int(vaddr, 16)) - 1
         if i >= 0:
             insns[i] += int(n) * int(execs)
-            if a.lines and syms[i][2]:
+            if a.lines and syms[i][2] and (not a.prog or syms[i][1].endswith("_" + a.prog)):
                 blocks.append(line.split())
     # bpf_prog_<tag>_<name>: a program's run count by its tag.
     runs = {p["tag"]: p.get("run_cnt", 0) for p in progs if "tag" in p}
@@ -78,7 +80,7 @@ def main():
         by_line = line_counts(jit_b64, blocks, syms, starts)
         total = sum(by_line.values())
         print()
-        print(f"BPF source lines, top {a.top} of {total} instructions"
+        print(f"BPF source lines{' of ' + a.prog if a.prog else ''}, top {a.top} of {total} instructions"
               f" ({total / started:.0f} per task started, {started} started)" if started else "")
         print(f"{'line':28} {'instructions':>12} {'/started':>9}  source")
         for (f, ln), n in by_line.most_common(a.top):

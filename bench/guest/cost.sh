@@ -9,6 +9,9 @@ secs=$1
 hb_loops=$2
 shift 2
 say "cost over $secs s per scheduler, $(nproc) CPUs: $*"
+# scx_utils (the peers) finds tracefs through the mount table at start and refuses without it
+# (scx_lavd: "No debugfs mount found"); the VM's init does not mount it (as bench.sh).
+[ -e /sys/kernel/tracing/available_tracers ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 
 # Throughput first, with the BPF statistics still off (they time every program run): a fixed
 # hackbench run under EEVDF and under each scheduler, the time it took (issue 13: >= 95 % of
