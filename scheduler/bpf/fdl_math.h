@@ -651,6 +651,18 @@ static inline u64 fdl_bw_throttled_time(u64 stretch_ns, s64 nr_held, u32 nr_cpus
 }
 
 /*
+ * A uniform draw r of 32 bits scaled to [0, n) without a division (Lemire's multiply-shift):
+ *
+ *	floor(r * n / 2^32)
+ *
+ * (r % n took a division on every wake-up that looked for a victim.)
+ */
+static inline u32 fdl_scale_random(u32 r, u32 n)
+{
+	return (u32)(((u64)r * n) >> 32);
+}
+
+/*
  * Run-queue latency histogram bucket of a wait of wait_ns (log2 of microseconds):
  *
  *	bucket = 0                          if wait < 1 us

@@ -483,8 +483,30 @@ static void test_pelt(void)
 	CHECK_EQ("clock went back: nothing accumulated", sa.util_sum, 0);
 }
 
+/* The victim search's draw (fdl_scale_random): within [0, n), every value reached, evenly. */
+static void test_scale_random(void)
+{
+	unsigned int n, r, hits[7] = { 0 }, i, max_ok = 1;
+
+	CHECK_EQ("one CPU: always 0", fdl_scale_random(0xffffffffu, 1), 0);
+	CHECK_EQ("the smallest draw gives 0", fdl_scale_random(0, 192), 0);
+	CHECK_EQ("the largest draw gives n - 1", fdl_scale_random(0xffffffffu, 192), 191);
+	CHECK_EQ("half way gives n / 2", fdl_scale_random(0x80000000u, 8), 4);
+	for (n = 1; n <= 256; n++)
+		for (r = 0; r < 0xffffffffu - 0x01000193u; r += 0x01000193u)
+			if (fdl_scale_random(r, n) >= n)
+				max_ok = 0;
+	CHECK_EQ("never n or above, n up to 256", max_ok, 1);
+	/* 7 CPUs, draws spread over the whole 32 bits: each CPU within 1 % of a seventh. */
+	for (i = 0; i < 70000; i++)
+		hits[fdl_scale_random(i * 61356u, 7)]++;
+	for (i = 0; i < 7; i++)
+		CHECK_EQ("7 CPUs drawn evenly", hits[i] > 9900 && hits[i] < 10100, 1);
+}
+
 int main(void)
 {
+	test_scale_random();
 	test_pelt();
 	test_classifier_math();
 	test_budget_scale();

@@ -135,18 +135,22 @@ static __always_inline void fdl_note_crossing(struct fdl_victims *v, struct fdl_
  * parameters, p99 2 -> 6 ms); at 3 ms, probes spinning 10 ms took each other's CPUs and hackbench
  * beside them lost 6 % (VM, same boot).
  */
-static __always_inline void fdl_note_fair(struct fdl_victims *v, struct fdl_cpu *cc, s32 cpu,
-					  u64 waker_cv)
+static __always_inline void fdl_note_fair(struct fdl_victims *v, struct fdl_cpu *cc, s32 cpu)
 {
 	u64 cv;
 
 	if (!tun.fair_preempt_ns || !v->wakeup || v->entity != FDL_DSQ_FAIR ||
 	    cc->queue != FDL_DSQ_FAIR || cc->cont == v->queue)
 		return;
-	cv = fdl_cont_cvtime(cc->cont);
-	if (!fdl_time_before(waker_cv, cv))
-		return;
+	/*
+	 * The burst before the two cgroups' clocks: a test on the record at hand, false for nearly
+	 * every wake-up (work that has run 20 ms without sleeping is rare), where the clocks are two
+	 * calls and a cgroup lookup each.
+	 */
 	if (cc->burst_ns + (v->now - cc->run_start) < tun.fair_preempt_ns)
+		return;
+	cv = fdl_cont_cvtime(cc->cont);
+	if (!fdl_time_before(fdl_cont_cvtime(v->queue), cv))
 		return;
 	if (v->fair < 0 || fdl_time_before(v->fair_cv, cv)) {
 		v->fair = cpu;
@@ -192,9 +196,26 @@ static __always_inline void fdl_note_sibling(struct fdl_victims *v, struct fdl_c
  * The choice among the candidates, a global function verified once: inlined into enqueue, the
  * tie-break's extra state multiplied its verified instructions (195k -> 846k).
  */
+/*
+ * The key of the fair work a waker of key v->dl would preempt (fdl_choose_among). Fair work within
+ * its protected bandwidth (fdl_fair_within) is taken by a container within its guarantee only
+ * for an earlier deadline than its own, by the slack rule, as a loan (fdl_loan_due) is given
+ * back: the 20 ms container took the CPU of fair work that had started before it, on every
+ * wake-up of its burst.
+ */
+static __always_inline u64 fdl_victim_fair_key(struct fdl_victims *v, u64 vdt)
+{
+	u64 key = fdl_entity_order(&fdl.fair, v->now, vdt);
+
+	if (fdl_key_within(v->dl, vdt) && !fdl_key_overrun(key - FDL_TIER_NS, vdt) &&
+	    fdl_fair_within(v->now))
+		key -= FDL_TIER_NS;
+	return key;
+}
+
 FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 {
-	u64 vdt, cur, best_dl, later_dl, fair_key, cv, best_cv = 0, waker_cv;
+	u64 vdt, cur, best_dl, later_dl, fair_key = 0, cv, best_cv = 0;
 	s32 cpu, best = -1;
 	struct fdl_cpu *cc;
 	int k;
@@ -204,19 +225,6 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 	vdt = fdl_vdt(v->now);
 	best_dl = later_dl = v->dl;
 	v->later = v->cross = v->fair = v->sibling = -1;
-	fair_key = fdl_entity_order(&fdl.fair, v->now, vdt);
-	/*
-	 * Fair work within its protected bandwidth (fdl_fair_within) is taken by a container within
-	 * its guarantee only for an earlier deadline than its own, by the slack rule, as a loan
-	 * (fdl_loan_due) is given back: the 20 ms container took the CPU of fair work that had
-	 * started before it, on every wake-up of its burst.
-	 */
-	if (fdl_key_within(v->dl, vdt) && !fdl_key_overrun(fair_key - FDL_TIER_NS, vdt) &&
-	    fdl_fair_within(v->now))
-		fair_key -= FDL_TIER_NS;
-	/* Only where fdl_note_fair can take a CPU: a cgroup lookup less on every other enqueue. */
-	waker_cv = tun.fair_preempt_ns && v->wakeup && v->entity == FDL_DSQ_FAIR ?
-		   fdl_cont_cvtime(v->queue) : 0;
 	fdl_for_few(k, 0, FDL_VICTIM_CANDIDATES) {
 		cpu = v->cpu[k];
 		if (cpu < 0 || !(cc = env_cpu(cpu)))
@@ -224,9 +232,17 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 		fdl_note_sibling(v, cc, cpu);
 		if (!v->compete)
 			continue;
-		fdl_note_fair(v, cc, cpu, waker_cv);
+		fdl_note_fair(v, cc, cpu);
 		if (cc->queue == v->entity || cc->queue == v->own)
 			continue;
+		/*
+		 * The fair work's key once, where a candidate runs it: a fair waker never gets here
+		 * for fair work (its own entity), and its keys, the fair container's refresh among them
+		 * (a write to the shared record), were a third of this function's instructions on every
+		 * fair wake-up beside hackbench (bench/insn-profile.sh antagonist=1).
+		 */
+		if (cc->queue == FDL_DSQ_FAIR && !fair_key)
+			fair_key = fdl_victim_fair_key(v, vdt);
 		cur = cc->queue == FDL_DSQ_FAIR ? fair_key : fdl_cpu_dl(cc, v->now, vdt);
 		if (!fdl_time_before(v->dl, cur)) {
 			fdl_note_crossing(v, cc, cpu, cur, vdt);
@@ -275,7 +291,7 @@ static __always_inline s32 fdl_choose_victim(struct task_struct *p, struct fdl_t
 	struct fdl_victims v = { .entity = entity, .own = own, .queue = queue, .dl = dl, .now = now,
 				 .vtime = t->vtime, .wakeup = !!(flags & FDL_ENQ_WAKEUP),
 				 .compete = compete };
-	u32 nr = tun.nr_cpus ?: 1, r = env_random() % nr, i;
+	u32 nr = tun.nr_cpus ?: 1, r = fdl_scale_random(env_random(), nr), i;
 	s32 cpu, best;
 	int k;
 
