@@ -248,6 +248,21 @@ static __always_inline u64 env_now(void)
 	return scx_bpf_now();
 }
 
+/*
+ * The CPU task p is on: task_cpu(p), the field scx_bpf_task_cpu() returns, read in place. The
+ * kfunc is a call (about 135 ns each in the 2-vCPU VM, measured by calling it twice more in
+ * ops.running: bench/cost.sh), and ops.running, ops.stopping and ops.tick each asked it. Not this
+ * CPU's id: a task's properties changed from another CPU run its ops.stopping and ops.running
+ * there, under its run queue's lock. Where the field is elsewhere (an architecture that keeps
+ * it out of thread_info), the kfunc.
+ */
+static __always_inline s32 env_task_cpu(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->thread_info.cpu))
+		return p->thread_info.cpu;
+	return scx_bpf_task_cpu(p);
+}
+
 /* A full memory barrier (BPF has no fence instruction: an atomic add orders like one). */
 static __always_inline void env_mb(void)
 {
@@ -326,7 +341,7 @@ static __always_inline u32 env_insert_dom(struct task_struct *p, s32 cpu)
 {
 	if (env_nr_doms() <= 1)
 		return 0;
-	return env_dom(cpu >= 0 ? cpu : scx_bpf_task_cpu(p));
+	return env_dom(cpu >= 0 ? cpu : env_task_cpu(p));
 }
 
 static __always_inline void env_insert_vtime(struct task_struct *p, u64 dsq, u64 slice, u64 vtime,
@@ -570,6 +585,12 @@ static __always_inline bool env_task_allowed(struct task_struct *p, s32 cpu)
 	if (p->nr_cpus_allowed >= tun.nr_cpu_ids && p->cpus_ptr == &p->cpus_mask)
 		return true;
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+/* Some CPUs may not take p (its affinity, or migrate_disable()): env_task_allowed's slow path. */
+static __always_inline bool env_task_pinned(struct task_struct *p)
+{
+	return p->nr_cpus_allowed < tun.nr_cpu_ids || p->cpus_ptr != &p->cpus_mask;
 }
 
 static __always_inline void env_set_slice(struct task_struct *p, u64 slice)

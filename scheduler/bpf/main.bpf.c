@@ -173,7 +173,7 @@ static int fdl_hold_fired(void *map, int *key, struct fdl_timer *timer)
 		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		dom = env_insert_dom(p, cpu);
 		if (t)	/* before the move: a count never below */
-			fdl_queued_add(t, slot, dom);
+			fdl_queued_add(t, slot, dom, vtime, env_task_pinned(p));
 		queue = fdl_dom_dsq(queue, dom);
 		if (!scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, queue, 0)) {
 			/* Gone from the hold queue meanwhile: not in its queue either. */
@@ -269,7 +269,7 @@ void BPF_STRUCT_OPS(fdl_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 	fdl_on_runnable(t, p->scx.weight, enq_flags & FDL_ENQ_WAKEUP);
 	if (tun.load_tracking)
-		fdl_load_runnable(t, scx_bpf_task_cpu(p), scx_bpf_now());
+		fdl_load_runnable(t, env_task_cpu(p), scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)
@@ -280,19 +280,20 @@ void BPF_STRUCT_OPS(fdl_quiescent, struct task_struct *p, u64 deq_flags)
 		return;
 	fdl_on_quiescent(t);
 	if (tun.load_tracking)
-		fdl_load_quiescent(t, scx_bpf_task_cpu(p), scx_bpf_now());
+		fdl_load_quiescent(t, env_task_cpu(p), scx_bpf_now());
 }
 
 void BPF_STRUCT_OPS(fdl_running, struct task_struct *p)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = env_task_cpu(p);
+	u64 now;
 
 	if (!t)
 		return;
-	fdl_on_running(p, t, cpu);
+	now = fdl_on_running(p, t, cpu);
 	if (tun.load_tracking)
-		fdl_load_running(t, p->pid, cpu, env_dom(cpu), scx_bpf_now());
+		fdl_load_running(t, p->pid, cpu, env_dom(cpu), now);
 }
 
 void BPF_STRUCT_OPS(fdl_tick, struct task_struct *p)
@@ -300,7 +301,7 @@ void BPF_STRUCT_OPS(fdl_tick, struct task_struct *p)
 	struct fdl_task *t = try_lookup_task_ctx(p);
 
 	if (t)
-		fdl_on_tick(p, t, scx_bpf_task_cpu(p));
+		fdl_on_tick(p, t, env_task_cpu(p));
 }
 
 void BPF_STRUCT_OPS(fdl_stopping, struct task_struct *p, bool runnable)
@@ -312,7 +313,7 @@ void BPF_STRUCT_OPS(fdl_stopping, struct task_struct *p, bool runnable)
 		 * Slept: ops.stopping from the dequeue of a task that blocks (its state no longer
 		 * TASK_RUNNING), not from a change of its properties (dequeued and queued again).
 		 */
-		fdl_on_stopping(t, scx_bpf_task_cpu(p), !runnable && p->__state != FDL_TASK_RUNNING);
+		fdl_on_stopping(t, env_task_cpu(p), !runnable && p->__state != FDL_TASK_RUNNING);
 }
 
 void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)
@@ -358,7 +359,7 @@ void BPF_STRUCT_OPS(fdl_exit_task, struct task_struct *p, struct scx_exit_task_a
 	if (t) {
 		fdl_on_quiescent(t);
 		if (tun.load_tracking)
-			fdl_load_quiescent(t, scx_bpf_task_cpu(p), scx_bpf_now());
+			fdl_load_quiescent(t, env_task_cpu(p), scx_bpf_now());
 	}
 }
 

@@ -66,6 +66,7 @@ struct fake_env {
 	u32 rnd;
 	struct fdl_scan scan;
 	int queued_asks[FAKE_CGROUPS];	/* the kernel asked about a container queue's DSQs */
+	int min_head_peeks;	/* env_min_head_vtime calls (a DSQ lookup each, in the kernel) */
 	/*
 	 * Domains: 0 is one. A queue stays one sorted array, each task marked with the domain it was
 	 * queued in (tun.cpu_dom of the CPU it was placed for); takes and peeks see only the tasks
@@ -195,6 +196,12 @@ static inline bool env_task_allowed(struct task_struct *p, s32 cpu)
 	return !p->allowed || (p->allowed & (1u << cpu));
 }
 
+/* Some CPUs may not take p (env.h's, on the fake task's mask). */
+static inline bool env_task_pinned(struct task_struct *p)
+{
+	return p->allowed != 0;
+}
+
 extern struct fdl_tunables tun;
 
 /* The domain of a task placed for cpu (-1: the CPU the callback runs on). */
@@ -309,6 +316,7 @@ static inline bool env_head_vtime(u64 dsq, u64 *vtime, u64 lead, struct fdl_dom_
 
 static inline bool env_min_head_vtime(u64 dsq, u64 *vtime, struct fdl_dom_counts *doms)
 {
+	env.min_head_peeks++;
 	return env_head_vtime(dsq, vtime, 0, doms);
 }
 

@@ -123,7 +123,7 @@ static void hold_fired(void)
 		fake_remove(hold, i);
 		cpu = env_pick_idle(p);
 		dom = env_insert_dom(p, cpu);
-		fdl_queued_add(&task_of(p)->t, slot, dom);
+		fdl_queued_add(&task_of(p)->t, slot, dom, vtime, env_task_pinned(p));
 		env_insert_vtime(p, queue, p->slice, vtime, 0, dom);
 		if (cpu >= 0)
 			env.idle_kicks[cpu]++;
@@ -266,11 +266,17 @@ static u64 worst_of(int first, int n, bool late)
 	return worst;
 }
 
+/* Peeks at a queue's head (env_min_head_vtime) from ops.running, over the whole run. */
+static int running_peeks;
+
 static void start(int cpu, struct task *k)
 {
+	int peeks = env.min_head_peeks;
+
 	running[cpu] = k;
 	env.cur_cpu = cpu;
 	fdl_on_running(&k->p, &k->t, cpu);
+	running_peeks += env.min_head_peeks - peeks;
 	if (k->stopped_at && env.now - k->stopped_at > k->max_off_ns)
 		k->max_off_ns = env.now - k->stopped_at;
 	k->stopped_at = 0;
@@ -3048,6 +3054,61 @@ static void test_cgroup_vtime_counts_cpu_time_at_weight(void)
 }
 
 /*
+ * A queue's clock moves up to a task that starts, never past a task still waiting there. The
+ * task its CPU took as the queue's first waiter bounds the clock by its own key, without a peek at
+ * the queue (a DSQ lookup in the kernel): every other waiter's key is at or after it. Not so when
+ * a waiter may have been passed over because it may not run on that CPU (pinned), nor for a task
+ * that did not wait in that queue (straight onto an idle CPU): those peek. One start of a task
+ * of cgroup 10 at vtime 50 ms over a clock at 10 ms, a waiter at 30 ms behind it.
+ */
+static u64 first_waiter_start(bool took_first, bool pinned_waiter, u64 key, int *peeks)
+{
+	struct task *a, *w;
+	u32 s;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	s = env.cg[10].cont_slot;
+	a = new_task(0, 10);
+	w = new_task(1, 10);
+	a->t.vqueue = w->t.vqueue = 10;
+	env.cg[10].ent.vtime_now = 10 * MS;
+	w->t.vtime = 30 * MS;
+	if (pinned_waiter)
+		w->p.allowed = 1u << 1;
+	fdl_queued_add(&w->t, s, 0, w->t.vtime, env_task_pinned(&w->p));
+	env_insert_vtime(&w->p, 10, tun.slice_ns, w->t.vtime, 0, 0);
+	a->t.vtime = 50 * MS;
+	if (took_first)	/* counted in its queue, taken from it */
+		fdl_queued_add(&a->t, s, 0, key, false);
+	*peeks = env.min_head_peeks;
+	env.cur_cpu = 0;
+	fdl_on_running(&a->p, &a->t, 0);
+	*peeks = env.min_head_peeks - *peeks;
+	return env.cg[10].ent.vtime_now;
+}
+
+static void test_first_waiter_starts_without_a_peek(void)
+{
+	int peeks;
+	u64 clock;
+
+	clock = first_waiter_start(true, false, 20 * MS, &peeks);
+	CHECK("taken as the first waiter: no peek, the clock up to its key (20 ms)", !peeks &&
+	      clock == 20 * MS, "%d peeks, clock %llu us", peeks, clock / US);
+	clock = first_waiter_start(true, true, 50 * MS, &peeks);
+	CHECK("a pinned waiter queued: a peek, the clock up to that waiter (30 ms)", peeks == 1 &&
+	      clock == 30 * MS && fdl.nr_queued_pinned == 1, "%d peeks, clock %llu us, %lld pinned",
+	      peeks, clock / US, (long long)fdl.nr_queued_pinned);
+	fdl_queued_del(&tasks[1].t);
+	CHECK("counted pinned while it waits only", !fdl.nr_queued_pinned && !tasks[1].t.queued_pinned,
+	      "%lld", (long long)fdl.nr_queued_pinned);
+	clock = first_waiter_start(false, false, 0, &peeks);
+	CHECK("not taken from its queue: a peek, the clock up to the waiter (30 ms)", peeks == 1 &&
+	      clock == 30 * MS, "%d peeks, clock %llu us", peeks, clock / US);
+}
+
+/*
  * The root's own tasks have no activation of their own to bring the fair clock up to date
  * (fdl_cgroup_propagate refreshes it for a first-level cgroup): two busy loops of the root's that
  * wake after cgroup 11's two ran alone for 220 ms, with no work queued (no scan: the clock stays
@@ -3663,7 +3724,7 @@ static void test_throttled_queues_are_passed(void)
 
 		k->runnable = true;
 		fdl_on_runnable(&k->t, 100, true);
-		fdl_queued_add(&k->t, env.cg[k->t.cgref].cont_slot, 0);	/* as fdl_on_enqueue */
+		fdl_queued_add(&k->t, env.cg[k->t.cgref].cont_slot, 0, k->t.vtime, false);	/* as fdl_on_enqueue */
 		env_insert_vtime(&k->p, k->t.cgref, tun.slice_ns, k->t.vtime, 0, 0);
 	}
 	env.cg[10].bw.runtime_ns = env.cg[11].bw.runtime_ns = -1;	/* ran out meanwhile */
@@ -3704,7 +3765,7 @@ static void test_domains_take_only_where_counted(void)
 		k = new_task(i, 10);
 		k->runnable = true;
 		fdl_on_runnable(&k->t, 100, true);
-		fdl_queued_add(&k->t, s, env_insert_dom(&k->p, 3));	/* as fdl_on_enqueue */
+		fdl_queued_add(&k->t, s, env_insert_dom(&k->p, 3), k->t.vtime, false);	/* as fdl_on_enqueue */
 		env_insert_vtime(&k->p, 10, tun.slice_ns, k->t.vtime, 0, env_insert_dom(&k->p, 3));
 	}
 	CHECK("two tasks queued in domain 1: counted there, and the takes are given the counts",
@@ -4145,6 +4206,7 @@ static void test_load_follows_tasks_between_cpus(void)
 
 int main(void)
 {
+	test_first_waiter_starts_without_a_peek();
 	test_load_follows_tasks_between_cpus();
 	test_interactive_before_batch();
 	test_slice_ends_inside_a_tick();

@@ -140,7 +140,8 @@ static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_c
  * task that wakes is placed behind everything already waiting: measured, a probe in such a pod
  * waited 150 ms at p50 where EEVDF waits 1 ms.
  */
-static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, struct fdl_cgroup *top)
+static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, struct fdl_cgroup *top,
+					     u32 took)
 {
 	struct fdl_entity *e = fdl_queue_clock(top);
 	u64 v = t->vtime, head;
@@ -149,11 +150,21 @@ static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, stru
 	/* The clock already at or past the task: nothing to move (and no DSQ to peek, a lookup). */
 	if (t->vqueue != queue || !fdl_time_before(e->vtime_now, v))
 		return;
-	/* A peek per queue domain where some task waits (fdl_queued_add, fdl_queued_doms). */
 	s = fdl_queued_slot_of(top);
-	if ((!s || *fdl_queued_nr(s) > 0) && env_min_head_vtime(queue, &head, fdl_queued_doms(s)) &&
-	    fdl_time_before(head, v))
+	/*
+	 * Taken as its queue's first waiter (ops.running: took, the slot it was counted in): the
+	 * others wait at or after its key, which bounds the clock without a peek (a DSQ lookup by id
+	 * in the kernel, about 325 ns in the 2-vCPU VM: bench/cost.sh with two more per start). Not
+	 * past its key: where the starvation window capped it (fdl_fair_queue_vtime), the waiters
+	 * behind it may be below its vtime.
+	 */
+	if (fdl_queued_took_first(took, s)) {
+		if (fdl_time_before(t->queued_key, v))
+			v = t->queued_key;
+	} else if ((!s || *fdl_queued_nr(s) > 0) &&	/* a peek per domain where some task waits */
+		   env_min_head_vtime(queue, &head, fdl_queued_doms(s)) && fdl_time_before(head, v)) {
 		v = head;
+	}
 	if (fdl_time_before(e->vtime_now, v))
 		e->vtime_now = v;
 }

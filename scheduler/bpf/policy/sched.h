@@ -84,7 +84,7 @@ FDL_GLOBAL int fdl_charge(struct fdl_task *t, s32 cpu, int stays, u64 now)
 	 * behind it, ran 25 ms in 15 s (bench/guest/nested-guarantee.sh, 2026-11-29).
 	 */
 	fdl_fair_join(t, queue, fdl_queue_clock(top));
-	fdl_fair_started(t, queue, top);
+	fdl_fair_started(t, queue, top, 0);
 	share = fdl_task_share_in_queue_of(t, queue, cgref, cg, top, root_wsum);
 	t->vtime += fdl_vtime_delta(delta, share);
 	if (cg) {
@@ -522,7 +522,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	dom = env_insert_dom(p, victim >= 0 ? victim : sibling >= 0 ? sibling : cpu >= 0 ? cpu :
 			     later >= 0 ? later : cross >= 0 ? cross :
 			     tun.load_tracking ? fdl_lb_cpu(p, t, p->pid) : -1);
-	fdl_queued_add(t, fdl_queued_slot_of(top), dom);
+	fdl_queued_add(t, fdl_queued_slot_of(top), dom, vtime, env_task_pinned(p));
 	env_insert_vtime(p, queue, tun.slice_ns, vtime, flags, dom);
 	if (own == FDL_DSQ_FAIR)
 		stat_inc(nr_fair_enqueued);
@@ -1622,8 +1622,9 @@ static __always_inline void fdl_run_uncount(struct fdl_task *t)
  * The task starts on cpu: account its wait, move its queue's clock, record what the CPU runs
  * (under which deadline entity: a deadline container's task picked by the fair order runs as fair
  * work), and give it a slice that ends where the competing deadline seen at dispatch takes over.
+ * Returns the time it started (the load tracking's too: a clock read is a kfunc).
  */
-static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
+static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task *t, s32 cpu)
 {
 	u64 now = env_now(), queue, dl, bw, wait = 0, vdt, slice, clipped, cgref = fdl_task_cgref(t);
 	struct fdl_cgroup *cg = env_cgroup(cgref), *top;
@@ -1631,6 +1632,8 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	bool waited = t->enqueued_at;
 	/* Its first start since it became runnable (fdl_on_runnable zeroes burst_ns; a charge adds). */
 	bool woke = !t->burst_ns;
+	/* The queue it was taken from, if it waited in one (fdl_queued_took_first). */
+	u32 took = t->queued_slot;
 	struct fdl_entity *e;
 	s64 left;
 	u32 b;
@@ -1696,7 +1699,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 		t->via_fair = 1;
 		e = &fdl.fair;
 	}
-	fdl_fair_started(t, queue, top);
+	fdl_fair_started(t, queue, top, took);
 	fdl_run_count(t, top, queue);
 	fdl_entity_refresh(e, vdt);
 	dl = e->dl;
@@ -1717,6 +1720,7 @@ static __always_inline void fdl_on_running(struct task_struct *p, struct fdl_tas
 	if (clipped != tun.slice_ns)
 		env_set_slice(p, clipped);
 	fdl_time_slice(cc, cpu, slice, now);
+	return now;
 }
 
 /* A tick: charge, and end the slice if the competing deadline seen at dispatch is now earlier. */

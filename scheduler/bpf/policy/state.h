@@ -106,6 +106,11 @@ struct fdl_state {
 	 */
 	struct fdl_queued queued[FDL_MAX_CONTAINERS];
 	struct fdl_queued fair_queued;
+	/*
+	 * Of the tasks counted there, those some CPUs may not take (env_task_pinned): written only
+	 * for them, read at every start (fdl_queued_took_first).
+	 */
+	s64 nr_queued_pinned;
 	/* When a scan last looked at every container's queue (fdl_full_scan_due), ns. */
 	u64 full_scan_at;
 	/* Full scans so far: each asks the kernel about one domain's DSQs, in turn. */
@@ -153,7 +158,8 @@ struct fdl_task {
 	u32 via_fair;		/* a deadline container's task that runs by the fair order */
 	u32 queued_slot;	/* counted in a queue's fdl_queued (fdl_queued_add); 0: not */
 	u32 queued_dom;		/* and in which of its domains */
-	u32 __pad_queued;
+	u32 queued_pinned;	/* and counted in fdl.nr_queued_pinned: some CPUs may not take it */
+	u64 queued_key;		/* its key (DSQ vtime) in that queue */
 	u64 held_by;		/* held (throttled): the cgroup whose limit blocks it; 0: not held */
 	u64 run_cont;		/* the container it is counted running in (fdl_run_count); 0: none */
 	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
@@ -236,18 +242,26 @@ static __always_inline void fdl_queued_del(struct fdl_task *t)
 	if (env_nr_doms() > 1)
 		__sync_fetch_and_sub(&qd->dom.nr[env_index(t->queued_dom, FDL_MAX_DOMS - 1)], 1);
 	__sync_fetch_and_sub(&qd->nr, 1);
+	if (t->queued_pinned) {
+		t->queued_pinned = 0;
+		__sync_fetch_and_sub(&fdl.nr_queued_pinned, 1);
+	}
 }
 
 /*
- * The task is about to be inserted into the queue of slot s, in domain dom: count it there, once
- * (a task queued again without having started, as after SCX_ENQ_REENQ, moves its count).
+ * The task is about to be inserted into the queue of slot s, in domain dom, with key `key`:
+ * count it there, once (a task queued again without having started, as after SCX_ENQ_REENQ,
+ * moves its count), and among the tasks some CPUs may not take if it is one (pinned:
+ * env_task_pinned).
  */
-static __always_inline void fdl_queued_add(struct fdl_task *t, u32 s, u32 dom)
+static __always_inline void fdl_queued_add(struct fdl_task *t, u32 s, u32 dom, u64 key,
+					   bool pinned)
 {
 	struct fdl_queued *qd;
 
 	dom &= FDL_MAX_DOMS - 1;
-	if (t->queued_slot == s && t->queued_dom == dom)
+	t->queued_key = key;
+	if (t->queued_slot == s && t->queued_dom == dom && t->queued_pinned == pinned)
 		return;
 	fdl_queued_del(t);
 	if (!s)
@@ -256,8 +270,24 @@ static __always_inline void fdl_queued_add(struct fdl_task *t, u32 s, u32 dom)
 	__sync_fetch_and_add(&qd->nr, 1);
 	if (env_nr_doms() > 1)	/* one domain: nr says it all */
 		__sync_fetch_and_add(&qd->dom.nr[dom], 1);
+	if (pinned) {
+		__sync_fetch_and_add(&fdl.nr_queued_pinned, 1);
+		t->queued_pinned = 1;
+	}
 	t->queued_slot = s;
 	t->queued_dom = dom;
+}
+
+/*
+ * The task starting now was its queue's first waiter when its CPU took it (took: the slot it
+ * was counted in, read before fdl_queued_del): it was counted in the queue of slot s, there is
+ * one domain (one DSQ per queue), and no waiter was passed over for its CPUs (the kernel's take
+ * passes over tasks that may not run on the CPU taking: none is queued, nr_queued_pinned). Every
+ * other waiter then had a key at or after the task's (t->queued_key).
+ */
+static __always_inline bool fdl_queued_took_first(u32 took, u32 s)
+{
+	return took && took == s && env_nr_doms() <= 1 && !fdl.nr_queued_pinned;
 }
 
 /*
