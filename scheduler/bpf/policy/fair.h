@@ -138,18 +138,21 @@ static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_c
  * time. Never past the first waiter, or one task of a tiny share (one of forty hackbench tasks in
  * a pod beside a pod with one probe) drags the clock far ahead with every tick it runs, and every
  * task that wakes is placed behind everything already waiting: measured, a probe in such a pod
- * waited 150 ms at p50 where EEVDF waits 1 ms.
+ * waited 150 ms at p50 where EEVDF waits 1 ms. A global function (verified once: inlined in
+ * ops.running and fdl_charge, its two ways to bound the clock multiplied their paths).
  */
-static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, struct fdl_cgroup *top,
-					     u32 took)
+FDL_GLOBAL int fdl_fair_started(struct fdl_task *t, u64 queue, struct fdl_cgroup *top, u32 took)
 {
 	struct fdl_entity *e = fdl_queue_clock(top);
-	u64 v = t->vtime, head;
+	u64 v, head;
 	u32 s;
 
+	if (!t)
+		return 0;
+	v = t->vtime;
 	/* The clock already at or past the task: nothing to move (and no DSQ to peek, a lookup). */
 	if (t->vqueue != queue || !fdl_time_before(e->vtime_now, v))
-		return;
+		return 0;
 	s = fdl_queued_slot_of(top);
 	/*
 	 * Taken as its queue's first waiter (ops.running: took, the slot it was counted in): the
@@ -167,6 +170,7 @@ static __always_inline void fdl_fair_started(struct fdl_task *t, u64 queue, stru
 	}
 	if (fdl_time_before(e->vtime_now, v))
 		e->vtime_now = v;
+	return 0;
 }
 
 /*
