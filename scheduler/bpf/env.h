@@ -576,21 +576,21 @@ static __always_inline s32 env_pick_idle(struct task_struct *p)
 	return scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 }
 
-static __always_inline bool env_task_allowed(struct task_struct *p, s32 cpu)
-{
-	/*
-	 * Allowed on every CPU, and not held on one by migrate_disable() (which points cpus_ptr at
-	 * that CPU's mask, leaving cpus_mask and nr_cpus_allowed as they were): no kfunc call.
-	 */
-	if (p->nr_cpus_allowed >= tun.nr_cpu_ids && p->cpus_ptr == &p->cpus_mask)
-		return true;
-	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
-}
-
-/* Some CPUs may not take p (its affinity, or migrate_disable()): env_task_allowed's slow path. */
+/*
+ * Some CPUs may not take p: its affinity, or migrate_disable() (which points cpus_ptr at one
+ * CPU's mask, leaving cpus_mask and nr_cpus_allowed as they were).
+ */
 static __always_inline bool env_task_pinned(struct task_struct *p)
 {
 	return p->nr_cpus_allowed < tun.nr_cpu_ids || p->cpus_ptr != &p->cpus_mask;
+}
+
+static __always_inline bool env_task_allowed(struct task_struct *p, s32 cpu)
+{
+	/* Not pinned (env_task_pinned): allowed everywhere, no kfunc call. */
+	if (!env_task_pinned(p))
+		return true;
+	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 
 static __always_inline void env_set_slice(struct task_struct *p, u64 slice)

@@ -266,17 +266,11 @@ static u64 worst_of(int first, int n, bool late)
 	return worst;
 }
 
-/* Peeks at a queue's head (env_min_head_vtime) from ops.running, over the whole run. */
-static int running_peeks;
-
 static void start(int cpu, struct task *k)
 {
-	int peeks = env.min_head_peeks;
-
 	running[cpu] = k;
 	env.cur_cpu = cpu;
 	fdl_on_running(&k->p, &k->t, cpu);
-	running_peeks += env.min_head_peeks - peeks;
 	if (k->stopped_at && env.now - k->stopped_at > k->max_off_ns)
 		k->max_off_ns = env.now - k->stopped_at;
 	k->stopped_at = 0;
