@@ -7,7 +7,9 @@
 # (--loops, default 1500). Under TCG every figure is inflated alike: compare
 # schedulers and vCPU counts, not absolute nanoseconds.
 #
-# Usage: bench/cost.sh [--cpus 2,8] [--numa N] [--schedulers scx_fdl,scx_bpfland,...] [--secs 10] [--loops 1500] [OUT]
+# Usage: bench/cost.sh [--cpus 2,8] [--numa N] [--schedulers scx_fdl,scx_bpfland,...] [--secs 10] [--loops 1500] [--threads] [OUT]
+#   --threads: hackbench -T (its tasks threads of one process) instead of processes: no switch
+#   changes the page tables, which the emulator answers by dropping its whole software TLB.
 #   --schedulers takes scx_fdl-NAME=PATH too: another scx_fdl build beside this tree's.
 #   --numa N: NUMA nodes of every VM with more than 2 vCPUs (vm/run.sh --numa: two sockets, each
 #   its own LLC, per node); default 1, where QEMU gives the vCPUs one socket and one LLC.
@@ -17,7 +19,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FDL_CACHE:-$root/.cache}
-cpus_list=2,8 numa=1 scheds=scx_fdl,scx_bpfland,scx_lavd,scx_flash,scx_rusty secs=10 loops=1500 out=
+cpus_list=2,8 numa=1 scheds=scx_fdl,scx_bpfland,scx_lavd,scx_flash,scx_rusty secs=10 loops=1500 mode=processes out=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --cpus) cpus_list=$2; shift 2 ;;
@@ -26,13 +28,15 @@ while [[ $# -gt 0 ]]; do
         --schedulers) scheds=$2; shift 2 ;;
         --secs) secs=$2; shift 2 ;;
         --loops) loops=$2; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --threads) mode=threads; shift ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "bench/cost.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) out=$1; shift ;;
     esac
 done
 out=${out:-$cache/bench/results/cost-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
+[[ -n $cpus_list ]] && echo "$mode" > "$out/mode"
 extra=()
 # scx_fdl-NAME=PATH: another scx_fdl build (an older commit's) beside this tree's, in the same boot;
 # the guest runs it by that name with its default options.
@@ -60,7 +64,7 @@ for n in ${cpus_list//,/ }; do
     echo "[cost] $n vCPUs: ${scheds//,/ } ($secs s each)"
     for attempt in 1 2 3; do
         FDL_EXTRA_BINS="${extra[*]}" "$root/vm/run.sh" --cpus "$n" --numa "$([[ $n -gt 2 ]] && echo "$numa" || echo 1)" --timeout $((600 + 120 * n)) \
-            --log "$out/console-$n.log" "$root/bench/guest/cost.sh" "$secs" "$loops" ${scheds//,/ } > /dev/null || true
+            --log "$out/console-$n.log" "$root/bench/guest/cost.sh" "$secs" "$loops" "$mode" ${scheds//,/ } > /dev/null || true
         # The emulator's text-patching fault (tests/run-vm-tests.sh): boot again.
         grep -q 'Oops: int3' "$out/console-$n.log" || break
         echo "[cost] $n vCPUs: the guest kernel hit an int3 Oops (emulator fault), attempt $attempt; booting again"
@@ -76,6 +80,8 @@ done
 python3 - "$out" "$secs" "$(git -C "$root" rev-parse --short HEAD)" <<'PY' | tee "$out/report.txt"
 import json, sys, glob, os
 out, secs, rev = sys.argv[1], sys.argv[2], sys.argv[3]
+mode_file = os.path.join(out, "mode")
+hb_args = "-T -g 4" if os.path.exists(mode_file) and open(mode_file).read().strip() == "threads" else "-g 4"
 rows, fails = {}, []
 for f in sorted(glob.glob(os.path.join(out, "cost-*.jsonl"))):
     for line in open(f):
@@ -88,7 +94,7 @@ for f in sorted(glob.glob(os.path.join(out, "cost-*.jsonl"))):
 scheds = sorted({k[0] for v in rows.values() for k in v}, key=lambda s: (s != "scx_fdl", s))
 cpus = sorted({k[1] for v in rows.values() for k in v})
 hot = ["select_cpu", "enqueue", "dispatch", "runnable", "running", "stopping", "quiescent", "tick", "update_idle"]
-print(f"bench/cost.sh, scx_fdl {rev}, {secs} s of hackbench -g 4 per scheduler; average ns per run (runs)")
+print(f"bench/cost.sh, scx_fdl {rev}, {secs} s of hackbench {hb_args} per scheduler; average ns per run (runs)")
 for n in cpus:
     print(f"\n{n} vCPUs")
     print(f"{'callback':<12}" + "".join(f"{s:>22}" for s in scheds))
@@ -113,7 +119,7 @@ for f in sorted(glob.glob(os.path.join(out, "hackbench-*.jsonl"))):
         loops = r["loops"]
 if hb:
     med = lambda v: sorted(v)[len(v) // 2]
-    print(f"\nhackbench -g 4 -f 10 -s 1000 -l {loops} (statistics off): median seconds of the runs [all],"
+    print(f"\nhackbench {hb_args} -f 10 -s 1000 -l {loops} (statistics off): median seconds of the runs [all],"
           " throughput as a ratio to EEVDF's")
     for n in sorted({k[1] for k in hb}):
         base = med(hb[("eevdf", n)]) if ("eevdf", n) in hb else None

@@ -1,14 +1,20 @@
 # Guest side of bench/cost.sh (busybox sh): for each scheduler in turn on this boot, hackbench as
 # the load and `scx_fdl cost` over it (the kernel's BPF statistics on for the interval only).
 # Prints one line per scheduler: FDL-COST {json} (or FDL-COST-FAIL <why>).
-# Args: SECS LOOPS SCHEDULER... (scx_fdl, scx_fdl+flat: with --flat-queues, or a peer's binary
-# name in /usr/bin); LOOPS: hackbench's
-# for the throughput runs.
+# Args: SECS LOOPS MODE SCHEDULER... (scx_fdl, scx_fdl+flat: with --flat-queues, or a peer's binary
+# name in /usr/bin); LOOPS: hackbench's for the throughput runs; MODE: processes (hackbench's
+# default) or threads (hackbench -T: one address space, so no switch changes the page tables).
 . ./lib.sh
 secs=$1
 hb_loops=$2
-shift 2
-say "cost over $secs s per scheduler, $(nproc) CPUs: $*"
+mode=$3
+case $mode in
+    processes) hb_mode= ;;
+    threads) hb_mode=-T ;;
+    *) echo "FDL-COST-FAIL mode $mode: want processes or threads"; exit 1 ;;
+esac
+shift 3
+say "cost over $secs s per scheduler, $(nproc) CPUs, hackbench as $mode: $*"
 # scx_utils (the peers) finds tracefs through the mount table at start and refuses without it
 # (scx_lavd: "No debugfs mount found"); the VM's init does not mount it (as bench.sh).
 [ -e /sys/kernel/tracing/available_tracers ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
@@ -17,7 +23,7 @@ say "cost over $secs s per scheduler, $(nproc) CPUs: $*"
 # hackbench run under EEVDF and under each scheduler, the time it took (issue 13: >= 95 % of
 # EEVDF's throughput at 8 vCPUs). Prints FDL-HACKBENCH {json} per scheduler.
 hb_time() {
-    hackbench -g 4 -f 10 -s 1000 -l "$hb_loops" 2>&1 | sed -n 's/^Time: *\([0-9.]*\).*/\1/p'
+    hackbench $hb_mode -g 4 -f 10 -s 1000 -l "$hb_loops" 2>&1 | sed -n 's/^Time: *\([0-9.]*\).*/\1/p'
 }
 attach() {
     case $1 in
@@ -69,7 +75,7 @@ for s in "$@"; do
         continue
     fi
     # Four hackbench groups (40 tasks): every callback runs thousands of times a second.
-    hackbench -g 4 -f 10 -s 1000 -l 100000000 > /dev/null 2>&1 &
+    hackbench $hb_mode -g 4 -f 10 -s 1000 -l 100000000 > /dev/null 2>&1 &
     hb=$!
     sleep 2
     if out=$(scx_fdl cost --secs "$secs" --json 2> /tmp/cost.err); then

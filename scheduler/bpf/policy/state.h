@@ -92,23 +92,10 @@ struct fdl_state {
 	 */
 	u64 nr_summed;
 	u64 sum_gen;
-	/* The containers (cgroups with a queue, DSQ id = cgroup id), for the dispatcher; 0: free. */
-	u64 containers[FDL_MAX_CONTAINERS];
 	/*
-	 * Bit i: containers[i] is active (a task in its subtree is counted runnable;
-	 * fdl_cont_mark). The dispatcher looks only at these (fdl_scan_queues).
-	 */
-	u64 active_mask;
-	/*
-	 * The tasks waiting in each container's queue (by slot, as containers[]) and in the root's
-	 * fair queue, over all its domains (fdl_queued_add): what the dispatcher's scan asks instead
-	 * of the kernel.
-	 */
-	struct fdl_queued queued[FDL_MAX_CONTAINERS];
-	struct fdl_queued fair_queued;
-	/*
-	 * Of the tasks counted there, those some CPUs may not take (env_task_pinned): written only
-	 * for them, read at every start (fdl_queued_took_first).
+	 * Of the tasks counted in the queues' counts (fair_queued, queued: below), those some CPUs
+	 * may not take (env_task_pinned): written only for them, read at every start
+	 * (fdl_queued_took_first).
 	 */
 	s64 nr_queued_pinned;
 	/* When a scan last looked at every container's queue (fdl_full_scan_due), ns. */
@@ -140,6 +127,28 @@ struct fdl_state {
 		struct fdl_lb_move moves[FDL_LB_MAX_MOVES];
 	} lb;
 	struct fdl_counters counters;
+	/*
+	 * The queues' counts last: their array is 20 KB, and the small fields that followed it were
+	 * on the state's sixth page, so a callback that read one of them and a clock above touched
+	 * a page more. Under the emulator each page a callback touches after a switch of page tables
+	 * costs a software TLB refill (about 120 ns in ops.running: four reads in distinct pages
+	 * against four in one, bench/cost.sh); moving them here measured ops.running 2473 and 2436 ns
+	 * against 2545 and 2478 in one boot, within the spread (docs/benchmarks.md, 2026-12-04).
+	 *
+	 * The containers (cgroups with a queue, DSQ id = cgroup id), for the dispatcher; 0: free. */
+	u64 containers[FDL_MAX_CONTAINERS];
+	/*
+	 * Bit i: containers[i] is active (a task in its subtree is counted runnable;
+	 * fdl_cont_mark). The dispatcher looks only at these (fdl_scan_queues).
+	 */
+	u64 active_mask;
+	/*
+	 * The tasks waiting in each container's queue (by slot, as containers[]) and in the root's
+	 * fair queue, over all its domains (fdl_queued_add): what the dispatcher's scan asks instead
+	 * of the kernel.
+	 */
+	struct fdl_queued fair_queued;
+	struct fdl_queued queued[FDL_MAX_CONTAINERS];
 };
 
 /* Per-task state (task local storage in BPF). */
