@@ -6,7 +6,7 @@
 # beside it), and the kernel functions that executed most. Counts, unlike TCG's timings (which
 # vary 25 % between boots), do not depend on the host's speed.
 #
-# Usage: bench/insn-profile.sh [--out DIR] [--lines] [--cpus N] [--numa N] [KEY=VALUE...] [-- SCX_FDL_OPTION...]
+# Usage: bench/insn-profile.sh [--out DIR] [--lines] [--cpus N] [--numa N] [--llcs N] [KEY=VALUE...] [-- SCX_FDL_OPTION...]
 #   KEY=VALUE as spin-sched-trace.sh's (spin, sleep, jitter, shares, sched=scx_fdl|scx_flash|a build
 #   given with FDL_EXTRA_BINS); default the matrix's wake shape without guarantees.
 #   --out DIR  where the console log, the block counts and the report go (default
@@ -14,8 +14,10 @@
 #   --lines    also count per source line of the BPF code (inlined functions at their own lines):
 #              the guest prints the JIT code's line records (bench/insn-profile/jit_lines.c), the
 #              plugin each instruction's address; the report's second table
-#   --cpus N, --numa N   the VM's vCPUs and NUMA nodes (vm/run.sh's; default 2 and 1): whether the
-#              cost per task grows with the CPU count
+#   --cpus N, --numa N, --llcs N   the VM's vCPUs, NUMA nodes and LLCs (vm/run.sh's; default 2,
+#              1 and 1): whether the cost per task grows with the CPU count (at one topology:
+#              --cpus 2 --llcs 2 against --cpus 8 --llcs 2; load tracking runs only with two
+#              domains or more)
 # Example: bench/insn-profile.sh sched=scx_flash   (FDL_EXTRA_BINS=.cache/peers/scx_flash-*/bin/scx_flash)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +29,8 @@ while [[ $# -gt 0 ]]; do
     case $1 in
         --out) out=$2; shift 2 ;;
         --lines) lines=1; shift ;;
-        --cpus|--numa) vm_args+=("$1" "$2"); shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --cpus|--numa|--llcs) vm_args+=("$1" "$2"); shift 2 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; break ;;
         *=*) args+=("$1"); shift ;;
         *) echo "insn-profile: unknown argument $1 (see --help)" >&2; exit 2 ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot the sched_ext kernel under QEMU (TCG), run one guest scenario, exit with its verdict.
 #
-# Usage: vm/run.sh [--cpus N] [--max-cpus N] [--numa NODES] [--mem MB] [--timeout SECS] [--log FILE] SCENARIO [ARGS...]
+# Usage: vm/run.sh [--cpus N] [--max-cpus N] [--numa NODES] [--llcs N] [--mem MB] [--timeout SECS] [--log FILE] SCENARIO [ARGS...]
 #   SCENARIO  a script in tests/vm/ (without .sh), or the path of a guest script elsewhere
 #             (containing a /, e.g. bench/guest/bench.sh), run inside the guest with ARGS
 #   --cpus    vCPUs (default 2)          --mem  guest memory in MiB (default 1024)
@@ -10,6 +10,9 @@
 #   --numa    NUMA nodes (default 1): the vCPUs and memory split evenly, two sockets per node;
 #             QEMU 7.2 gives each socket its own last-level cache, so --cpus 8 --numa 2 is
 #             2 nodes x 2 LLCs x 2 CPUs
+#   --llcs    last-level caches (sockets; default two per node with --numa, else one), split
+#             evenly over the nodes: --cpus 2 --llcs 2 is two domains of one CPU, for comparing a
+#             topology's cost at 2 vCPUs with the same topology at 8 (--cpus 8 --llcs 2)
 #   --timeout seconds before the VM is killed and the run fails (default 600)
 #   --log     where the serial console is saved (default .cache/logs/SCENARIO-<time>.log)
 # The guest gets scx_fdl and fdl-probe (the latency probe) from target/release.
@@ -23,16 +26,17 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-cpus=2 max_cpus= numa=1 mem=1024 timeout=600 logfile=
+cpus=2 max_cpus= numa=1 llcs= mem=1024 timeout=600 logfile=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --cpus) cpus=$2; shift 2 ;;
         --max-cpus) max_cpus=$2; shift 2 ;;
         --numa) numa=$2; shift 2 ;;
+        --llcs) llcs=$2; shift 2 ;;
         --mem) mem=$2; shift 2 ;;
         --timeout) timeout=$2; shift 2 ;;
         --log) logfile=$2; shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) break ;;
     esac
@@ -61,12 +65,16 @@ if [[ -n $max_cpus ]]; then
     smp=(-smp "$max_cpus")
     kernel_cpus="maxcpus=$cpus"
 fi
-if [[ $numa -gt 1 ]]; then
-    (( cpus % (2 * numa) == 0 && mem % numa == 0 )) ||
-        die "--numa $numa: --cpus ($cpus) must be a multiple of $((2 * numa)) and --mem ($mem) of $numa"
+if [[ -n $llcs || $numa -gt 1 ]]; then
+    [[ -z $max_cpus ]] || die "--max-cpus is for one node and one LLC (without --numa, --llcs)"
+    [[ -n $llcs ]] || llcs=$((2 * numa))
+    [[ $llcs =~ ^[0-9]+$ && $llcs -ge 1 ]] || die "--llcs wants a positive number, got '$llcs'"
+    (( llcs % numa == 0 && cpus % llcs == 0 && mem % numa == 0 )) ||
+        die "--numa $numa --llcs $llcs: the LLCs must split evenly over the nodes, --cpus ($cpus) over the LLCs and --mem ($mem) over the nodes"
     per=$((cpus / numa))
-    smp=(-smp "$cpus,sockets=$((2 * numa)),cores=$((cpus / (2 * numa))),threads=1")
-    for ((n = 0; n < numa; n++)); do
+    # QEMU 7.2 gives each socket its own last-level cache.
+    smp=(-smp "$cpus,sockets=$llcs,cores=$((cpus / llcs)),threads=1")
+    for ((n = 0; n < numa && numa > 1; n++)); do
         smp+=(-object "memory-backend-ram,id=mem$n,size=$((mem / numa))M"
               -numa "node,nodeid=$n,cpus=$((n * per))-$((n * per + per - 1)),memdev=mem$n")
     done
@@ -125,7 +133,7 @@ pin_vcpus() {
 pin=${FDL_PIN_VCPUS:-auto}
 [[ $pin == auto ]] && { ((cpus <= $(nproc))) && pin=1 || pin=0; }
 [[ $pin == 1 ]] && pin_vcpus &
-log "booting $(cat "$kdir/release") with $cpus vCPUs${max_cpus:+ online of $max_cpus}$([[ $numa -gt 1 ]] && echo " in $numa NUMA nodes") (TCG): scenario $scenario $*; console -> $logfile"
+log "booting $(cat "$kdir/release") with $cpus vCPUs${max_cpus:+ online of $max_cpus}$([[ $numa -gt 1 ]] && echo " in $numa NUMA nodes")${llcs:+, $llcs LLCs} (TCG): scenario $scenario $*; console -> $logfile"
 set +e
 # FDL_QEMU_ARGS is split into words on purpose.
 # shellcheck disable=SC2086
