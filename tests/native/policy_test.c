@@ -3103,6 +3103,73 @@ static void test_first_waiter_starts_without_a_peek(void)
 }
 
 /*
+ * With several domains the least head of a queue is a peek per domain (a DSQ lookup each in the
+ * kernel, a cost that grew with the LLCs): the bound found is kept for FDL_HEAD_LB_USES starts of
+ * the queue's tasks. A waiter in domain 1 at 30 ms; tasks of the same cgroup start one after the
+ * other at vtimes 50, 60, ... ms over a clock at 10 ms, none taken from the queue: the first
+ * peeks, the next FDL_HEAD_LB_USES do not, and none moves the clock past the waiter. A task
+ * queued meanwhile at 20 ms brings the bound down at once (no peek): the clock stays at 20 ms
+ * (without that, at 30 ms, past it). Taken meanwhile, the waiter leaves the bound below the queue
+ * until the next peek: the clock lags, it never passes a waiter.
+ */
+static void test_head_bound_kept_between_peeks(void)
+{
+	struct task *w, *w2, *a;
+	int peeks, i;
+	u32 s;
+	bool past = false;
+
+	reset_two_domains();
+	add_cgroup(10, 100, 0, 0);
+	s = env.cg[10].cont_slot;
+	env.cg[10].ent.vtime_now = 10 * MS;
+	w = new_task(0, 10);
+	w->t.vqueue = 10;
+	w->t.vtime = 30 * MS;
+	fdl_queued_add(&w->t, s, 1, w->t.vtime, false);
+	env_insert_vtime(&w->p, 10, tun.slice_ns, w->t.vtime, 0, 1);
+	env.cur_cpu = 0;
+	peeks = env.min_head_peeks;
+	a = new_task(2, 10);	/* one task started again and again */
+	a->t.vqueue = 10;
+	for (i = 0; i <= FDL_HEAD_LB_USES; i++) {
+		a->t.vtime = (50 + 10 * i) * MS;
+		fdl_fair_started(&a->t, 10, &env.cg[10], 0);
+		past |= env.cg[10].ent.vtime_now > 30 * MS;
+	}
+	peeks = env.min_head_peeks - peeks;
+	CHECK("one peek for FDL_HEAD_LB_USES + 1 starts, the clock up to the waiter (30 ms), never "
+	      "past it", peeks == 1 && !past && env.cg[10].ent.vtime_now == 30 * MS,
+	      "%d peeks, clock %llu us", peeks, env.cg[10].ent.vtime_now / US);
+	/* The bound is used up: a peek; then a waiter queued below it. */
+	a->t.vtime = 170 * MS;
+	env.cg[10].ent.vtime_now = 10 * MS;
+	peeks = env.min_head_peeks;
+	fdl_fair_started(&a->t, 10, &env.cg[10], 0);
+	w2 = new_task(1, 10);
+	w2->t.vqueue = 10;
+	w2->t.vtime = 20 * MS;
+	fdl_queued_add(&w2->t, s, 0, w2->t.vtime, false);
+	env_insert_vtime(&w2->p, 10, tun.slice_ns, w2->t.vtime, 0, 0);
+	env.cg[10].ent.vtime_now = 10 * MS;
+	a->t.vtime = 180 * MS;
+	fdl_fair_started(&a->t, 10, &env.cg[10], 0);
+	peeks = env.min_head_peeks - peeks;
+	CHECK("a waiter queued below the bound brings it down: no peek, the clock at that waiter "
+	      "(20 ms)", peeks == 1 && env.cg[10].ent.vtime_now == 20 * MS, "%d peeks, clock %llu us",
+	      peeks, env.cg[10].ent.vtime_now / US);
+	/* Both taken (uncounted, out of the queue): the bound stays below, the clock lags. */
+	fdl_queued_del(&w->t);
+	fdl_queued_del(&w2->t);
+	while (fake_dsq(10)->n)
+		fake_pop(fake_dsq(10));
+	CHECK("nothing waits: the clock moves to the task that starts (190 ms)",
+	      (a->t.vtime = 190 * MS, fdl_fair_started(&a->t, 10, &env.cg[10], 0),
+	       env.cg[10].ent.vtime_now == 190 * MS),
+	      "clock %llu us", env.cg[10].ent.vtime_now / US);
+}
+
+/*
  * The root's own tasks have no activation of their own to bring the fair clock up to date
  * (fdl_cgroup_propagate refreshes it for a first-level cgroup): two busy loops of the root's that
  * wake after cgroup 11's two ran alone for 220 ms, with no work queued (no scan: the clock stays
@@ -4217,6 +4284,7 @@ int main(void)
 	test_lifted_limit_releases_at_once();
 	test_throttled_queues_are_passed();
 	test_domains_take_only_where_counted();
+	test_head_bound_kept_between_peeks();
 	test_nested_deadline_container();
 	test_nested_burst_past_budget_runs_on_as_fair();
 	test_nested_guarantee_without_deadlines_runs();

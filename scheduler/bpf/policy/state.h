@@ -20,6 +20,12 @@ struct fdl_queued {
 	s64 nr;
 	u64 hidden_at;	/* a full scan found work this count did not show, then (0: not) */
 	u32 hidden_dom;	/* in which domain's DSQ */
+	/*
+	 * With several domains: a bound at or below every waiter's key, for the queue's clock
+	 * (fdl_queue_head_bound), good for head_lb_uses more starts of the queue's tasks (0: none).
+	 */
+	s32 head_lb_uses;
+	u64 head_lb;
 	/* Of nr, those queued in each domain (fdl_queued_doms); kept only with several domains. */
 	struct fdl_dom_counts dom;
 } __attribute__((aligned(64)));
@@ -270,6 +276,12 @@ static __always_inline void fdl_queued_add(struct fdl_task *t, u32 s, u32 dom, u
 
 	dom &= FDL_MAX_DOMS - 1;
 	t->queued_key = key;
+	if (s && env_nr_doms() > 1) {
+		/* A key below the clock's bound brings the bound down to it (fdl_queue_head_bound). */
+		qd = fdl_queued_of(s);
+		if (qd->head_lb_uses > 0 && fdl_time_before(key, qd->head_lb))
+			qd->head_lb = key;
+	}
 	if (t->queued_slot == s && t->queued_dom == dom && t->queued_pinned == pinned)
 		return;
 	fdl_queued_del(t);
