@@ -130,18 +130,6 @@ static __always_inline u64 fdl_fair_queue_vtime(struct fdl_task *t, struct fdl_c
 }
 
 /*
- * The task starts running, or is charged while it runs (queue: its queue, of container top): its
- * queue's clock moves up to it, but
- * never past the first task waiting in the queue (as CFS's min_vruntime: the least of the running
- * task's and the queue's first). At charges too, or a queue whose tasks keep their CPUs would keep
- * its clock where they started, and a task waking there would bring back credit for all that
- * time. Never past the first waiter, or one task of a tiny share (one of forty hackbench tasks in
- * a pod beside a pod with one probe) drags the clock far ahead with every tick it runs, and every
- * task that wakes is placed behind everything already waiting: measured, a probe in such a pod
- * waited 150 ms at p50 where EEVDF waits 1 ms. A global function (verified once: inlined in
- * ops.running and fdl_charge, its two ways to bound the clock multiplied their paths).
- */
-/*
  * How many starts of a queue's tasks a bound of its waiters' keys found by peeking is used for,
  * with several domains (fdl_queue_head_bound).
  */
@@ -179,6 +167,18 @@ static __always_inline bool fdl_queue_head_bound(u64 queue, u32 s, u64 *head)
 	return true;
 }
 
+/*
+ * The task starts running, or is charged while it runs (queue: its queue, of container top): its
+ * queue's clock moves up to it, but
+ * never past the first task waiting in the queue (as CFS's min_vruntime: the least of the running
+ * task's and the queue's first). At charges too, or a queue whose tasks keep their CPUs would keep
+ * its clock where they started, and a task waking there would bring back credit for all that
+ * time. Never past the first waiter, or one task of a tiny share (one of forty hackbench tasks in
+ * a pod beside a pod with one probe) drags the clock far ahead with every tick it runs, and every
+ * task that wakes is placed behind everything already waiting: measured, a probe in such a pod
+ * waited 150 ms at p50 where EEVDF waits 1 ms. A global function (verified once: inlined in
+ * ops.running and fdl_charge, its two ways to bound the clock multiplied their paths).
+ */
 FDL_GLOBAL int fdl_fair_started(struct fdl_task *t, u64 queue, struct fdl_cgroup *top, u32 took)
 {
 	struct fdl_entity *e = fdl_queue_clock(top);
