@@ -140,8 +140,8 @@ struct fdl_state {
 	 * costs a software TLB refill (about 120 ns in ops.running: four reads in distinct pages
 	 * against four in one, bench/cost.sh); moving them here measured ops.running 2473 and 2436 ns
 	 * against 2545 and 2478 in one boot, within the spread (docs/benchmarks.md, 2026-12-04).
-	 *
-	 * The containers (cgroups with a queue, DSQ id = cgroup id), for the dispatcher; 0: free. */
+	 */
+	/* The containers (cgroups with a queue, DSQ id = cgroup id), for the dispatcher; 0: free. */
 	u64 containers[FDL_MAX_CONTAINERS];
 	/*
 	 * Bit i: containers[i] is active (a task in its subtree is counted runnable;
