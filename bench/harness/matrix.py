@@ -16,7 +16,7 @@ from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, guest_words, log, res
 from .scenario import ScenarioError, _duration, _int, _Reader, _unknown, duration_ns
 
 DEFAULT_SPEC = os.path.join(ROOT, "bench", "matrix", "issue10.toml")
-TOP_KEYS = {"description", "vcpus", "duration", "quick_duration", "warmup", "settle", "repeat", "loads",
+TOP_KEYS = {"description", "vcpus", "numa", "duration", "quick_duration", "warmup", "settle", "repeat", "loads",
             "antagonist", "message_threads", "workers", "defaults", "shape", "deadlines", "cell"}
 AXES = ("shape", "deadlines", "shares", "path")
 # Per cell, the number of tasks (the spec's message_threads and workers unless a cell says
@@ -62,6 +62,8 @@ def load_spec(path):
     sp = Spec(path)
     sp.description = str(doc.get("description", ""))
     sp.vcpus = _int(r, "vcpus", doc.get("vcpus", 2), 1, 1024, key="vcpus")
+    # NUMA nodes of every cell's VM (the scenario's numa: vm/run.sh --numa, two LLCs per node).
+    sp.numa = _int(r, "numa", doc.get("numa", 1), 1, 64, key="numa")
     for key, default in (("duration", "20s"), ("quick_duration", "8s"), ("warmup", "3s"), ("settle", "2s")):
         _duration(r, key, doc.get(key, default), 0 if key in ("warmup", "settle") else 1_000_000_000,
                   3600_000_000_000, key=key)
@@ -183,7 +185,7 @@ def scenario_text(sp, cell, quick):
            f'description = "matrix cell {cell.name}: shape {cell.shape}, deadlines {cell.deadlines}, '
            f'shares {cell.shares}, parameters by {cell.path}, {cell.message_threads} message thread(s) x '
            f'{cell.workers} worker(s) per probe"',
-           f"vcpus = {sp.vcpus}",
+           f"vcpus = {sp.vcpus}", f"numa = {sp.numa}",
            f'duration = "{sp.quick_duration if quick else sp.duration}"',
            f'warmup = "{sp.warmup}"', f'settle = "{sp.settle}"', f"repeat = {sp.repeat}",
            "variants = [" + ", ".join(f'"{v}"' for v in cell.loads) + "]",

@@ -320,6 +320,18 @@ class Matrix(unittest.TestCase):
                 if w.kind == "probe":
                     self.assertEqual(w.jitter_us, w.sleep_us // 4, cell.name)
 
+    def test_topology_spec(self):
+        """The 8-vCPU spec (issue 13): every cell's VM has two NUMA nodes, the probes four wakers."""
+        sp = matrix.load_spec(os.path.join(os.path.dirname(matrix.DEFAULT_SPEC), "issue13-topology.toml"))
+        self.assertEqual((sp.vcpus, sp.numa), (8, 2))
+        for cell, text in matrix.generate(sp, False):
+            sc = scenario.parse(cell.name, __import__("tomllib").loads(text), text)
+            self.assertEqual((sc.vcpus, sc.numa), (8, 2), cell.name)
+            self.assertEqual({w.message_threads for w in sc.workloads if w.kind == "probe"}, {4}, cell.name)
+        # The default spec's cells stay on one node.
+        for _, text in matrix.generate(matrix.load_spec(matrix.DEFAULT_SPEC), False):
+            self.assertIn("numa = 1", text)
+
     def test_spec_errors(self):
         with open(matrix.DEFAULT_SPEC) as f:
             good = f.read()
@@ -339,6 +351,9 @@ class Matrix(unittest.TestCase):
              "[shape.spin10-sleep30] spin: '10 parsecs' is not a duration"),
             (good.replace('loose = { deadline_rr = "20ms" }', 'loose = { deadline_rr = "20.5ms" }'),
              "cell spin3-sleep20.rr4-20.shares300.config: "),
+            ("numa = 0\n" + good, "numa: 0 is not a whole number in 1..64"),
+            # Two nodes need two sockets each: not on the default 2 vCPUs.
+            ("numa = 2\n" + good, "numa: vcpus (2) must be a multiple of twice numa (2)"),
         ]
         for text, want in cases:
             with self.subTest(want=want):
