@@ -321,13 +321,14 @@ class Matrix(unittest.TestCase):
                     self.assertEqual(w.jitter_us, w.sleep_us // 4, cell.name)
 
     def test_topology_spec(self):
-        """The 8-vCPU spec (issue 13): every cell's VM has two NUMA nodes, the probes four wakers."""
+        """The 8-vCPU spec (issue 13): every cell's VM has two NUMA nodes, the probes issue 10's."""
         sp = matrix.load_spec(os.path.join(os.path.dirname(matrix.DEFAULT_SPEC), "issue13-topology.toml"))
         self.assertEqual((sp.vcpus, sp.numa), (8, 2))
         for cell, text in matrix.generate(sp, False):
             sc = scenario.parse(cell.name, __import__("tomllib").loads(text), text)
             self.assertEqual((sc.vcpus, sc.numa), (8, 2), cell.name)
-            self.assertEqual({w.message_threads for w in sc.workloads if w.kind == "probe"}, {4}, cell.name)
+            self.assertEqual({(w.message_threads, w.workers) for w in sc.workloads if w.kind == "probe"}, {(1, 2)},
+                             cell.name)
         # The default spec's cells stay on one node.
         for _, text in matrix.generate(matrix.load_spec(matrix.DEFAULT_SPEC), False):
             self.assertIn("numa = 1", text)
