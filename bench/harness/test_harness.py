@@ -692,5 +692,36 @@ class Binaries(unittest.TestCase):
             self.assertIsNone(binary_id(bad)["version"])
 
 
+class TraceReaders(unittest.TestCase):
+    """The trace readers of bench/ on a synthetic spin-sched-trace.sh log."""
+
+    def test_run_lengths(self):
+        import importlib.util
+        import sys
+        bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        sys.path.insert(0, bench)
+        self.addCleanup(sys.path.remove, bench)
+        spec = importlib.util.spec_from_file_location("run_lengths", os.path.join(bench, "run-lengths.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+
+        def sw(cpu, ts, prev, nxt):
+            return (f"TR  x-{prev}  [{cpu:03d}] d..2.  {ts:.6f}: sched_switch: prev_comm=x prev_pid={prev} "
+                    f"prev_prio=120 prev_state=S ==> next_comm=y next_pid={nxt} next_prio=120\n")
+        # cfs: main 10, workers 11 and 12, message thread 13.
+        log = ["THREADS cfs 10 11 12 13\n",
+               sw(0, 1.000000, 0, 13), sw(0, 1.000200, 13, 11),    # msg 200 us, then worker 11
+               sw(1, 1.000100, 0, 12), sw(1, 1.000150, 12, 0),     # worker 12 50 us on cpu1
+               sw(0, 1.000300, 11, 13), sw(0, 1.000700, 13, 0),    # worker 11 100 us, msg 400 us
+               sw(0, 1.001000, 0, 12), sw(1, 1.002000, 12, 0)]     # switched away on another CPU: no run
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.writelines(log)
+        self.addCleanup(os.unlink, f.name)
+        runs = mod.run_lengths(f.name)
+        self.assertEqual([round(x, 3) for x in runs["msg"]], [0.2, 0.4])
+        self.assertEqual(sorted(round(x, 3) for x in runs["worker"]), [0.05, 0.1])
+        self.assertNotIn("main", runs)
+
+
 if __name__ == "__main__":
     unittest.main()
