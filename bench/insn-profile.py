@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reads bench/insn-profile.sh's console log (BPFSYM, BPFPROG and KSYMS lines) and the plugin's
 block counts ("vaddr n_insns executions"), and prints per BPF program its runs and the guest
-instructions executed in its own code per run, then the kernel functions that executed most.
+instructions and translated blocks executed in its own code per run, and both per task started
+over all BPF code, then the kernel functions that executed most.
 
     python3 bench/insn-profile.py [--lines [--prog NAME]] CONSOLE_LOG BLOCKS [--top N]
 
@@ -56,27 +57,34 @@ def main():
     syms.sort()
     starts = [s[0] for s in syms]
     insns = collections.Counter()
+    execs_of = collections.Counter()  # translated blocks executed, per symbol
     blocks = []
     for line in open(a.blocks):
         vaddr, n, execs = line.split()[:3]
         i = bisect.bisect_right(starts, int(vaddr, 16)) - 1
         if i >= 0:
             insns[i] += int(n) * int(execs)
+            execs_of[i] += int(execs)
             if a.lines and syms[i][2] and (not a.prog or syms[i][1].endswith("_" + a.prog)):
                 blocks.append(line.split())
     # bpf_prog_<tag>_<name>: a program's run count by its tag.
     runs = {p["tag"]: p.get("run_cnt", 0) for p in progs if "tag" in p}
-    print("BPF code (own instructions, without the kernel functions it calls)")
-    print(f"{'symbol':48} {'runs':>9} {'instructions':>14} {'per run':>9}")
-    rows = [(syms[i][1], n) for i, n in insns.items() if syms[i][2]]
-    for name, n in sorted(rows, key=lambda r: -r[1]):
+    print("BPF code (own instructions, without the kernel functions it calls; blocks: the emulator's")
+    print("translated blocks executed, which its time follows more than the instructions)")
+    print(f"{'symbol':48} {'runs':>9} {'instructions':>14} {'per run':>9} {'blocks/run':>10}")
+    rows = [(syms[i][1], n, execs_of[i]) for i, n in insns.items() if syms[i][2]]
+    for name, n, b in sorted(rows, key=lambda r: -r[1]):
         parts = name.split("_", 3)
         tag = parts[2] if len(parts) > 3 and parts[0] == "bpf" else ""
         r = runs.get(tag, 0)
         per = f"{n / r:9.0f}" if r else f"{'-':>9}"
-        print(f"{name[:48]:48} {r:9d} {n:14d} {per}")
+        bper = f"{b / r:10.1f}" if r else f"{'-':>10}"
+        print(f"{name[:48]:48} {r:9d} {n:14d} {per} {bper}")
+    started = sum(p.get("run_cnt", 0) for p in progs if p.get("name", "").endswith("_running"))
+    if started:
+        print(f"all BPF code: {sum(r[1] for r in rows) / started:.0f} instructions and "
+              f"{sum(r[2] for r in rows) / started:.0f} blocks per task started ({started} started)")
     if a.lines:
-        started = sum(p.get("run_cnt", 0) for p in progs if p.get("name", "").endswith("_running"))
         by_line = line_counts(jit_b64, blocks, syms, starts)
         total = sum(by_line.values())
         print()
