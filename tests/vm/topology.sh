@@ -134,14 +134,14 @@ set -- $(dom_sum domain_busy_secs); busy_doms=$1
 check "the dump counts, per domain, work taken from other domains ($steals in $steal_doms domains, busy time of $busy_doms)" \
     "$steal_doms == 4 && $busy_doms == 4 && $steals > 0"
 # The load balancer (reference §5): it ran once a second and moved loops out of node 0's domains.
-# From 1 to 5 s after the release, the domains' PELT loads (16 loops of weight 100: about 400 per
-# domain), averaged over --monitor's samples (four a second: a single PELT sample reflects the
-# last ~50 ms, in which a domain's count of loops moves by one as CPUs take loops across domains
-# in the queue's order; with one sample a second, four samples, the average moved by most of a
-# loop between runs), are within the node threshold, 17 % of their average. Per LLC the
-# threshold is 5 %, finer than one loop (25 % of a domain's 4): the check is that no LLC is more
-# than one loop from the average (< 25 %). Measured: nodes 0.5-4.9 %; LLCs 2.8-10.6 % with four
-# samples (ten runs, 2026-12-04), 2.7-8.5 % with sixteen (three runs, 2026-12-04).
+# From 1 s after the release until the dump (about 5-6 s), the domains' PELT loads (16 loops of
+# weight 100: about 400 per domain), averaged over --monitor's samples (four a second, about
+# twenty: a single PELT sample reflects the last ~50 ms, in which a domain's count of loops moves
+# by one as CPUs take loops across domains in the queue's order), are within the node threshold,
+# 17 % of their average. Per LLC the threshold is 5 %, finer than one loop (25 % of a domain's
+# 4): the check is that no LLC is more than one loop from the average (< 25 %). Measured: nodes
+# 0.5-4.9 %; LLCs 2.8-10.6 % with one sample a second (ten runs, 2026-12-04), 2.7-8.5 % with
+# four (three runs, 2026-12-04).
 dom_vals() { tr -d ' \n' < /tmp/dump.json | grep -o "\"$1\":{[^}]*}" | grep -o ':[0-9][0-9.]*' | tr -d : | tr '\n' ' '; }
 num() { tr -d ' \n' < /tmp/dump.json | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
 loads=$(grep '^domains: ' /tmp/monitor.txt | tail -n +5 | grep -o 'llc[0-9]* [^;]*load [0-9]*' |
