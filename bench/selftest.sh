@@ -78,10 +78,11 @@ BPFPROG [{"id":7,"tag":"aaaa","name":"fdl_running","run_cnt":10}]
 LOG
 printf 'ffffffffc0000010 5 40\nffffffffc0000020 3 20\nffffffffc0000410 7 2\nffffffff81000104 9 100\nffffffff80000000 1 5\n' > "$tmp/prof.blocks"
 out=$(python3 bench/insn-profile.py "$tmp/prof.log" "$tmp/prof.blocks" 2>&1)
-if grep -Eq '^bpf_prog_aaaa_fdl_running +10 +260 +26$' <<< "$out" &&
-        grep -Eq '^bpf_prog_bbbb_fdl_scan_queues +0 +14 +-$' <<< "$out" &&
+if grep -Eq '^bpf_prog_aaaa_fdl_running +10 +260 +26 +6.0$' <<< "$out" &&
+        grep -Eq '^bpf_prog_bbbb_fdl_scan_queues +0 +14 +- +-$' <<< "$out" &&
+        grep -Eq '^all BPF code: 27 instructions and 6 blocks per task started \(10 started\)$' <<< "$out" &&
         grep -Eq '^scx_bpf_now +900$' <<< "$out" && ! grep -q '^schedule' <<< "$out"; then
-    ok "insn-profile report on synthetic counts (fdl_running 260 instructions in 10 runs: 26 per run)"
+    ok "insn-profile report on synthetic counts (fdl_running 260 instructions and 60 blocks in 10 runs: 26 and 6.0 per run; all BPF code 27 and 6 per task started)"
 else
     bad "insn-profile report: $out"
 fi
