@@ -13,21 +13,21 @@ wake-up path the waker pays.
 import argparse
 import collections
 
-from sched_trace import read_log, roles, summary
+from sched_trace import read_log, role, summary
 
 
 def run_lengths(path):
     """{role: [ms per run]} of the probes' threads in one log (role: msg, worker, main)."""
     events, threads = read_log(path)
-    name = roles(threads)
+    role_of = {p: role(i, len(pids)) for pids in threads.values() for i, p in enumerate(pids)}
     since = {}  # pid -> (time it got a CPU, that CPU)
     runs = collections.defaultdict(list)
     for ts, cpu, ev, f, _ in events:
         if ev != "sched_switch":
             continue
         prev, nxt = int(f.get("prev_pid", -1)), int(f.get("next_pid", -1))
-        if prev in since and since[prev][1] == cpu and prev in name:
-            runs[name[prev].split("-")[1]].append((ts - since.pop(prev)[0]) * 1000)
+        if prev in since and since[prev][1] == cpu and prev in role_of:
+            runs[role_of[prev]].append((ts - since.pop(prev)[0]) * 1000)
         since[nxt] = (ts, cpu)
     return runs
 

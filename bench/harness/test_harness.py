@@ -698,7 +698,7 @@ class TraceReaders(unittest.TestCase):
     def test_run_lengths(self):
         import importlib.util
         import sys
-        bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        bench = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         sys.path.insert(0, bench)
         self.addCleanup(sys.path.remove, bench)
         spec = importlib.util.spec_from_file_location("run_lengths", os.path.join(bench, "run-lengths.py"))

@@ -144,9 +144,10 @@ check "the dump counts, per domain, work taken from other domains ($steals in $s
 # four (three runs, 2026-12-04).
 dom_vals() { tr -d ' \n' < /tmp/dump.json | grep -o "\"$1\":{[^}]*}" | grep -o ':[0-9][0-9.]*' | tr -d : | tr '\n' ' '; }
 num() { tr -d ' \n' < /tmp/dump.json | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
-loads=$(grep '^domains: ' /tmp/monitor.txt | tail -n +5 | grep -o 'llc[0-9]* [^;]*load [0-9]*' |
+grep '^domains: ' /tmp/monitor.txt | tail -n +5 > /tmp/samples.txt	# from 1 s: the 5th of four a second
+loads=$(grep -o 'llc[0-9]* [^;]*load [0-9]*' /tmp/samples.txt |
     awk '{ s[$1] += $NF; n[$1]++ } END { for (d in s) printf "%s %.0f\n", d, s[d] / n[d] }' | sort | awk '{ printf "%s ", $2 }')
-nsamples=$(grep '^domains: ' /tmp/monitor.txt | tail -n +5 | wc -l)
+nsamples=$(wc -l < /tmp/samples.txt)
 say "domains' PELT loads after the skew, averaged over --monitor's $nsamples samples from 1 s: $loads; in the dump: $(dom_vals domain_load); balancer periods $(num balancer_periods), moves $(num balancer_moves), moved in: $(dom_vals domain_moved_in)"
 set -- $loads
 if [ $# -eq 4 ]; then
