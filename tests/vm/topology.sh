@@ -141,7 +141,7 @@ check "the dump counts, per domain, work taken from other domains ($steals in $s
 # 17 % of their average. Per LLC the threshold is 5 %, finer than one loop (25 % of a domain's
 # 4): the check is that no LLC is more than one loop from the average (< 25 %). Measured: nodes
 # 0.5-4.9 %; LLCs 2.8-10.6 % with one sample a second (ten runs, 2026-12-04), 2.7-8.5 % with
-# four (three runs, 2026-12-04).
+# four (four runs, 2026-12-04).
 dom_vals() { tr -d ' \n' < /tmp/dump.json | grep -o "\"$1\":{[^}]*}" | grep -o ':[0-9][0-9.]*' | tr -d : | tr '\n' ' '; }
 num() { tr -d ' \n' < /tmp/dump.json | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
 grep '^domains: ' /tmp/monitor.txt | tail -n +5 > /tmp/samples.txt	# from 1 s: the 5th of four a second
