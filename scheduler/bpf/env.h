@@ -7,6 +7,7 @@
  * deterministic clock and queues, so the same policy code runs as ordinary C.
  *
  *	env_now()                         the scheduler's clock, ns
+ *	env_task_exec(p)                  p's CPU time as the kernel counts it (cpu.stat's), ns
  *	env_mb()                          a full memory barrier
  *	env_cgroup(cgref)                 a cgroup's record, or NULL if untracked or gone
  *	env_cpu(cpu)                      a CPU's policy record (struct fdl_cpu), or NULL
@@ -246,6 +247,15 @@ struct {
 static __always_inline u64 env_now(void)
 {
 	return scx_bpf_now();
+}
+
+/*
+ * p's CPU time as the kernel counts it: se.sum_exec_runtime, brought up to date (update_curr_scx)
+ * before every ops.tick and ops.stopping, and before ops.dispatch for the task that ran on.
+ */
+static __always_inline u64 env_task_exec(struct task_struct *p)
+{
+	return p->se.sum_exec_runtime;
 }
 
 /*

@@ -313,7 +313,7 @@ void BPF_STRUCT_OPS(fdl_stopping, struct task_struct *p, bool runnable)
 		 * Slept: ops.stopping from the dequeue of a task that blocks (its state no longer
 		 * TASK_RUNNING), not from a change of its properties (dequeued and queued again).
 		 */
-		fdl_on_stopping(t, env_task_cpu(p), !runnable && p->__state != FDL_TASK_RUNNING);
+		fdl_on_stopping(p, t, env_task_cpu(p), !runnable && p->__state != FDL_TASK_RUNNING);
 }
 
 void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)

@@ -36,6 +36,7 @@ struct task_struct {
 	unsigned allowed;	/* CPU bitmask; 0: all */
 	u64 slice;
 	u32 dom;		/* the domain it was queued in (env_insert_vtime) */
+	u64 exec_ns;		/* its CPU time (env_task_exec): the test adds what it runs */
 };
 
 struct fake_dsq {
@@ -93,6 +94,11 @@ extern struct fake_env env;
 static inline u64 env_now(void)
 {
 	return env.now;
+}
+
+static inline u64 env_task_exec(struct task_struct *p)
+{
+	return p->exec_ns;
 }
 
 static inline void env_mb(void)

@@ -165,7 +165,8 @@ struct fdl_task {
 	u64 acct_cgref;		/* the cgroup whose wsum holds it while runnable (0: none) */
 	u32 acct_weight;	/* the weight added there */
 	u32 weight;		/* its own weight (p->scx.weight: nice folded in) */
-	u64 started_at;		/* when it last started running or was last charged */
+	u64 exec_at;		/* its CPU time as the kernel counts it (env_task_exec) when it last
+			   started running or was last charged */
 	u64 enqueued_at;	/* when it was last queued (0: not waiting) */
 	u64 slice_start;	/* when it last got a CPU (ops.running): its slice runs from there */
 	u32 fair_counted;	/* counted in fdl.fair.nr_runnable */
