@@ -7,16 +7,7 @@
 # CPUs from the first sample to the last and the budgets (ms); the samples themselves as "S" lines.
 # (Sampling runs `scx_fdl get` three times a second in the root cgroup: fair work beside f.)
 . ./lib.sh
-cat > /tmp/fdl.toml <<'TOML'
-[cgroup.g1]
-deadline_rr = "4ms"
-guaranteed_shares = 900
-
-[cgroup.g2]
-deadline_rr = "20ms"
-guaranteed_shares = 900
-TOML
-for c in g1 g2 f; do mkcg "$c" 100; done
+two_guarantees_cell
 start_sched fdl --config /tmp/fdl.toml --fair-protection floor "$@" || exit 1
 for c in g1 g2 f; do hogs "$c" 2; done
 sleep 2

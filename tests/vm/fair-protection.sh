@@ -27,17 +27,7 @@ rig_gate
 
 secs=8
 
-cat > /tmp/fdl.toml <<'TOML'
-[cgroup.g1]
-deadline_rr = "4ms"
-guaranteed_shares = 900
-
-[cgroup.g2]
-deadline_rr = "20ms"
-guaranteed_shares = 900
-TOML
-
-for c in g1 g2 f; do mkcg "$c" 100; done
+two_guarantees_cell
 
 # run MODE: scx_fdl with --fair-protection MODE; each cgroup's CPUs over $secs s into G1 G2 F,
 # the least guarantee scale seen in three dumps into SCALE, fair work's protected bandwidth (dump)

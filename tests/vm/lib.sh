@@ -191,6 +191,22 @@ TOML
     if [ "$1" = fdl ]; then start_sched fdl --config /tmp/fdl.toml; else start_sched "$1"; fi
 }
 
+# two_guarantees_cell: fair-protection.sh's cell: /tmp/fdl.toml gives deadline containers g1 (4 ms)
+# and g2 (20 ms) guaranteed_shares 900 each (0.879 CPU; 1.76 of 2 CPUs), and g1, g2 and the fair
+# cgroup f are made, all at cpu.weight 100. Shared with bench/guest/floor-charge.sh.
+two_guarantees_cell() {
+    cat > /tmp/fdl.toml <<'TOML'
+[cgroup.g1]
+deadline_rr = "4ms"
+guaranteed_shares = 900
+
+[cgroup.g2]
+deadline_rr = "20ms"
+guaranteed_shares = 900
+TOML
+    for c in g1 g2 f; do mkcg "$c" 100; done
+}
+
 # scx_json_field CGROUP KEY: a number from `scx_fdl get CGROUP --json`.
 scx_json_field() {
     scx_fdl get "$1" --json | sed -n "s/^ *\"$2\": \([0-9.]*\),\{0,1\}$/\1/p"
