@@ -52,11 +52,12 @@ FDL_GLOBAL int fdl_charge_first(struct fdl_cgroup *top, u64 delta, u64 now)
 
 /*
  * Charge the running task for the CPU time since it was last charged (exec: its CPU time as the
- * kernel counts it, env_task_exec): its vtime at its current share, its cgroup's usage, its first-level cgroup's place in the fair order, and the bucket of
- * the deadline entity it runs under. Called on every tick as well as at stop and dispatch, so
- * each stretch is charged at the share and bandwidth that held during it. The CPU's record of
- * what it runs is brought up to date too, except when the task leaves the CPU (stays 0): by
- * then a waking task may already have claimed the CPU (fdl_on_enqueue), and its claim must stand.
+ * kernel counts it, env_task_exec): its vtime at its current share, its cgroup's usage, its
+ * first-level cgroup's place in the fair order, and the bucket of the deadline entity it runs
+ * under. Called on every tick as well as at stop and dispatch, so each stretch is charged at the
+ * share and bandwidth that held during it. The CPU's record of what it runs is brought up to date
+ * too, except when the task leaves the CPU (stays 0): by then a waking task may already have
+ * claimed the CPU (fdl_on_enqueue), and its claim must stand.
  * The CPU limits above the task are charged too: 1 if one of them is now out of runtime. `now`
  * is the caller's (a clock read per call: scx_bpf_now is a kfunc). A global function: inlined
  * into fdl_prev_keeps, its paths multiplied the dispatcher's verification.
@@ -1462,7 +1463,9 @@ static __always_inline bool fdl_fair_waited(struct fdl_scan *sc, struct fdl_cpu 
  */
 static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, struct fdl_task *pt)
 {
-	u64 now = env_now(), vdt = fdl_vdt(now), slice, at, exec = pt && prev ? env_task_exec(prev) : 0;
+	u64 now = env_now(), vdt = fdl_vdt(now), slice, at;
+	/* The previous task's CPU time, for its charge where it may keep the CPU (fdl_prev_keeps). */
+	u64 exec = pt && prev ? env_task_exec(prev) : 0;
 	struct fdl_cpu *cc = env_cpu(cpu);
 	struct fdl_scan *sc = env_scan();
 	bool queued, inflight, scanned, prev_runs;
