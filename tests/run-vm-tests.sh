@@ -47,8 +47,10 @@ cases=(
 # cross-modifying-code emulation, at boot as well as when sched_ext switches) is an emulator fault,
 # not a verdict on scx_fdl; so is a run whose EEVDF reference measurement the host starved
 # (FDL-EMULATOR-STARVED: tests/vm/deadline.sh), and a timing case's boot whose host woke idle vCPUs
-# late before anything ran, or after a failed check (FDL-EMULATOR-NOISY: lib.sh's rig_gate, in
-# deadline.sh, limits.sh, nested.sh and fair-protection.sh; after a failed check in ui-build.sh and sync-wake.sh too).
+# late before anything ran, or after a failed check, or stalled the emulator while a failed
+# check's measurement ran (FDL-EMULATOR-NOISY: lib.sh's rig_gate, in deadline.sh, limits.sh,
+# nested.sh and fair-protection.sh; after a failed check in ui-build.sh and sync-wake.sh too; the
+# stall watch, lib.sh's stall_watch_start, in deadline.sh).
 # Such a run is retried, at most max_retries times per case, and each retry is reported with its
 # reason; after max_noisy noisy boots (and on the last boot allowed) the noisy-host gate lets the
 # case give its verdict (fdl.rig=report). Any other failure is final.

@@ -76,7 +76,8 @@ fi
 # before activation (the IPI that wakes an idle CPU) is not in run_delay.
 schedstat() { awk '/^cpu[0-9]/ { r += $8; d += $9; n += $10 } END { printf "%.0f %.0f %.0f", r, d, n }' /proc/schedstat; }
 
-# measure TAG: the three probes for $secs s, into /tmp/probe-TAG-CGROUP.json; prints FDL-SCHEDSTAT
+# measure TAG: the three probes for $secs s, into /tmp/probe-TAG-CGROUP.json; prints FDL-STALL (the
+# host's stalls meanwhile: lib.sh's stall watch), FDL-SCHEDSTAT
 # and FDL-LATENCY TAG lines.
 measure() {
     local tag=$1 ss0 probes="" p c f
@@ -88,12 +89,14 @@ measure() {
         read_usage "$c"
         echo "$_RU $_RT" > "/tmp/use-$tag-$c"
     done
+    stall_watch_start
     for c in cfs loose fdl; do
         sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t 2 --sleep-us $sleep_us --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 3 --json" \
             > "/tmp/probe-$tag-$c.json" 2> "/tmp/probe-$tag-$c.err" &
         probes="$probes $!"
     done
     for p in $probes; do wait "$p" || fail "fdl-probe exited $? ($(cat /tmp/probe-$tag-*.err))"; done
+    stall_watch_stop "$tag"
     for c in $usage_cgroups; do
         read_usage "$c"
         set -- $(cat "/tmp/use-$tag-$c")
