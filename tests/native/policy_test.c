@@ -905,6 +905,43 @@ static void test_late_pick_is_counted(void)
 	      c->nr_misses, c->max_lateness_ns / US, fdl.counters.nr_lag_steps);
 }
 
+/*
+ * A start that the kernel charged no CPU time (preempted at once: exec did not move) is not the
+ * wake-up's start, and the start after it is not counted as a wake-up's again. The first start
+ * was told apart by the CPU time charged since the wake-up until the charge became the kernel's
+ * CPU time (fdl_charge), which can stay 0 across a start.
+ */
+static void test_start_without_cpu_time_is_not_a_second_wake_up(void)
+{
+	struct task *k;
+	struct fdl_entity *c;
+
+	reset(1);
+	add_cgroup(10, 100, 4 * MS, 0);
+	grant(10, 500);
+	c = &env.cg[10].ent;
+	k = new_task(0, 10);
+	env.idle[0] = false;
+	env.cpu[0].queue = 10;
+	k->runnable = true;
+	fdl_on_runnable(&k->t, 100, true);
+	fdl_on_enqueue(&k->p, &k->t, FDL_ENQ_WAKEUP);
+	env.now += 1 * MS;
+	reschedule(0);
+	CHECK("the wake-up's start is counted", running[0] == k && c->nr_picks == 1 &&
+	      c->nr_wake_starts == 1, "running %d, starts %llu, of wake-ups %llu", running[0] == k,
+	      c->nr_picks, c->nr_wake_starts);
+	/* Preempted before the kernel counted it any CPU time (its exec did not move), queued again. */
+	fdl_on_stopping(&k->p, &k->t, 0, false);
+	running[0] = NULL;
+	fdl_on_enqueue(&k->p, &k->t, 0);
+	env.now += 1 * MS;
+	reschedule(0);
+	CHECK("its next start is counted, not as a wake-up's", running[0] == k && c->nr_picks == 2 &&
+	      c->nr_wake_starts == 1, "running %d, starts %llu, of wake-ups %llu", running[0] == k,
+	      c->nr_picks, c->nr_wake_starts);
+}
+
 /* Defect 5: the preemption victim is the CPU with the most slack, by the 1.46x rule; too little
  * slack arms a timer instead. */
 static void test_victim_chosen_by_slack(void)
@@ -4353,6 +4390,7 @@ int main(void)
 	test_interactive_before_batch();
 	test_slice_ends_inside_a_tick();
 	test_late_pick_is_counted();
+	test_start_without_cpu_time_is_not_a_second_wake_up();
 	test_lapsed_timer_kicks_nothing();
 	test_tied_keys_do_not_storm();
 	test_weight_and_boost_writers_race();

@@ -215,6 +215,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 		fdl_nvcsw_woken(t, now);
 	t->via_fair = 0;
 	t->burst_ns = 0;
+	t->started = 0;
 	if (!t->acct_cgref) {
 		cgref = env_cgroup(t->cgref) ? t->cgref : FDL_ROOT_CGREF;
 		t->acct_cgref = cgref;
@@ -1642,8 +1643,12 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 	struct fdl_cgroup *cg = env_cgroup(cgref), *top;
 	struct fdl_cpu *cc = env_cpu(cpu);
 	bool waited = t->enqueued_at;
-	/* Its first start since it became runnable (fdl_on_runnable zeroes burst_ns; a charge adds). */
-	bool woke = !t->burst_ns;
+	/*
+	 * Its first start since it became runnable (fdl_on_runnable clears started). Not "no CPU
+	 * time charged since": the charge is the kernel's CPU time (fdl_charge), which a start
+	 * preempted at once can leave at 0, and the next start counted as a wake-up's again.
+	 */
+	bool woke = !t->started;
 	/* The queue it was taken from, if it waited in one (fdl_queued_took_first). */
 	u32 took = t->queued_slot;
 	struct fdl_entity *e;
@@ -1651,6 +1656,7 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 	u32 b;
 
 	fdl_queued_del(t);	/* it left its queue, if it was in one */
+	t->started = 1;
 	t->slice_start = now;
 	t->exec_at = env_task_exec(p);
 	if (cc) {
