@@ -882,21 +882,32 @@ static void test_tied_keys_do_not_storm(void)
  * that, as it was, no such start was ever late, and the misses the benchmarks judge were only
  * the starts that came some other way.
  */
-static void test_late_pick_is_counted(void)
+/*
+ * One CPU, busy with something the task may not preempt; a task of container 10 (deadline_rr rr_ns,
+ * granted half a CPU) wakes and is queued. Its container's entity into *c.
+ */
+static struct task *woken_behind_busy_cpu(u64 rr_ns, struct fdl_entity **c)
 {
 	struct task *k;
-	struct fdl_entity *c;
 
 	reset(1);
-	add_cgroup(10, 100, 1 * MS, 0);
+	add_cgroup(10, 100, rr_ns, 0);
 	grant(10, 500);
-	c = &env.cg[10].ent;
+	*c = &env.cg[10].ent;
 	k = new_task(0, 10);
-	env.idle[0] = false;	/* the CPU is busy with something the task may not preempt */
+	env.idle[0] = false;
 	env.cpu[0].queue = 10;
 	k->runnable = true;
 	fdl_on_runnable(&k->t, 100, true);
 	fdl_on_enqueue(&k->p, &k->t, FDL_ENQ_WAKEUP);
+	return k;
+}
+
+static void test_late_pick_is_counted(void)
+{
+	struct fdl_entity *c;
+	struct task *k = woken_behind_busy_cpu(1 * MS, &c);
+
 	env.now += 5 * MS;	/* it waits 5 ms for a 1 ms deadline */
 	reschedule(0);
 	CHECK("the late start is counted, 4 ms late", running[0] == k && c->nr_misses == 1 &&
@@ -913,19 +924,9 @@ static void test_late_pick_is_counted(void)
  */
 static void test_start_without_cpu_time_is_not_a_second_wake_up(void)
 {
-	struct task *k;
 	struct fdl_entity *c;
+	struct task *k = woken_behind_busy_cpu(4 * MS, &c);
 
-	reset(1);
-	add_cgroup(10, 100, 4 * MS, 0);
-	grant(10, 500);
-	c = &env.cg[10].ent;
-	k = new_task(0, 10);
-	env.idle[0] = false;
-	env.cpu[0].queue = 10;
-	k->runnable = true;
-	fdl_on_runnable(&k->t, 100, true);
-	fdl_on_enqueue(&k->p, &k->t, FDL_ENQ_WAKEUP);
 	env.now += 1 * MS;
 	reschedule(0);
 	CHECK("the wake-up's start is counted", running[0] == k && c->nr_picks == 1 &&
