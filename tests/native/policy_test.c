@@ -877,12 +877,6 @@ static void test_tied_keys_do_not_storm(void)
 }
 
 /*
- * A start picked by its deadline after the deadline passed is a miss, counted by its lateness.
- * The pick moves vdt back to just before the missed deadline (fdl_miss); judged by the vdt after
- * that, as it was, no such start was ever late, and the misses the benchmarks judge were only
- * the starts that came some other way.
- */
-/*
  * One CPU, busy with something the task may not preempt; a task of container 10 (deadline_rr rr_ns,
  * granted half a CPU) wakes and is queued. Its container's entity into *c.
  */
@@ -903,6 +897,12 @@ static struct task *woken_behind_busy_cpu(u64 rr_ns, struct fdl_entity **c)
 	return k;
 }
 
+/*
+ * A start picked by its deadline after the deadline passed is a miss, counted by its lateness.
+ * The pick moves vdt back to just before the missed deadline (fdl_miss); judged by the vdt after
+ * that, as it was, no such start was ever late, and the misses the benchmarks judge were only
+ * the starts that came some other way.
+ */
 static void test_late_pick_is_counted(void)
 {
 	struct fdl_entity *c;
