@@ -244,6 +244,14 @@ stop_bench_sched() {
     STOP_RC=$rc
 }
 
+# The stall watch's figures of the measurement (measure), or null where there were none.
+stall_json() {
+    [ -n "$STALL_FIGURES" ] || { echo null; return; }
+    # shellcheck disable=SC2086 # its three words
+    set -- $STALL_FIGURES
+    echo "{\"samples\": $1, \"over_1ms\": $2, \"max_us\": $3}"
+}
+
 # The measurement's results as one JSON object.
 emit_result() {
     sched=$1 variant=$2 repeat=$3 err=$4
@@ -252,6 +260,7 @@ emit_result() {
     printf ', "window_s": %s, "ops": %s, "machine_usec": %s' "${WINDOW:-0}" "$(jstr "$OPS")" "${MACHINE:-null}"
     printf ', "fdl_stats": %s, "fdl_stats_error": %s' "$(fdl_stats_json)" \
         "$([ -n "$FDL_STATS_ERR" ] && jstr "$FDL_STATS_ERR" || echo null)"
+    printf ', "stall": %s' "$(stall_json)"
     printf ', "probes": {'
     sep=""
     for p in $PROBES; do
@@ -297,7 +306,7 @@ emit_result() {
 measure() {
     rm -rf "$OUT"
     mkdir -p "$OUT"
-    PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" MACHINE=null BG="" FDL_STATS_ERR=""
+    PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" MACHINE=null BG="" FDL_STATS_ERR="" STALL_FIGURES=""
     OPS=$(scx_ops)
     "load_$2"
     sleep "$BENCH_SETTLE"
@@ -308,11 +317,15 @@ measure() {
     mpid=""
     [ "$1" = eevdf ] || mpid=$SPID
     mach_before=$(machine_usec $mpid)
+    # The host's stalls meanwhile (lib.sh's stall watch: a real-time thread on every CPU, 10 ms
+    # timer): a tail the host made is told from the scheduler's (the report flags the measurement).
+    stall_watch_start
     "probes_$2"
     # Without a latency probe the window is the probe's would-be length (CPU shares only).
     [ -n "$PROBES" ] || sleep $((BENCH_WARMUP + BENCH_DURATION))
     err=""
     for p in $PROBES; do wait "${p#*:}" || err="${err}probe ${p%%:*} failed; "; done
+    stall_watch_stop "$1/$2/$3"
     WINDOW=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
     for c in $BENCH_CGROUPS; do
         b=$(echo "$before" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')
@@ -375,7 +388,7 @@ while [ $repeat -le "$BENCH_REPEAT" ]; do
         for variant in $BENCH_VARIANTS; do
             echo "FDL-BENCH-STEP sched=$sched variant=$variant repeat=$repeat"
             if [ -n "$SCHED_ERR$PARAM_ERR" ]; then
-                PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" MACHINE=null OPS="" FDL_STATS_ERR=""
+                PROBES="" HACKBENCH="" STRESS="" WINDOW=0 USAGE="" MACHINE=null OPS="" FDL_STATS_ERR="" STALL_FIGURES=""
                 rm -f "$OUT/dump.before" "$OUT/dump.after"
                 emit_result "$sched" "$variant" "$repeat" "$SCHED_ERR$PARAM_ERR"
             else

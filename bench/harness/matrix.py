@@ -336,6 +336,17 @@ def rig_brief(rigs):
     return f"rig check: {', '.join(parts)} of idle wake-ups over 1 ms late" if parts else ""
 
 
+def stalled_cells(rows):
+    """"cell / load: schedulers" for every row (collect's) where a scheduler's stall watch saw a
+    stall beyond EEVDF's in the same cell (report.stalled_beyond_eevdf)."""
+    out = []
+    for cell, v, sc, per, reason in rows:
+        beyond = report.stalled_beyond_eevdf(per or {})
+        if beyond:
+            out.append(f"{cell.name} / {v}: {', '.join(beyond)}")
+    return out
+
+
 def markdown(sp, rows, scheds, meta):
     """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
     EEVDF, scx_fdl's misses/starts (of wake-ups) and worst lateness, a verdict per cell; then why each cell failed."""
@@ -380,6 +391,9 @@ def markdown(sp, rows, scheds, meta):
         rig = rig_brief((meta.get("rig") or {}).get(cell.name))
         if rig:
             use += f"; {rig}"
+        stall = report.stall_line(per)
+        if stall:
+            use += f"; {stall}"
         if vd["verdict"] == "n.a.":
             notes.append(f"- **{cell.name} / {v}**: n.a.: {vd['why']}")
         elif failed:
@@ -398,6 +412,10 @@ def markdown(sp, rows, scheds, meta):
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
             "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
             "2x from its lateness histogram.", ""]
+    stalled = stalled_cells(rows)
+    if stalled:
+        head.insert(2, f"CPU stalls of {report.STALL_LIMIT_US // 1000} ms or more and twice EEVDF's in the same "
+                       f"cell (the stall watch's real-time threads woke that late): {'; '.join(stalled)}.")
     builds = {}
     for cell, v, sc, per, reason in rows:
         b = meta.get("binaries", {}).get(cell.name, {}).get("scx_fdl")

@@ -236,7 +236,9 @@ cyclictest_figures() {
 # The host's stalls while a measurement runs: cyclictest at real-time priority on every CPU, a 10 ms
 # timer, beside the workload (stall_watch_start before it, stall_watch_stop TAG after). A real-time
 # thread is not scx_fdl's to schedule (the RT class runs ahead of sched_ext and of EEVDF alike), so
-# its wake-up is late only where the vCPU itself did not run: the host stalled the emulator. Each
+# its wake-up is late only where the vCPU itself did not run (the host stalled the emulator) or the
+# kernel ran that long without a preemption point (beside a hackbench started again and again, its
+# forks and exits alone: 12-52 ms under EEVDF in bench/run.sh tiny, 2026-12-05). Each
 # stop prints FDL-STALL with the worst wake-up and keeps the worst of the case in STALL_WORST_US,
 # which rig_gate after reads. Why: the clean-clone CI of 8538999 (2026-12-05) failed deadline-
 # within's worst-lateness check once in six boots of one build (a start of the 4 ms cgroup 22.65 ms
@@ -250,10 +252,13 @@ cyclictest_figures() {
 # of 45782c6, 5.1-9.3 ms in all twelve. 10 ms is above that usual worst, half of the 20 ms the
 # worst-lateness check it guards allows; being consulted only after a failed check, a stall of 10
 # ms without one costs a boot, not a pass.
+# STALL_FIGURES: the last stop's "SAMPLES OVER_1MS MAX_US" (empty: no watch), for the benchmarks'
+# records (bench/guest/bench.sh).
 STALL_WORST_US=0
 STALL_LIMIT_US=10000
 stall_watch_start() {
     STALL_PID=""
+    STALL_FIGURES=""
     command -v cyclictest > /dev/null || return 0
     cyclictest -q -m -a -t "$(nproc)" -p 95 -i 10000 -h 1000 > /tmp/stall.txt 2>&1 &
     STALL_PID=$!
@@ -264,7 +269,8 @@ stall_watch_stop() {
     kill -INT "$STALL_PID" 2>/dev/null
     wait "$STALL_PID"
     STALL_PID=""
-    set -- $(cyclictest_figures /tmp/stall.txt)
+    STALL_FIGURES=$(cyclictest_figures /tmp/stall.txt)
+    set -- $STALL_FIGURES
     echo "FDL-STALL $tag: a real-time thread's worst timer wake-up $3 us; $2 of $1 over 1 ms late"
     [ "$3" -gt "$STALL_WORST_US" ] && STALL_WORST_US=$3
     return 0
