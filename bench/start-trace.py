@@ -8,7 +8,8 @@ first N waits longer than --over-ms with every context switch meanwhile. The wor
 2 ms during which a CPU idled for over 0.5 ms (summed over the CPUs) are counted: work left
 waiting beside an idle CPU. The workers' waits over --behind-ms are classed by what held the CPUs
 longest meanwhile: another probe's cgroup (an order the policy chose: under scx_fdl a tighter
-deadline, or fair work's earlier one), the worker's own cgroup, other tasks, or idle CPUs. A
+deadline, or fair work's earlier one), the worker's own cgroup, other tasks, or idle CPUs. Last,
+how often each probe's threads were preempted, by what took their CPU. A
 debugging build's bpf_printk lines (bpf_trace_printk) are in the log too.
 
     vm/run.sh --log LOG bench/guest/spin-sched-trace.sh [KEY=VALUE...]
@@ -60,6 +61,7 @@ def main():
     classes = collections.defaultdict(list)
     behind = collections.defaultdict(collections.Counter)
     nr_workers = collections.Counter()
+    taken = collections.defaultdict(collections.Counter)  # preempted cgroup -> what took its CPU
     recent = collections.deque(maxlen=64)
     shown = shown_idle = worker_waits = idle_waits = 0
     for ts, cpu, ev, f, _ in events:
@@ -73,6 +75,8 @@ def main():
             credit(cpu, ts)
             current[cpu], since[cpu] = nxt, ts
             recent.append((ts, cpu, prev, f["prev_state"], nxt))
+            if prev in cgroup and f["prev_state"] in ("R", "R+"):
+                taken[cgroup[prev]][cgroup.get(nxt, "idle" if nxt == 0 else "other tasks")] += 1
             if nxt not in waking:
                 continue
             for c in since:
@@ -118,6 +122,10 @@ def main():
     for c in sorted(behind):
         held_by = ", ".join(f"{k} {n}" for k, n in behind[c].most_common())
         print(f"  {c:8s} {sum(behind[c].values())} of {nr_workers[c]}: {held_by}")
+    print("probe threads preempted (off their CPU still runnable), per cgroup, by what took the CPU:")
+    for c in sorted(taken):
+        by = ", ".join(f"{k} {n}" for k, n in taken[c].most_common())
+        print(f"  {c:8s} {sum(taken[c].values())}: {by}")
 
 
 if __name__ == "__main__":

@@ -739,15 +739,21 @@ class Binaries(unittest.TestCase):
 class TraceReaders(unittest.TestCase):
     """The trace readers of bench/ on a synthetic spin-sched-trace.sh log."""
 
-    def test_run_lengths(self):
+    def load(self, name, file):
+        """A reader of bench/ (a script, not a module) as a module, with bench/ on the path for
+        its imports (sched_trace)."""
         import importlib.util
         import sys
         bench = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         sys.path.insert(0, bench)
         self.addCleanup(sys.path.remove, bench)
-        spec = importlib.util.spec_from_file_location("run_lengths", os.path.join(bench, "run-lengths.py"))
+        spec = importlib.util.spec_from_file_location(name, os.path.join(bench, file))
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        return mod
+
+    def test_run_lengths(self):
+        mod = self.load("run_lengths", "run-lengths.py")
 
         def sw(cpu, ts, prev, nxt):
             return (f"TR  x-{prev}  [{cpu:03d}] d..2.  {ts:.6f}: sched_switch: prev_comm=x prev_pid={prev} "
@@ -765,6 +771,32 @@ class TraceReaders(unittest.TestCase):
         self.assertEqual([round(x, 3) for x in runs["msg"]], [0.2, 0.4])
         self.assertEqual(sorted(round(x, 3) for x in runs["worker"]), [0.05, 0.1])
         self.assertNotIn("main", runs)
+
+    def test_start_trace_counts_preemptions_by_who_took_the_cpu(self):
+        import contextlib
+        import io
+        import sys
+        mod = self.load("start_trace", "start-trace.py")
+
+        def sw(cpu, ts, prev, state, nxt):
+            return (f"TR  x-{prev}  [{cpu:03d}] d..2.  {ts:.6f}: sched_switch: prev_comm=x prev_pid={prev} "
+                    f"prev_prio=120 prev_state={state} ==> next_comm=y next_pid={nxt} next_prio=120\n")
+        # fdl's worker 21 preempted twice by loose's 31 and once by a kworker (99); once it slept.
+        log = ["THREADS fdl 20 21 22 23\n", "THREADS loose 30 31 32 33\n",
+               sw(0, 1.0, 21, "R", 31), sw(0, 1.1, 31, "S", 21), sw(0, 1.2, 21, "R+", 31),
+               sw(0, 1.3, 31, "S", 21), sw(0, 1.4, 21, "R", 99), sw(0, 1.5, 99, "S", 21),
+               sw(0, 1.6, 21, "S", 0)]
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.writelines(log)
+        self.addCleanup(os.unlink, f.name)
+        out = io.StringIO()
+        argv = sys.argv
+        sys.argv = ["start-trace.py", f.name]
+        self.addCleanup(setattr, sys, "argv", argv)
+        with contextlib.redirect_stdout(out):
+            mod.main()
+        self.assertIn("  fdl      3: loose 2, other tasks 1", out.getvalue())
+        self.assertNotIn("  loose    ", out.getvalue().split("preempted")[1])
 
 
 if __name__ == "__main__":
