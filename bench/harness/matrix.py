@@ -347,6 +347,24 @@ def stalled_cells(rows):
     return out
 
 
+def stall_summary(rows, scheds):
+    """One line: per scheduler, the median and the worst of its measurements' worst stall-watch
+    wake-ups over the rows (each row's per-variant figure, report.stall_worst); "" if none had any.
+    Quiet and beside hackbench apart: hackbench's forks and exits make their own (report.STALL_LIMIT_US)."""
+    parts = []
+    for load in ("quiet", "antagonist"):
+        per_s = []
+        for s in scheds:
+            v = sorted(per[s]["stall_us"] for cell, var, sc, per, reason in rows
+                       if var == load and per and per.get(s, {}).get("stall_us") is not None)
+            if v:
+                per_s.append(f"{s} {v[len(v) // 2] / 1000:.1f} / {v[-1] / 1000:.1f}")
+        if per_s:
+            parts.append(f"{load}: {', '.join(per_s)} ms")
+    return ("Stall watch (a real-time thread's worst timer wake-up per measurement; median / worst over "
+            "the cells): " + "; ".join(parts) + ".") if parts else ""
+
+
 def markdown(sp, rows, scheds, meta):
     """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
     EEVDF, scx_fdl's misses/starts (of wake-ups) and worst lateness, a verdict per cell; then why each cell failed."""
@@ -412,6 +430,9 @@ def markdown(sp, rows, scheds, meta):
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
             "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
             "2x from its lateness histogram.", ""]
+    summary = stall_summary(rows, scheds)
+    if summary:
+        head.insert(2, summary)
     stalled = stalled_cells(rows)
     if stalled:
         head.insert(2, f"CPU stalls of {report.STALL_LIMIT_US // 1000} ms or more and twice EEVDF's in the same "

@@ -715,8 +715,12 @@ class StallWatch(unittest.TestCase):
         cell = type("Cell", (), {"name": "wake.rr4-20"})()
         rows = [(cell, v, sc, agg["variants"][v], None), (cell, "other", sc, None, "not run")]
         self.assertEqual(matrix.stalled_cells(rows), [f"wake.rr4-20 / {v}: scx_fdl"])
+        self.assertEqual(matrix.stall_summary(rows, ["eevdf", "scx_fdl"]),
+                         f"Stall watch (a real-time thread's worst timer wake-up per measurement; median / worst "
+                         f"over the cells): {v}: eevdf 4.8 / 4.8, scx_fdl 36.7 / 36.7 ms.")
         agg["variants"][v]["scx_fdl"]["stall_us"] = 9999
         self.assertEqual(matrix.stalled_cells(rows), [])
+        self.assertEqual(matrix.stall_summary([], ["eevdf"]), "")
 
 
 class Binaries(unittest.TestCase):
