@@ -317,15 +317,16 @@ measure() {
     mpid=""
     [ "$1" = eevdf ] || mpid=$SPID
     mach_before=$(machine_usec $mpid)
-    # The host's stalls meanwhile (lib.sh's stall watch: a real-time thread on every CPU, 10 ms
-    # timer): a tail the host made is told from the scheduler's (the report flags the measurement).
-    stall_watch_start
+    # With BENCH_STALL_WATCH (bench/run.sh --stall-watch), the CPUs' stalls meanwhile (lib.sh's
+    # stall watch: a real-time thread on every CPU, 10 ms timer), for the report. Not by default:
+    # its preemptions are then part of the workload.
+    [ "$BENCH_STALL_WATCH" = 1 ] && stall_watch_start
     "probes_$2"
     # Without a latency probe the window is the probe's would-be length (CPU shares only).
     [ -n "$PROBES" ] || sleep $((BENCH_WARMUP + BENCH_DURATION))
     err=""
     for p in $PROBES; do wait "${p#*:}" || err="${err}probe ${p%%:*} failed; "; done
-    stall_watch_stop "$1/$2/$3"
+    [ "$BENCH_STALL_WATCH" = 1 ] && stall_watch_stop "$1/$2/$3"
     WINDOW=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
     for c in $BENCH_CGROUPS; do
         b=$(echo "$before" | tr ' ' '\n' | awk -F= -v c="$c" '$1 == c { print $2 }')

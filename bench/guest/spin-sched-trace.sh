@@ -23,13 +23,20 @@
 # IPIs sent (ipi_send_cpu, with the caller) and wake-ups of a polling idle CPU without one, too;
 # ipi=2: also the function-call and timer interrupts taken (bench/remote-wake.py). rig=1: first the
 # benchmarks' rig check (cyclictest at real-time priority on every CPU, 2 ms timer, 4 s: how late
-# the host wakes an idle vCPU), its summary printed as RIG lines.
+# the host wakes an idle vCPU), its summary printed as RIG lines. stall=1: lib.sh's stall watch
+# (cyclictest at real-time priority on every CPU, 10 ms timer) beside the probes, with the local
+# timer interrupts recorded too, for bench/stall-trace.py; its summary as an FDL-STALL line.
+# breaktrace=USEC: instead, cyclictest -b USEC (same threads): the first wake-up later than USEC
+# stops the trace there, and only its last 8000 lines are printed (FDL-BREAK says whether it
+# stopped): what the CPUs did up to a stall, in a run long enough to meet one. secs=N: the
+# probes' run (12 s).
 . ./lib.sh
 secs=12 spin=3000 sleep=20000 jitter=5000 workers=2 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0 ipi=0 rig=0
+stall=0 breaktrace=0
 deadlines=rr4-20
 while [ $# -gt 0 ]; do
     case $1 in
-        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|deadlines=*|ipi=*|rig=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|deadlines=*|ipi=*|rig=*|stall=*|breaktrace=*|secs=*) eval "${1%%=*}=\${1#*=}"; shift ;;
         *) break ;;
     esac
 done
@@ -50,7 +57,9 @@ rig_line() {
 [ "$rig" = 1 ] && rig_line
 T=/sys/kernel/tracing
 [ -e $T/trace ] || mount -t tracefs none $T
-echo 60000 > $T/buffer_size_kb
+# breaktrace: the last moments only, in a buffer small enough to print in the emulator (about 0.2 s
+# of events per CPU beside hackbench).
+if [ "$breaktrace" != 0 ]; then echo 8000 > $T/buffer_size_kb; else echo 60000 > $T/buffer_size_kb; fi
 for c in cfs loose fdl antagonist; do mkcg $c 100; done
 g=; [ "$shares" -gt 0 ] && g="guaranteed_shares = $shares"
 case $deadlines in
@@ -103,6 +112,7 @@ for s in $scheds; do
     events="sched/sched_waking sched/sched_wakeup sched/sched_switch irq_vectors/reschedule_entry power/cpu_idle"
     [ "$ipi" -ge 1 ] && events="$events ipi/ipi_send_cpu sched/sched_wake_idle_without_ipi"
     [ "$ipi" -ge 2 ] && events="$events irq_vectors/call_function_single_entry irq_vectors/local_timer_entry"
+    [ "$stall$breaktrace" != 00 ] && [ "$ipi" -lt 2 ] && events="$events irq_vectors/local_timer_entry"
     for e in $events; do
         [ -e $T/events/$e/enable ] && echo 1 > $T/events/$e/enable
     done
@@ -117,10 +127,24 @@ for s in $scheds; do
             > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
         pids="$pids $!"
     done
+    [ "$stall" = 1 ] && stall_watch_start
+    bt=
+    if [ "$breaktrace" != 0 ]; then
+        cyclictest -q -m -a -t "$(nproc)" -p 95 -i 10000 -b "$breaktrace" --tracemark > /tmp/bt.txt 2>&1 &
+        bt=$!
+    fi
     sleep 3
     for c in cfs loose fdl; do echo "THREADS $c $(tr '\n' ' ' < $CG/$c/cgroup.threads)"; done
     [ "$cost" != 0 ] && [ "$s" != eevdf ] && scx_fdl cost --secs $((secs - 4)) 2>&1 | sed "s/^/COST $s /"
     wait $pids
+    [ "$stall" = 1 ] && stall_watch_stop "$s"
+    broke=0
+    if [ -n "$bt" ]; then
+        [ "$(cat $T/tracing_on)" = 0 ] && broke=1
+        kill -INT "$bt" 2>/dev/null
+        wait "$bt"
+        echo "FDL-BREAK $s stopped=$broke threshold_us=$breaktrace: $(grep -i -E 'break|latency' /tmp/bt.txt | tail -2 | tr '\n' ' ')"
+    fi
     if [ -n "$hb" ]; then
         kill $hb
         while [ -s $CG/antagonist/cgroup.procs ]; do kill -9 $(cat $CG/antagonist/cgroup.procs) 2>/dev/null; sleep 0.2; done
@@ -143,7 +167,11 @@ for s in $scheds; do
         grep '\[bpf\]$' /proc/kallsyms | sed 's/^/BPFSYM /'
         bpftool prog show --json | sed 's/^/BPFPROG /'
     fi
-    [ "$cost$profile" = 00 ] && grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle|bpf_trace_printk|ipi_send_cpu|sched_wake_idle_without_ipi|call_function_single_entry|local_timer_entry" $T/trace | sed "s/^/TR /"
+    if [ "$breaktrace" != 0 ]; then
+        [ "$broke" = 1 ] && grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle|bpf_trace_printk|local_timer_entry|tracing_mark_write" $T/trace | tail -8000 | sed "s/^/TR /"
+    elif [ "$cost$profile" = 00 ]; then
+        grep -E "sched_waking|sched_wakeup|sched_switch|reschedule_entry|cpu_idle|bpf_trace_printk|ipi_send_cpu|sched_wake_idle_without_ipi|call_function_single_entry|local_timer_entry" $T/trace | sed "s/^/TR /"
+    fi
     stop "$s"
 done
 exit $FAILED

@@ -61,6 +61,11 @@ def parse_args(argv):
     ap.add_argument("--probe", default="fdl-probe", metavar="PATH",
                     help="the latency workload: fdl-probe (default) or the path of a schbench binary")
     ap.add_argument("--out", metavar="DIR", help="results directory (default .cache/bench/results/SCENARIO-TIME)")
+    ap.add_argument("--stall-watch", action="store_true",
+                    help="run the stall watch (cyclictest at real-time priority on every CPU, 10 ms timer) beside "
+                         "each measurement and report its worst wake-up; off by default: its 100 preemptions per "
+                         "CPU and second are part of the workload then, and cost sched_ext schedulers more than "
+                         "EEVDF (docs/benchmarks.md, 2026-12-05)")
     ap.add_argument("--check", action="store_true", help="only check the scenario files")
     ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run from DIR/raw.jsonl")
     a = ap.parse_args(argv)
@@ -229,7 +234,7 @@ def run_scenario(a, sc, runner_kind, staging):
         # Results of a scheduler and repeat cut short by a lost guest are measured again whole.
         records[:] = [r for r in records if (r["sched"], r["repeat"]) in done]
         sched_events[:] = [e for e in sched_events if (e["sched"], e["repeat"]) in done]
-        plan_text = plan.write(sc, run_scheds, cmds, probe, duration, repeat, skip=done)
+        plan_text = plan.write(sc, run_scheds, cmds, probe, duration, repeat, skip=done, stall_watch=a.stall_watch)
         with open(os.path.join(out_dir, "plan.sh" if boot == 1 else f"plan-{boot}.sh"), "w") as f:
             f.write(plan_text)
         left = steps - len(done) * len(sc.variants)
@@ -257,7 +262,8 @@ def run_scenario(a, sc, runner_kind, staging):
                 duration_s=duration, probe=probe, statuses=statuses, started=stamp, elapsed_s=round(elapsed),
                 complete=bool(info.get("complete")), exit_status=rc, garbled_lines=info.get("garbled", 0),
                 boots=boot, restarts=restarts, rig=rigs, crash=info.get("crash"), binaries=binaries,
-                fdl_variants=a.fdl_variants, fdl_builds=a.fdl_builds, fdl_options=a.fdl_options, command="bench/run.sh " + " ".join(sys.argv[1:]))
+                fdl_variants=a.fdl_variants, fdl_builds=a.fdl_builds, fdl_options=a.fdl_options, stall_watch=a.stall_watch,
+                command="bench/run.sh " + " ".join(sys.argv[1:]))
     if not info.get("complete"):
         log(f"the run did not finish (exit {rc}{'; guest kernel: ' + info['crash'] if info.get('crash') else ''}): "
             f"the report holds what was gathered; console: {info.get('console_log')}")

@@ -240,6 +240,9 @@ def parse_args(argv):
                     "cells already complete in it are not run again")
     ap.add_argument("--lock", metavar="FILE", help="hold flock(1) on FILE around each VM boot, so that other VM "
                     "users of this host wait their turn between cells")
+    ap.add_argument("--stall-watch", action="store_true",
+                    help="the stall watch beside every measurement (bench/run.sh --stall-watch; off by default: "
+                         "it changes the workload)")
     ap.add_argument("--check", action="store_true", help="only check the spec and list the cells")
     ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run in DIR")
     a = ap.parse_args(argv)
@@ -277,13 +280,16 @@ def run_cell(a, cell, text, out_dir, env):
         f.write(text)
     done = _results(cdir)
     if done and done["meta"].get("complete") and done["meta"].get("schedulers") == a.schedulers and \
-            done["meta"].get("fdl_options", "") == a.fdl_options:
+            done["meta"].get("fdl_options", "") == a.fdl_options and \
+            bool(done["meta"].get("stall_watch")) == a.stall_watch:
         log(f"cell {cell.name}: complete in {cdir}, not run again")
         return cdir, 0
     cmd = [os.path.join(ROOT, "bench", "run.sh"), spath, "--schedulers", ",".join(a.schedulers), "--out", cdir,
            "--runner", "vm"]
     if a.fdl_options:
         cmd += ["--fdl-options", a.fdl_options]
+    if a.stall_watch:
+        cmd += ["--stall-watch"]
     if a.lock:
         cmd = ["flock", a.lock] + cmd
     # A fresh directory: run.sh appends to raw.jsonl.

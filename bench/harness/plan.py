@@ -15,10 +15,10 @@ def probe_args(w, probe):
     return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us}{jitter} --spin-us {w.spin_us}"
 
 
-def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=()):
+def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=(), stall_watch=False):
     """Text of plan.sh. scheds: the schedulers to run, in order ("eevdf" = no sched_ext scheduler);
     sched_cmds: the command line of each other scheduler; skip: (sched, repeat) pairs measured
-    already."""
+    already; stall_watch: the stall watch beside each measurement (bench/run.sh --stall-watch)."""
     q = shlex.quote
     out = [
         f"# Plan for scenario {sc.name} ({sc.path}), written by bench/run.sh.",
@@ -36,6 +36,7 @@ def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=()):
         f"BENCH_LATE_CGROUPS={q(' '.join(c.name for c in sc.fdl_cgroups()) if sc.cgroups_after_start else '')}",
         f"BENCH_RESCAN_WAIT={scenario.RESCAN_WAIT_S}",
         f"BENCH_SKIP={q(' '.join(f'{s}:{r}' for s, r in sorted(skip)))}",
+        f"BENCH_STALL_WATCH={int(stall_watch)}",
         "",
         "sched_cmd() {",
         "    case $1 in",

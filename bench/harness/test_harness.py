@@ -625,6 +625,11 @@ class SchedulerVariants(unittest.TestCase):
         self.assertIn("scx_fdl+old) echo 'scx_fdl-old --slice-us 2000' ;;", text)
         self.assertIn("scx_fdl+old) echo scx_fdl-old ;;", text)
         self.assertIn("scx_fdl) echo scx_fdl ;;", text)
+        # The stall watch only when asked for (bench/run.sh --stall-watch).
+        self.assertIn("BENCH_STALL_WATCH=0", text)
+        self.assertIn("BENCH_STALL_WATCH=1", plan.write(sc, ["eevdf"], {}, "fdl-probe", 5, 1, stall_watch=True))
+        self.assertTrue(main.parse_args(["tiny", "--stall-watch"]).stall_watch)
+        self.assertFalse(main.parse_args(["tiny"]).stall_watch)
 
 
 class Restart(unittest.TestCase):
@@ -801,6 +806,41 @@ class TraceReaders(unittest.TestCase):
             mod.main()
         self.assertIn("  fdl      3: loose 2, other tasks 1", out.getvalue())
         self.assertNotIn("  loose    ", out.getvalue().split("preempted")[1])
+
+    def test_stall_trace_finds_the_late_timer_and_the_frozen_guest(self):
+        import contextlib
+        import io
+        import sys
+        mod = self.load("stall_trace", "stall-trace.py")
+
+        def ev(cpu, ts, what):
+            return f"TR  x-1  [{cpu:03d}] d..2.  {ts:.6f}: {what}\n"
+
+        def waking(cpu, ts, pid, prio):
+            return ev(cpu, ts, f"sched_waking: comm=cyclictest pid={pid} prio={prio} target_cpu={cpu:03d}")
+
+        def to(cpu, ts, pid):
+            return ev(cpu, ts, f"sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=R ==> "
+                               f"next_comm=cyclictest next_pid={pid} next_prio=4")
+        # RT thread 50 on CPU 1: on time at 1.000, then 62 ms late (1.072), nothing at all on any
+        # CPU from 1.005 to 1.070. Thread 7 (prio 120: cyclictest's main thread) is not counted.
+        log = [waking(1, 1.000, 50, 4), to(1, 1.0001, 50), ev(0, 1.005, "local_timer_entry: vector=236"),
+               waking(0, 1.006, 7, 120), ev(0, 1.070, "local_timer_entry: vector=236"),
+               waking(1, 1.072, 50, 4), to(1, 1.0725, 50)]
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.writelines(log)
+        self.addCleanup(os.unlink, f.name)
+        out = io.StringIO()
+        argv = sys.argv
+        sys.argv = ["stall-trace.py", f.name, "--show", "1"]
+        self.addCleanup(setattr, sys, "argv", argv)
+        with contextlib.redirect_stdout(out):
+            mod.main()
+        text = out.getvalue()
+        self.assertIn("stall watch threads seen: 1; wake-ups 2", text)
+        self.assertIn("timer fired late (interval past the period): n=1 p50=62.00", text)
+        self.assertIn("62.00 ms, thread 50 on CPU 1", text)
+        self.assertIn("no event on any CPU for 64.00 ms from 1.006000", text)
 
 
 if __name__ == "__main__":
