@@ -64,8 +64,8 @@ def parse_args(argv):
     ap.add_argument("--stall-watch", action="store_true",
                     help="run the stall watch (cyclictest at real-time priority on every CPU, 10 ms timer) beside "
                          "each measurement and report its worst wake-up; off by default: its 100 preemptions per "
-                         "CPU and second are part of the workload then, and cost sched_ext schedulers more than "
-                         "EEVDF (docs/benchmarks.md, 2026-12-05)")
+                         "CPU and second are part of the workload then, and cost scx_fdl more than EEVDF "
+                         "(docs/benchmarks.md, 2026-12-05)")
     ap.add_argument("--check", action="store_true", help="only check the scenario files")
     ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run from DIR/raw.jsonl")
     a = ap.parse_args(argv)
