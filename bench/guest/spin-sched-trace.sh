@@ -26,7 +26,7 @@
 # the host wakes an idle vCPU), its summary printed as RIG lines. stall=1: lib.sh's stall watch
 # (cyclictest at real-time priority on every CPU, 10 ms timer) beside the probes, with the local
 # timer interrupts recorded too, for bench/stall-trace.py; its summary as an FDL-STALL line.
-# breaktrace=USEC: instead, cyclictest -b USEC (same threads): the first wake-up later than USEC
+# breaktrace=USEC: the same watch with cyclictest's -b USEC: the first wake-up later than USEC
 # stops the trace there, and only its last 8000 lines are printed (FDL-BREAK says whether it
 # stopped): what the CPUs did up to a stall, in a run long enough to meet one. secs=N: the
 # probes' run (12 s).
@@ -127,23 +127,20 @@ for s in $scheds; do
             > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
         pids="$pids $!"
     done
-    [ "$stall" = 1 ] && stall_watch_start
-    bt=
     if [ "$breaktrace" != 0 ]; then
-        cyclictest -q -m -a -t "$(nproc)" -p 95 -i 10000 -b "$breaktrace" --tracemark > /tmp/bt.txt 2>&1 &
-        bt=$!
+        stall_watch_start -b "$breaktrace" --tracemark
+    elif [ "$stall" = 1 ]; then
+        stall_watch_start
     fi
     sleep 3
     for c in cfs loose fdl; do echo "THREADS $c $(tr '\n' ' ' < $CG/$c/cgroup.threads)"; done
     [ "$cost" != 0 ] && [ "$s" != eevdf ] && scx_fdl cost --secs $((secs - 4)) 2>&1 | sed "s/^/COST $s /"
     wait $pids
-    [ "$stall" = 1 ] && stall_watch_stop "$s"
     broke=0
-    if [ -n "$bt" ]; then
-        [ "$(cat $T/tracing_on)" = 0 ] && broke=1
-        kill -INT "$bt" 2>/dev/null
-        wait "$bt"
-        echo "FDL-BREAK $s stopped=$broke threshold_us=$breaktrace: $(grep -i -E 'break|latency' /tmp/bt.txt | tail -2 | tr '\n' ' ')"
+    [ "$breaktrace" != 0 ] && [ "$(cat $T/tracing_on)" = 0 ] && broke=1
+    [ "$stall$breaktrace" != 00 ] && stall_watch_stop "$s"
+    if [ "$breaktrace" != 0 ]; then
+        echo "FDL-BREAK $s stopped=$broke threshold_us=$breaktrace: $(grep '^# Break' /tmp/stall.txt | tr '\n' ' ')"
     fi
     if [ -n "$hb" ]; then
         kill $hb

@@ -253,14 +253,16 @@ cyclictest_figures() {
 # worst-lateness check it guards allows; being consulted only after a failed check, a stall of 10
 # ms without one costs a boot, not a pass.
 # STALL_FIGURES: the last stop's "SAMPLES OVER_1MS MAX_US" (empty: no watch), for the benchmarks'
-# records (bench/guest/bench.sh).
+# records (bench/guest/bench.sh). stall_watch_start's arguments go to cyclictest as well
+# (bench/guest/spin-sched-trace.sh breaktrace=USEC: -b USEC --tracemark, its summary in
+# /tmp/stall.txt too).
 STALL_WORST_US=0
 STALL_LIMIT_US=10000
 stall_watch_start() {
     STALL_PID=""
     STALL_FIGURES=""
     command -v cyclictest > /dev/null || return 0
-    cyclictest -q -m -a -t "$(nproc)" -p 95 -i 10000 -h 1000 > /tmp/stall.txt 2>&1 &
+    cyclictest -q -m -a -t "$(nproc)" -p 95 -i 10000 -h 1000 "$@" > /tmp/stall.txt 2>&1 &
     STALL_PID=$!
 }
 stall_watch_stop() {
