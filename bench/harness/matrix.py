@@ -17,13 +17,19 @@ from .scenario import ScenarioError, _duration, _int, _Reader, _unknown, duratio
 
 DEFAULT_SPEC = os.path.join(ROOT, "bench", "matrix", "issue10.toml")
 TOP_KEYS = {"description", "vcpus", "numa", "duration", "quick_duration", "warmup", "settle", "repeat", "loads",
-            "antagonist", "message_threads", "workers", "defaults", "shape", "deadlines", "cell"}
+            "antagonist", "overcommit", "message_threads", "workers", "defaults", "shape", "deadlines", "cell"}
 AXES = ("shape", "deadlines", "shares", "path")
 # Per cell, the number of tasks (the spec's message_threads and workers unless a cell says
 # otherwise): how many wake at once and who wakes whom.
 TASK_KEYS = ("message_threads", "workers")
 CELL_KEYS = set(AXES) | set(TASK_KEYS) | {"name", "why", "quick", "loads"}
-LOADS = ("quiet", "antagonist")
+# quiet: the probes alone; antagonist: beside hackbench (wake-ups and short runs, in cgroup
+# "antagonist"); overcommit: beside CPU-bound work that never sleeps, more of it than CPUs (stress-ng,
+# in cgroup "antagonist"): a woken probe finds every CPU busy with work that must be preempted.
+LOADS = ("quiet", "antagonist", "overcommit")
+DEFAULT_LOADS = ("quiet", "antagonist")
+# The cgroup of the work beside the probes, for both loads that have some.
+BESIDE_LOADS = ("antagonist", "overcommit")
 # How parameters reach scx_fdl: (fdl_params, cgroups_after_start) of the generated scenario.
 PATHS = {"config": ("config", False), "set": ("set", False), "after-start": ("config", True)}
 DEADLINE_CGROUPS = ("loose", "fdl")
@@ -75,7 +81,11 @@ def load_spec(path):
     if not isinstance(sp.antagonist, str) or not scenario.ARGS_RE.match(sp.antagonist):
         r.error("antagonist", f"{sp.antagonist!r}: hackbench's arguments (letters, digits, spaces, . _ = , : + -)",
                 key="antagonist")
-    sp.loads = _loads(r, doc.get("loads", list(LOADS)), None, "loads")
+    sp.overcommit = doc.get("overcommit", f"--cpu {2 * sp.vcpus} --cpu-method int64")
+    if not isinstance(sp.overcommit, str) or not scenario.ARGS_RE.match(sp.overcommit):
+        r.error("overcommit", f"{sp.overcommit!r}: stress-ng's arguments (letters, digits, spaces, . _ = , : + -)",
+                key="overcommit")
+    sp.loads = _loads(r, doc.get("loads", list(DEFAULT_LOADS)), None, "loads")
 
     sp.shapes = {}
     for name, s in _tables(r, doc, "shape").items():
@@ -190,7 +200,7 @@ def scenario_text(sp, cell, quick):
            f'warmup = "{sp.warmup}"', f'settle = "{sp.settle}"', f"repeat = {sp.repeat}",
            "variants = [" + ", ".join(f'"{v}"' for v in cell.loads) + "]",
            f'fdl_params = "{fdl_params}"', f"cgroups_after_start = {'true' if late else 'false'}", ""]
-    cgroups = (["antagonist"] if "antagonist" in cell.loads else []) + list(PROBE_CGROUPS)
+    cgroups = (["antagonist"] if any(x in cell.loads for x in BESIDE_LOADS) else []) + list(PROBE_CGROUPS)
     for cg in cgroups:
         out.append(f"[cgroup.{cg}]")
         out.append("cpu_weight = 100")
@@ -205,6 +215,9 @@ def scenario_text(sp, cell, quick):
     if "antagonist" in cell.loads:
         out += ["[[workload]]", 'kind = "hackbench"', 'cgroup = "antagonist"', f'args = "{sp.antagonist}"',
                 'variants = ["antagonist"]', ""]
+    if "overcommit" in cell.loads:
+        out += ["[[workload]]", 'kind = "stress-ng"', 'cgroup = "antagonist"', f'args = "{sp.overcommit}"',
+                'variants = ["overcommit"]', ""]
     for cg in PROBE_CGROUPS:
         out += ["[[workload]]", 'kind = "probe"', f'cgroup = "{cg}"', f"message_threads = {cell.message_threads}",
                 f"workers = {cell.workers}", f'sleep = "{sleep}"', f'jitter = "{jitter}"', f'spin = "{spin}"', ""]
@@ -358,7 +371,7 @@ def stall_summary(rows, scheds):
     wake-ups over the rows (each row's per-variant figure, report.stall_worst); "" if none had any.
     Quiet and beside hackbench apart: hackbench's forks and exits make their own (report.STALL_LIMIT_US)."""
     parts = []
-    for load in ("quiet", "antagonist"):
+    for load in LOADS:
         per_s = []
         for s in scheds:
             v = sorted(per[s]["stall_us"] for cell, var, sc, per, reason in rows

@@ -298,6 +298,11 @@ class Matrix(unittest.TestCase):
         # The number of tasks varies too: more workers per waker, and more wakers.
         self.assertTrue(any(c.workers > sp.workers for c in sp.cells), "no cell with more workers")
         self.assertTrue(any(c.message_threads > sp.message_threads for c in sp.cells), "no cell with more wakers")
+        # Every load is measured somewhere: the overcommit load in cells within the guarantees and above,
+        # with guarantees beyond the machine, and in the pure wake-up shape.
+        over = [c for c in sp.cells if "overcommit" in c.loads]
+        self.assertEqual(set(matrix.LOADS), {x for c in sp.cells for x in c.loads})
+        self.assertTrue({0, 300, 900, 7000} <= {c.shares for c in over} and "wake" in {c.shape for c in over})
         quick = matrix.generate(sp, True)
         self.assertTrue(0 < len(quick) < len(sp.cells))
         self.assertLessEqual(matrix.estimate_s(sp, [c for c, _ in quick], ["eevdf", "scx_fdl"], True), 12 * 60)
@@ -315,6 +320,14 @@ class Matrix(unittest.TestCase):
                              {(cell.message_threads, cell.workers)}, cell.name)
             if (cell.message_threads, cell.workers) != (sp.message_threads, sp.workers):
                 self.assertRegex(cell.name, r"\.(m\d+|t\d+)$")
+            # Each load's work beside the probes, in cgroup antagonist, measured in its own variant only.
+            beside = {w.kind: w for w in sc.workloads if w.kind != "probe"}
+            self.assertEqual(set(beside), {k for k, v in (("hackbench", "antagonist"), ("stress-ng", "overcommit"))
+                                           if v in cell.loads}, cell.name)
+            if "overcommit" in cell.loads:
+                self.assertEqual((beside["stress-ng"].cgroup, beside["stress-ng"].variants), ("antagonist", ["overcommit"]))
+                self.assertIn(f"--cpu {2 * sp.vcpus} ", beside["stress-ng"].args + " ")
+            self.assertEqual("antagonist" in sc.cgroups, len(beside) > 0, cell.name)
             # Every shape's sleeps are jittered (a quarter either side): no cell measures one phase.
             for w in sc.workloads:
                 if w.kind == "probe":
@@ -353,6 +366,10 @@ class Matrix(unittest.TestCase):
             (good.replace('loose = { deadline_rr = "20ms" }', 'loose = { deadline_rr = "20.5ms" }'),
              "cell spin3-sleep20.rr4-20.shares300.config: "),
             ("numa = 0\n" + good, "numa: 0 is not a whole number in 1..64"),
+            (good[:first] + '[[cell]]\nloads = ["quiet", "overcomit"]\nwhy = "x"\n',
+             "[[cell]] #1 loads: ['quiet', 'overcomit']: want a list of distinct loads from quiet, antagonist, overcommit"),
+            (good.replace('overcommit = "--cpu 4', 'overcommit = "--cpu 4; reboot'),
+             "overcommit: '--cpu 4; reboot --cpu-method int64': stress-ng's arguments"),
             # Two nodes need two sockets each: not on the default 2 vCPUs.
             ("numa = 2\n" + good, "numa: vcpus (2) must be a multiple of twice numa (2)"),
         ]
@@ -380,7 +397,8 @@ class Verdict(unittest.TestCase):
                   for n, v in p99.items()}
         r = {"sched": sched, "variant": variant, "repeat": 1, "error": None, "window_s": 10.0, "probes": probes,
              "hackbench": {"antagonist-hackbench": {"runs": runs, "secs": 10.0}} if variant == "antagonist" else {},
-             "stress": {}, "cpu_usec": {c: int(u * 10e6) for c, u in cpus.items()}}
+             "stress": {"antagonist-stress-ng": {"bogo_ops": runs * 1000, "secs": 10.0}} if variant == "overcommit" else {},
+             "cpu_usec": {c: int(u * 10e6) for c, u in cpus.items()}}
         if sched == "scx_fdl":
             r["fdl_stats"] = stats or {"loose": {"misses": 1, "picks": 1000, "max_lateness_us": 30000},
                                        "fdl": {"misses": 2, "picks": 1000, "max_lateness_us": 9000},
@@ -518,7 +536,11 @@ class Verdict(unittest.TestCase):
             matrix.write_report(sp, cells, ["eevdf", "scx_fdl", "scx_lavd"], d, meta)
             with open(os.path.join(d, "matrix.md")) as f:
                 md = f.read()
-        self.assertIn("2 PASS, 2 FAIL, 2 n.a.", md)
+        # Each cell's loads as rows, the overcommit load's too (stress-ng's throughput in its rules).
+        self.assertIn("3 PASS, 3 FAIL, 2 n.a.", md)
+        self.assertIn("| spin3-sleep20.rr4-20.shares900.config | overcommit | within | cfs |", md)
+        self.assertIn("**spin3-sleep20.rr4-20.shares900.config / overcommit** (within; ", md)
+        self.assertNotIn("antagonist-stress-ng: - x EEVDF", md)
         # A peer that was not built keeps its columns, marked n/a.
         self.assertIn("| spin3-sleep20.rr4-20.shares900.config | quiet | within | cfs | - | 2.5 / 10.0 | "
                       "2.8 / 11.0 | 1.10 | n/a | - | - | - | **PASS** |", md)
