@@ -19,6 +19,8 @@
 # (BPFPROG lines: bpftool's JSON), addresses (BPFSYM lines: kallsyms) and the kernel's text
 # symbols (KSYMS lines: gzip, base64) printed before it stops. antagonist=1: the matrix's antagonist
 # beside the probes (hackbench -g 2 -f 10 -s 20000 -l 10, again and again, in cgroup antagonist).
+# overcommit=1: the matrix's overcommit load instead (stress-ng --cpu 2x CPUs --cpu-method int64,
+# in cgroup antagonist: CPU-bound work that never sleeps).
 # deadlines=rfc: the matrix's RFC deadlines (fdl 1 ms / 500 us, loose 5 ms / 2.5 ms). ipi=1: the
 # IPIs sent (ipi_send_cpu, with the caller) and wake-ups of a polling idle CPU without one, too;
 # ipi=2: also the function-call and timer interrupts taken (bench/remote-wake.py). rig=1: first the
@@ -31,12 +33,12 @@
 # stopped): what the CPUs did up to a stall, in a run long enough to meet one. secs=N: the
 # probes' run (12 s).
 . ./lib.sh
-secs=12 spin=3000 sleep=20000 jitter=5000 workers=2 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0 ipi=0 rig=0
+secs=12 spin=3000 sleep=20000 jitter=5000 workers=2 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0 overcommit=0 ipi=0 rig=0
 stall=0 breaktrace=0
 deadlines=rr4-20
 while [ $# -gt 0 ]; do
     case $1 in
-        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|deadlines=*|ipi=*|rig=*|stall=*|breaktrace=*|secs=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|overcommit=*|deadlines=*|ipi=*|rig=*|stall=*|breaktrace=*|secs=*) eval "${1%%=*}=\${1#*=}"; shift ;;
         *) break ;;
     esac
 done
@@ -120,6 +122,9 @@ for s in $scheds; do
     pids= hb=
     if [ "$antagonist" = 1 ]; then
         sh -c "echo \$\$ > $CG/antagonist/cgroup.procs; while :; do hackbench -g 2 -f 10 -s 20000 -l 10 > /dev/null 2>&1; done" &
+        hb=$!
+    elif [ "$overcommit" = 1 ]; then
+        sh -c "echo \$\$ > $CG/antagonist/cgroup.procs; exec stress-ng --cpu $((2 * $(nproc))) --cpu-method int64 -t 100000 > /dev/null 2>&1" &
         hb=$!
     fi
     for c in cfs loose fdl; do

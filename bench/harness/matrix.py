@@ -24,8 +24,8 @@ AXES = ("shape", "deadlines", "shares", "path")
 TASK_KEYS = ("message_threads", "workers")
 CELL_KEYS = set(AXES) | set(TASK_KEYS) | {"name", "why", "quick", "loads"}
 # quiet: the probes alone; antagonist: beside hackbench (wake-ups and short runs, in cgroup
-# "antagonist"); overcommit: beside CPU-bound work that never sleeps, more of it than CPUs (stress-ng,
-# in cgroup "antagonist"): a woken probe finds every CPU busy with work that must be preempted.
+# "antagonist"); overcommit: beside CPU-bound work that never sleeps, more of it than CPUs (busy
+# loops, in cgroup "antagonist"): a woken probe finds every CPU busy with work that must be preempted.
 LOADS = ("quiet", "antagonist", "overcommit")
 DEFAULT_LOADS = ("quiet", "antagonist")
 # The cgroup of the work beside the probes, for both loads that have some.
@@ -81,10 +81,7 @@ def load_spec(path):
     if not isinstance(sp.antagonist, str) or not scenario.ARGS_RE.match(sp.antagonist):
         r.error("antagonist", f"{sp.antagonist!r}: hackbench's arguments (letters, digits, spaces, . _ = , : + -)",
                 key="antagonist")
-    sp.overcommit = doc.get("overcommit", f"--cpu {2 * sp.vcpus} --cpu-method int64")
-    if not isinstance(sp.overcommit, str) or not scenario.ARGS_RE.match(sp.overcommit):
-        r.error("overcommit", f"{sp.overcommit!r}: stress-ng's arguments (letters, digits, spaces, . _ = , : + -)",
-                key="overcommit")
+    sp.overcommit = _int(r, "overcommit", doc.get("overcommit", 2 * sp.vcpus), 1, 4096, key="overcommit")
     sp.loads = _loads(r, doc.get("loads", list(DEFAULT_LOADS)), None, "loads")
 
     sp.shapes = {}
@@ -216,7 +213,7 @@ def scenario_text(sp, cell, quick):
         out += ["[[workload]]", 'kind = "hackbench"', 'cgroup = "antagonist"', f'args = "{sp.antagonist}"',
                 'variants = ["antagonist"]', ""]
     if "overcommit" in cell.loads:
-        out += ["[[workload]]", 'kind = "stress-ng"', 'cgroup = "antagonist"', f'args = "{sp.overcommit}"',
+        out += ["[[workload]]", 'kind = "hogs"', 'cgroup = "antagonist"', f"count = {sp.overcommit}",
                 'variants = ["overcommit"]', ""]
     for cg in PROBE_CGROUPS:
         out += ["[[workload]]", 'kind = "probe"', f'cgroup = "{cg}"', f"message_threads = {cell.message_threads}",

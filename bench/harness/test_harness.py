@@ -322,11 +322,11 @@ class Matrix(unittest.TestCase):
                 self.assertRegex(cell.name, r"\.(m\d+|t\d+)$")
             # Each load's work beside the probes, in cgroup antagonist, measured in its own variant only.
             beside = {w.kind: w for w in sc.workloads if w.kind != "probe"}
-            self.assertEqual(set(beside), {k for k, v in (("hackbench", "antagonist"), ("stress-ng", "overcommit"))
+            self.assertEqual(set(beside), {k for k, v in (("hackbench", "antagonist"), ("hogs", "overcommit"))
                                            if v in cell.loads}, cell.name)
             if "overcommit" in cell.loads:
-                self.assertEqual((beside["stress-ng"].cgroup, beside["stress-ng"].variants), ("antagonist", ["overcommit"]))
-                self.assertIn(f"--cpu {2 * sp.vcpus} ", beside["stress-ng"].args + " ")
+                h = beside["hogs"]
+                self.assertEqual((h.cgroup, h.variants, h.count), ("antagonist", ["overcommit"], 2 * sp.vcpus))
             self.assertEqual("antagonist" in sc.cgroups, len(beside) > 0, cell.name)
             # Every shape's sleeps are jittered (a quarter either side): no cell measures one phase.
             for w in sc.workloads:
@@ -368,8 +368,7 @@ class Matrix(unittest.TestCase):
             ("numa = 0\n" + good, "numa: 0 is not a whole number in 1..64"),
             (good[:first] + '[[cell]]\nloads = ["quiet", "overcomit"]\nwhy = "x"\n',
              "[[cell]] #1 loads: ['quiet', 'overcomit']: want a list of distinct loads from quiet, antagonist, overcommit"),
-            (good.replace('overcommit = "--cpu 4', 'overcommit = "--cpu 4; reboot'),
-             "overcommit: '--cpu 4; reboot --cpu-method int64': stress-ng's arguments"),
+            (good.replace("overcommit = 4", "overcommit = 0"), "overcommit: 0 is not a whole number in 1..4096"),
             # Two nodes need two sockets each: not on the default 2 vCPUs.
             ("numa = 2\n" + good, "numa: vcpus (2) must be a multiple of twice numa (2)"),
         ]
@@ -397,8 +396,7 @@ class Verdict(unittest.TestCase):
                   for n, v in p99.items()}
         r = {"sched": sched, "variant": variant, "repeat": 1, "error": None, "window_s": 10.0, "probes": probes,
              "hackbench": {"antagonist-hackbench": {"runs": runs, "secs": 10.0}} if variant == "antagonist" else {},
-             "stress": {"antagonist-stress-ng": {"bogo_ops": runs * 1000, "secs": 10.0}} if variant == "overcommit" else {},
-             "cpu_usec": {c: int(u * 10e6) for c, u in cpus.items()}}
+             "stress": {}, "cpu_usec": {c: int(u * 10e6) for c, u in cpus.items()}}
         if sched == "scx_fdl":
             r["fdl_stats"] = stats or {"loose": {"misses": 1, "picks": 1000, "max_lateness_us": 30000},
                                        "fdl": {"misses": 2, "picks": 1000, "max_lateness_us": 9000},
@@ -509,6 +507,19 @@ class Verdict(unittest.TestCase):
         # The miss rule holds loose, whose guarantee fits, and not fdl, which used more than its own.
         self.assertEqual([d for n, ok, d in v["rules"] if not ok], ["loose: 20 of 1000"])
 
+    def test_overcommit_busy_loops_held_to_their_cpu(self):
+        """The overcommit load's busy loops: their work is their CPU time, held to the CPU rule."""
+        sc = self.cell(900)
+        use = dict(self.USE, antagonist=1.1)
+        ok = {"cfs": 11000, "loose": 4500, "fdl": 3000}
+        v = self.verdict(sc, ok, variant="overcommit", use=use)
+        self.assertEqual(v["verdict"], "PASS", v["rules"])
+        self.assertIn("antagonist CPU >= 90 % of min(EEVDF's, fair entitlement)", [n for n, _, _ in v["rules"]])
+        # Starved to 0.9 of EEVDF's 1.1 CPUs (below 90 % of it, and of its entitlement): FAIL.
+        v = self.verdict(sc, ok, variant="overcommit", use=dict(use, antagonist=0.9), eevdf_use=use)
+        self.assertEqual(self.failed(v), ["antagonist CPU >= 90 % of min(EEVDF's, fair entitlement)"])
+        self.assertIn("antagonist-hogs: 0.90 CPUs vs EEVDF 1.10", [d for _, ok, d in v["rules"] if not ok][0])
+
     def test_matrix_report(self):
         """The combined report of a matrix run, from cells' results as bench/run.sh writes them."""
         sp = matrix.load_spec(matrix.DEFAULT_SPEC)
@@ -524,8 +535,9 @@ class Verdict(unittest.TestCase):
                 if c.shares == 100:
                     continue                                 # never run: n.a.
                 sc = scenario.load(spath)
-                recs = [self.rec("eevdf", v, self.EEVDF, self.USE) for v in c.loads]
-                recs += [self.rec("scx_fdl", v, p99[c.shares], self.USE) for v in c.loads]
+                use = {v: dict(self.USE, antagonist=1.0) if v == "overcommit" else self.USE for v in c.loads}
+                recs = [self.rec("eevdf", v, self.EEVDF, use[v]) for v in c.loads]
+                recs += [self.rec("scx_fdl", v, p99[c.shares], use[v]) for v in c.loads]
                 agg = report.aggregate(sc, ["eevdf", "scx_fdl", "scx_lavd"], {"scx_lavd": "not built"}, recs)
                 os.makedirs(os.path.join(d, "cells", c.name))
                 build = {"scx_fdl": {"sha256": f"abc{c.shares}", "mtime": "2026-11-23 09:00:00 UTC"}}
@@ -540,7 +552,7 @@ class Verdict(unittest.TestCase):
         self.assertIn("3 PASS, 3 FAIL, 2 n.a.", md)
         self.assertIn("| spin3-sleep20.rr4-20.shares900.config | overcommit | within | cfs |", md)
         self.assertIn("**spin3-sleep20.rr4-20.shares900.config / overcommit** (within; ", md)
-        self.assertNotIn("antagonist-stress-ng: - x EEVDF", md)
+
         # A peer that was not built keeps its columns, marked n/a.
         self.assertIn("| spin3-sleep20.rr4-20.shares900.config | quiet | within | cfs | - | 2.5 / 10.0 | "
                       "2.8 / 11.0 | 1.10 | n/a | - | - | - | **PASS** |", md)
