@@ -4,8 +4,10 @@ worker wake-up goes (fdl-probe counts the wake-up delay plus the time lost to pr
 spinning). Per cgroup: the wait from sched_waking to the first run, the time off a CPU after
 being preempted (switched out still runnable) until the worker sleeps, and their sum (close to
 the probe's own figure); how many wake-ups were preempted; how long a worker had run before its
-first preemption; who took its CPU (the next task at that switch); and how long it stayed off
-after a preemption that came late in its burst (past --late-ms of running) or earlier.
+first preemption; who took its CPU (the next task at that switch); how long it stayed off
+after a preemption that came late in its burst (past --late-ms of running) or earlier; and what
+the CPUs ran while preempted workers waited (beside CPU-bound work of another cgroup: whether the
+worker waited for that work, which its scheduler served first).
 
     vm/run.sh --log LOG bench/guest/spin-sched-trace.sh [KEY=VALUE...]
     python3 bench/preempt-trace.py LOG [--late-ms 2.5]
@@ -37,7 +39,11 @@ def main():
     wait, off, total = (collections.defaultdict(list) for _ in range(3))
     ran_first, off_late, off_early = (collections.defaultdict(list) for _ in range(3))
     takers = collections.Counter()
-    for t, _cpu, name, f, _line in events:
+    # What each CPU runs since when (pid, what it is), and the CPU time given to each while a
+    # preempted worker of a cgroup waited: {(cgroup, what ran): seconds}.
+    member = {pid: cg for cg, pids in threads.items() for pid in pids}
+    on_cpu, gave = {}, collections.Counter()
+    for t, cpu, name, f, _line in events:
         if name == "sched_waking":
             pid = int(f.get("pid", 0))
             if pid in workers and pid not in live:
@@ -45,6 +51,13 @@ def main():
                                  lost=0.0, preempted=False)
         elif name == "sched_switch":
             prev, nxt = int(f.get("prev_pid", 0)), int(f.get("next_pid", 0))
+            if cpu in on_cpu:
+                pid, what, since = on_cpu[cpu]
+                for wpid, w in live.items():
+                    if w["off"] is not None and wpid != pid:
+                        gave[(workers[wpid], what)] += t - max(since, w["off"])
+            ncomm = f.get("next_comm", "?")
+            on_cpu[cpu] = (nxt, member.get(nxt) or ("idle" if nxt == 0 else "other: " + ncomm.split("/")[0]), t)
             if prev in live and live[prev]["on"] is not None:
                 w = live[prev]
                 w["ran"] += t - w["on"]
@@ -67,6 +80,10 @@ def main():
                 if w["run"] is None:
                     w["run"] = t
                 elif w["off"] is not None:
+                    # The other CPUs' runs still open: their part of the wait ends here.
+                    for c, (pid, what, since) in on_cpu.items():
+                        if c != cpu and pid != nxt:
+                            gave[(workers[nxt], what)] += t - max(since, w["off"])
                     gone = t - w["off"]
                     w["lost"] += gone
                     (off_late if w["ran_at_off"] > late_s else off_early)[workers[nxt]].append(gone * 1e3)
@@ -87,6 +104,10 @@ def main():
     print("who took a worker's CPU at its first preemption (its cgroup, the next task: count):")
     for (cg, taker), n in takers.most_common(12):
         print(f"  {cg:8s} {taker:24s} {n}")
+    print("what the CPUs ran while a cgroup's preempted workers waited (ms of CPU, summed over the workers waiting):")
+    for cg in sorted({c for c, _ in gave}):
+        top = sorted(((what, v) for (c, what), v in gave.items() if c == cg), key=lambda x: -x[1])[:6]
+        print(f"  {cg:8s} " + ", ".join(f"{what} {v * 1e3:.0f}" for what, v in top))
 
 
 if __name__ == "__main__":

@@ -841,6 +841,38 @@ class TraceReaders(unittest.TestCase):
         self.assertIn("  fdl      3: loose 2, other tasks 1", out.getvalue())
         self.assertNotIn("  loose    ", out.getvalue().split("preempted")[1])
 
+    def test_preempt_trace_counts_what_ran_while_preempted_workers_waited(self):
+        import contextlib
+        import io
+        import sys
+        mod = self.load("preempt_trace", "preempt-trace.py")
+
+        def ev(cpu, ts, what):
+            return f"TR  x-1  [{cpu:03d}] d..2.  {ts:.6f}: {what}\n"
+
+        def sw(cpu, ts, prev, state, nxt, comm="y"):
+            return ev(cpu, ts, f"sched_switch: prev_comm=x prev_pid={prev} prev_prio=120 prev_state={state} "
+                               f"==> next_comm={comm} next_pid={nxt} next_prio=120")
+        # cfs's worker 11 (main 10, workers 11 12, message thread 13) woken at 1.000, runs on CPU 0,
+        # preempted at 1.002 by fdl's worker 21; CPU 1 runs a busy loop (pid 99) until 1.006, then
+        # 11 again until it sleeps at 1.007. While it waited (1.002-1.006): fdl 3 ms on CPU 0
+        # (1.002-1.005, then idle 1 ms), the busy loop 4 ms on CPU 1.
+        log = ["THREADS cfs 10 11 12 13\n", "THREADS fdl 20 21 22 23\n",
+               sw(1, 0.999, 0, "R", 99, "stress-ng-cpu"),
+               ev(0, 1.000, "sched_waking: comm=fdl-probe pid=11 prio=120 target_cpu=000"),
+               sw(0, 1.000, 0, "R", 11), sw(0, 1.002, 11, "R+", 21), sw(0, 1.005, 21, "S", 0),
+               sw(1, 1.006, 99, "R", 11), sw(1, 1.007, 11, "S", 99, "stress-ng-cpu")]
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.writelines(log)
+        self.addCleanup(os.unlink, f.name)
+        out = io.StringIO()
+        argv = sys.argv
+        sys.argv = ["preempt-trace.py", f.name]
+        self.addCleanup(setattr, sys, "argv", argv)
+        with contextlib.redirect_stdout(out):
+            mod.main()
+        self.assertIn("  cfs      other: stress-ng-cpu 4, fdl 3, idle 1", out.getvalue())
+
     def test_stall_trace_finds_the_late_timer_and_the_frozen_guest(self):
         import contextlib
         import io
