@@ -795,6 +795,23 @@ class TraceReaders(unittest.TestCase):
         spec.loader.exec_module(mod)
         return mod
 
+    def run_reader(self, mod, script, lines, *args):
+        """A reader's main() on a log of these lines (a temporary file), with these arguments after
+        it; its standard output."""
+        import contextlib
+        import io
+        import sys
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.writelines(lines)
+        self.addCleanup(os.unlink, f.name)
+        out = io.StringIO()
+        argv = sys.argv
+        sys.argv = [script, f.name, *args]
+        self.addCleanup(setattr, sys, "argv", argv)
+        with contextlib.redirect_stdout(out):
+            mod.main()
+        return out.getvalue()
+
     def test_run_lengths(self):
         mod = self.load("run_lengths", "run-lengths.py")
 
@@ -816,9 +833,6 @@ class TraceReaders(unittest.TestCase):
         self.assertNotIn("main", runs)
 
     def test_start_trace_counts_preemptions_by_who_took_the_cpu(self):
-        import contextlib
-        import io
-        import sys
         mod = self.load("start_trace", "start-trace.py")
 
         def sw(cpu, ts, prev, state, nxt):
@@ -829,22 +843,11 @@ class TraceReaders(unittest.TestCase):
                sw(0, 1.0, 21, "R", 31), sw(0, 1.1, 31, "S", 21), sw(0, 1.2, 21, "R+", 31),
                sw(0, 1.3, 31, "S", 21), sw(0, 1.4, 21, "R", 99), sw(0, 1.5, 99, "S", 21),
                sw(0, 1.6, 21, "S", 0)]
-        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
-            f.writelines(log)
-        self.addCleanup(os.unlink, f.name)
-        out = io.StringIO()
-        argv = sys.argv
-        sys.argv = ["start-trace.py", f.name]
-        self.addCleanup(setattr, sys, "argv", argv)
-        with contextlib.redirect_stdout(out):
-            mod.main()
-        self.assertIn("  fdl      3: loose 2, other tasks 1", out.getvalue())
-        self.assertNotIn("  loose    ", out.getvalue().split("preempted")[1])
+        text = self.run_reader(mod, "start-trace.py", log)
+        self.assertIn("  fdl      3: loose 2, other tasks 1", text)
+        self.assertNotIn("  loose    ", text.split("preempted")[1])
 
     def test_preempt_trace_counts_what_ran_while_preempted_workers_waited(self):
-        import contextlib
-        import io
-        import sys
         mod = self.load("preempt_trace", "preempt-trace.py")
 
         def ev(cpu, ts, what):
@@ -862,21 +865,9 @@ class TraceReaders(unittest.TestCase):
                ev(0, 1.000, "sched_waking: comm=fdl-probe pid=11 prio=120 target_cpu=000"),
                sw(0, 1.000, 0, "R", 11), sw(0, 1.002, 11, "R+", 21), sw(0, 1.005, 21, "S", 0),
                sw(1, 1.006, 99, "R", 11), sw(1, 1.007, 11, "S", 99, "stress-ng-cpu")]
-        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
-            f.writelines(log)
-        self.addCleanup(os.unlink, f.name)
-        out = io.StringIO()
-        argv = sys.argv
-        sys.argv = ["preempt-trace.py", f.name]
-        self.addCleanup(setattr, sys, "argv", argv)
-        with contextlib.redirect_stdout(out):
-            mod.main()
-        self.assertIn("  cfs      other: stress-ng-cpu 4, fdl 3, idle 1", out.getvalue())
+        self.assertIn("  cfs      other: stress-ng-cpu 4, fdl 3, idle 1", self.run_reader(mod, "preempt-trace.py", log))
 
     def test_stall_trace_finds_the_late_timer_and_the_frozen_guest(self):
-        import contextlib
-        import io
-        import sys
         mod = self.load("stall_trace", "stall-trace.py")
 
         def ev(cpu, ts, what):
@@ -893,16 +884,7 @@ class TraceReaders(unittest.TestCase):
         log = [waking(1, 1.000, 50, 4), to(1, 1.0001, 50), ev(0, 1.005, "local_timer_entry: vector=236"),
                waking(0, 1.006, 7, 120), ev(0, 1.070, "local_timer_entry: vector=236"),
                waking(1, 1.072, 50, 4), to(1, 1.0725, 50)]
-        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
-            f.writelines(log)
-        self.addCleanup(os.unlink, f.name)
-        out = io.StringIO()
-        argv = sys.argv
-        sys.argv = ["stall-trace.py", f.name, "--show", "1"]
-        self.addCleanup(setattr, sys, "argv", argv)
-        with contextlib.redirect_stdout(out):
-            mod.main()
-        text = out.getvalue()
+        text = self.run_reader(mod, "stall-trace.py", log, "--show", "1")
         self.assertIn("stall watch threads seen: 1; wake-ups 2", text)
         self.assertIn("timer fired late (interval past the period): n=1 p50=62.00", text)
         self.assertIn("62.00 ms, thread 50 on CPU 1", text)
