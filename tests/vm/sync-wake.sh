@@ -11,8 +11,11 @@
 # Checks (scx_fdl), with margins for the emulator's wake-up floor (a halted vCPU woken: EEVDF's p50
 # here 1.5 ms, p90 3.3 ms):
 #   - at most a tenth of the reads ran on the writer's CPU (behind the writer: every one);
-#   - the reader's p50 at most 2 x EEVDF's + 1 ms (behind the writer it waits out the writer's
-#     slice, 3 ms, and the tick: p50 5.0 ms against EEVDF's 1.5 ms);
+#   - the reader's p50 at most 2 x EEVDF's + 1 ms, and never held below 3 ms (behind the writer it
+#     waits out the writer's slice, 3 ms, and the tick: p50 5.0 ms against EEVDF's 1.5 ms; off
+#     it, at the emulator's floor for waking a halted vCPU, 1.3-2.6 ms on 2026-12-04. EEVDF's own
+#     p50 is mostly that floor too, but not always: in the CI of 14f886e (2026-12-05) it read
+#     251 us, the bound 1.5 ms, and scx_fdl's reader, on the idle CPU for 279 of 280 reads, 2.2 ms);
 #   - its p90 at most 2 x EEVDF's p90 + 1 ms;
 #   - scx_fdl stayed attached, dmesg clean, clean exit.
 . ./lib.sh
@@ -36,8 +39,9 @@ behind() { sed -n "s/.*pipe-wake: \([0-9]*\) of.*/\1/p" "/tmp/p-$1.err"; }
 say "reads on the writer's CPU: EEVDF $(behind eevdf), scx_fdl $(behind fdl) of about $(p fdl samples)"
 check "the reader of a pipe whose writer keeps its CPU runs on the idle one: $(behind fdl) of $(p fdl samples) reads behind the writer (<= 10 %; EEVDF $(behind eevdf))" \
     "$(behind fdl) <= $(p fdl samples) * 0.1"
-check "its p50 ($(p fdl p50) us) is at most 2 x EEVDF's ($(p eevdf p50) us) + 1 ms" \
-    "$(p fdl p50) <= $(p eevdf p50) * 2 + 1000"
+p50_bound=$(awk -v e="$(p eevdf p50)" 'BEGIN { b = 2 * e + 1000; if (b < 3000) b = 3000; printf "%d", b }')
+check "its p50 ($(p fdl p50) us) is at most the larger of 2 x EEVDF's ($(p eevdf p50) us) + 1 ms and 3 ms ($p50_bound us)" \
+    "$(p fdl p50) <= $p50_bound"
 check "its p90 ($(p fdl p90) us) is at most 2 x EEVDF's ($(p eevdf p90) us) + 1 ms" \
     "$(p fdl p90) <= $(p eevdf p90) * 2 + 1000"
 check "the reader got its samples ($(p fdl samples), >= 80 % of EEVDF's $(p eevdf samples))" \
