@@ -19,8 +19,9 @@
 # (BPFPROG lines: bpftool's JSON), addresses (BPFSYM lines: kallsyms) and the kernel's text
 # symbols (KSYMS lines: gzip, base64) printed before it stops. antagonist=1: the matrix's antagonist
 # beside the probes (hackbench -g 2 -f 10 -s 20000 -l 10, again and again, in cgroup antagonist).
-# overcommit=1: the matrix's overcommit load instead (stress-ng --cpu 2x CPUs --cpu-method int64,
-# in cgroup antagonist: CPU-bound work that never sleeps).
+# overcommit=1: instead, CPU-bound work that never sleeps, twice the CPUs, in cgroup antagonist,
+# like the matrix's overcommit load (busy loops there; here stress-ng --cpu 2x CPUs --cpu-method
+# int64, as in the traces of 2026-12-05 in docs/benchmarks.md).
 # deadlines=rfc: the matrix's RFC deadlines (fdl 1 ms / 500 us, loose 5 ms / 2.5 ms). ipi=1: the
 # IPIs sent (ipi_send_cpu, with the caller) and wake-ups of a polling idle CPU without one, too;
 # ipi=2: also the function-call and timer interrupts taken (bench/remote-wake.py). rig=1: first the

@@ -548,11 +548,10 @@ class Verdict(unittest.TestCase):
             matrix.write_report(sp, cells, ["eevdf", "scx_fdl", "scx_lavd"], d, meta)
             with open(os.path.join(d, "matrix.md")) as f:
                 md = f.read()
-        # Each cell's loads as rows, the overcommit load's too (stress-ng's throughput in its rules).
+        # Each cell's loads as rows, the overcommit load's too (its busy loops under the CPU rule).
         self.assertIn("3 PASS, 3 FAIL, 2 n.a.", md)
         self.assertIn("| spin3-sleep20.rr4-20.shares900.config | overcommit | within | cfs |", md)
         self.assertIn("**spin3-sleep20.rr4-20.shares900.config / overcommit** (within; ", md)
-
         # A peer that was not built keeps its columns, marked n/a.
         self.assertIn("| spin3-sleep20.rr4-20.shares900.config | quiet | within | cfs | - | 2.5 / 10.0 | "
                       "2.8 / 11.0 | 1.10 | n/a | - | - | - | **PASS** |", md)
