@@ -251,6 +251,12 @@ struct fdl_cgroup {
 	 */
 	u64 sub_usage_ns;
 	u64 sub_wait_ns;
+	/*
+	 * Container: wake credit it earned asleep beyond the one wakeup_lag_ns it woke with, held
+	 * for its further tasks that wake while it is active (fdl_container_wake), in cgroup
+	 * virtual time.
+	 */
+	u64 cv_reserve;
 };
 
 /*

@@ -114,8 +114,10 @@ pub struct Opts {
     pub slice_floor_us: u64,
 
     /// CPU time of credit, in microseconds, that a task keeps across a sleep; where cgroups share
-    /// a queue (pods in their parent's), a cgroup's as a whole, shared by its tasks. Bounds how
-    /// far a waking task can jump ahead of tasks that kept running.
+    /// a queue (pods in their parent's), a cgroup's as a whole, shared by its tasks. A first-level
+    /// cgroup (a container) that wakes keeps one such credit, and one more for each further task
+    /// woken while it is active, up to one per CPU, from what it earned asleep. Bounds how far a
+    /// waking task can jump ahead of tasks that kept running.
     #[arg(long, default_value_t = 3000, value_name = "US",
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub wakeup_lag_us: u64,
