@@ -3020,6 +3020,10 @@ static void test_container_wake_credit_per_task_up_to_the_cpus(void)
 	behind[0] = fdl.cvtime_now - env.cg[10].cvtime;
 	fdl_on_runnable(&new_task(2, 10)->t, 100, false);
 	created = fdl.cvtime_now - env.cg[10].cvtime;
+	CHECK("a task created in it is counted all the same (members, weight)",
+	      env.cg[10].nr_active == 2 && *fdl_wsum(&env.cg[10]) == 200,
+	      "%lld members, weight %lld", (long long)env.cg[10].nr_active,
+	      (long long)*fdl_wsum(&env.cg[10]));
 	for (int i = 1; i < 3; i++) {
 		fdl_on_runnable(&new_task(2 + i, 10)->t, 100, true);
 		behind[i] = fdl.cvtime_now - env.cg[10].cvtime;

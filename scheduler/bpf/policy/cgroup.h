@@ -276,19 +276,16 @@ static __always_inline void fdl_cgroup_wake(u64 *cvtime, u64 share)
  */
 FDL_GLOBAL int fdl_container_wake(struct fdl_cgroup *cg)
 {
-	u64 lag, floor, cv, extra = 0, most;
+	u64 lag, cv, woke_at, most;
 
 	if (!cg)
 		return 0;
 	lag = fdl_vtime_delta(tun.wakeup_lag_ns, fdl_cgroup_cv_share(cg));
-	floor = fdl.cvtime_now - lag;
 	cv = cg->cvtime;
-	if (fdl_time_before(cv, floor)) {
-		most = tun.nr_cpus > 1 ? lag * (tun.nr_cpus - 1) : 0;
-		extra = floor - cv < most ? floor - cv : most;
-		cg->cvtime = floor;
-	}
-	cg->cv_reserve = extra;
+	woke_at = fdl_vtime_floor(cv, fdl.cvtime_now, lag);
+	most = tun.nr_cpus > 1 ? lag * (tun.nr_cpus - 1) : 0;
+	cg->cv_reserve = fdl_min(woke_at - cv, most);
+	cg->cvtime = woke_at;
 	return 0;
 }
 
@@ -315,7 +312,7 @@ FDL_GLOBAL int fdl_container_rewake(struct fdl_cgroup *cg)
 		r = cg->cv_reserve;
 		if (!r)
 			return 0;
-		take = lag < r ? lag : r;
+		take = fdl_min(lag, r);
 		if (__sync_bool_compare_and_swap(&cg->cv_reserve, r, r - take)) {
 			__sync_fetch_and_sub(&cg->cvtime, take);
 			return 0;

@@ -207,7 +207,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 {
 	u64 now = env_now(), vdt = fdl_vdt(now), queue, cgref;
 	struct fdl_cgroup *top, *cg;
-	int joined = 0, woke = 0;
+	bool rewake = false;
 	struct fdl_entity *e;
 	s64 root_wsum;
 
@@ -221,8 +221,8 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 		cgref = env_cgroup(t->cgref) ? t->cgref : FDL_ROOT_CGREF;
 		t->acct_cgref = cgref;
 		t->acct_weight = weight;
-		woke = fdl_cgroup_propagate(cgref, weight, 1, vdt);
-		joined = 1;
+		/* Counted whether or not woken from sleep: propagate first. */
+		rewake = !fdl_cgroup_propagate(cgref, weight, 1, vdt) && woken;
 		stat_inc(nr_became_runnable);
 	}
 	cgref = fdl_task_cgref(t);
@@ -233,7 +233,7 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 	 * A further task of an active container woke: one more credit from its reserve (not a
 	 * task created or moved in, nor the requeue of a property change).
 	 */
-	if (joined && woken && !woke && top)
+	if (rewake && top)
 		fdl_container_rewake(top);
 	if (e == &fdl.fair && !t->fair_counted) {
 		t->fair_counted = 1;
