@@ -92,7 +92,7 @@ struct fdl_cpu {
 	u32 inflight_retries;	/* looks again for work counted but not in its queue yet, since it last started a task */
 	u64 local_since;	/* select_cpu put a task on its local queue then, not yet started (0: none) */
 	u64 claimed_at;		/* woken for queued work, or given a task by select_cpu, then; not yet started (0: neither) */
-	u64 lent_q;		/* the fair queue whose running work it was taken from by a deadline (0: none) */
+	u64 lent_q;		/* the queue whose work of the fair order a deadline took it from (0: none) */
 	u64 lent_at;		/* when (fdl_loan_due) */
 	u64 fair_served_at;	/* it last ran work of the fair order, or saw none waiting (fdl_fair_first) */
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */

@@ -1853,6 +1853,60 @@ static void test_preemption_is_a_loan(void)
 }
 
 /*
+ * Beyond any guarantee a preemption is a loan too. No guarantees (the matrix's shares0 cells):
+ * the 20 ms container's workers spin on both CPUs, the cgroup without parameters' workers wake and
+ * queue behind them (fair work does not preempt fair work), then the 4 ms container's wake and take
+ * both CPUs by their deadline. Once those are done, the preempted workers get their CPUs back
+ * before the fair order serves the cgroup that had not started: the VM's trace of the quiet
+ * shares0 cell (2026-12-05 16:07) had 18 of loose's 21 wake-ups off a CPU over 6 ms thus, 0.1-2 ms
+ * of a spin left behind both of cfs's spins as well (EEVDF: 12 over 6 ms).
+ */
+static void test_preemption_beyond_guarantees_is_a_loan(void)
+{
+	struct task *k[6];
+	int i;
+
+	probe_cgroups(true, 0);
+	for (i = 0; i < 6; i++) {
+		k[i] = new_task(i, i < 2 ? 12 : i < 4 ? 11 : 10);
+		k[i]->spin_ns = 3 * MS;
+	}
+	for (i = 0; i < 6; i++)
+		wake(k[i]);
+	run_for(40 * MS);
+	for (i = 0; i < 6; i++)
+		k[i]->late_ns = 0;
+	memset(env.preempts, 0, sizeof(env.preempts));
+	env.stats.nr_loans_returned = 0;
+	wake(k[2]);
+	wake(k[3]);
+	run_for(1500 * US);
+	wake(k[0]);
+	wake(k[1]);
+	CHECK("the cgroup without parameters queues behind the 20 ms container's spins",
+	      env.preempts[0] + env.preempts[1] == 0 && running[0] && running[1] &&
+	      running[0]->t.cgref == 11 && running[1]->t.cgref == 11,
+	      "%d + %d preemptions", env.preempts[0], env.preempts[1]);
+	wake(k[4]);
+	wake(k[5]);
+	CHECK("the 4 ms container's wake-ups take both CPUs",
+	      env.preempts[0] + env.preempts[1] == 2, "%d + %d preemptions", env.preempts[0],
+	      env.preempts[1]);
+	run_for(15 * MS);
+	printf("loan beyond guarantees: 20 ms workers %llu / %llu us late, fair workers %llu / %llu "
+	       "us, %llu loans\n", k[2]->late_ns / US, k[3]->late_ns / US, k[0]->late_ns / US,
+	       k[1]->late_ns / US, (u64)env.stats.nr_loans_returned);
+	CHECK("the preempted workers finish before the fair workers' spins (late by the 4 ms "
+	      "container's spin and a step)", k[2]->late_ns <= 4 * MS && k[3]->late_ns <= 4 * MS,
+	      "%llu / %llu us", k[2]->late_ns / US, k[3]->late_ns / US);
+	CHECK("the CPUs were handed back as loans", env.stats.nr_loans_returned == 2, "%llu",
+	      (u64)env.stats.nr_loans_returned);
+	CHECK("the fair workers wait no more than the two spins ahead of them",
+	      k[0]->late_ns <= 7 * MS && k[1]->late_ns <= 7 * MS, "%llu / %llu us",
+	      k[0]->late_ns / US, k[1]->late_ns / US);
+}
+
+/*
  * A guarantee is a budget, not a priority: a container of two hogs (both CPUs of demand) beside a
  * cgroup of two fair hogs gets the larger of its guarantee and its fair share, not both: with
  * 0.5 CPU guaranteed, its fair share (1 CPU). Above its fair share a guarantee takes from the
@@ -4533,6 +4587,7 @@ int main(void)
 	test_idle_cpu_woken_for_queued_work_is_not_bound();
 	test_within_guarantee_ahead_of_fair_work();
 	test_preemption_is_a_loan();
+	test_preemption_beyond_guarantees_is_a_loan();
 	test_guarantee_is_a_budget();
 	test_loose_not_preempted_by_fair_work();
 	test_quiet_loose_no_worse_than_cfs();

@@ -71,17 +71,6 @@ FDL_GLOBAL u64 fdl_cont_cvtime(u64 cont)
 	return cg ? cg->cvtime : 0;
 }
 
-/* Is queue `cont` (a CPU's fdl_cpu.cont) fair work's: the root's own, or a cgroup without deadline? */
-FDL_GLOBAL int fdl_cont_is_fair(u64 cont)
-{
-	struct fdl_cgroup *cg;
-
-	if (cont == FDL_DSQ_FAIR)
-		return 1;
-	cg = env_cgroup(cont);
-	return cg && !cg->ent.deadline_rr_ns;
-}
-
 /* The victim search's candidates and arguments (fdl_choose_among). */
 struct fdl_victims {
 	s32 cpu[FDL_VICTIM_CANDIDATES];	/* candidates the task may run on, -1: none */

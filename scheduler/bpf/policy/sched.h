@@ -507,16 +507,15 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		if (cpu >= 0 && (cc = env_cpu(cpu))) {
 			/* Fair work taken by fair work (fdl_note_fair), not by a deadline. */
 			fair_victim = cc->queue == FDL_DSQ_FAIR && entity == FDL_DSQ_FAIR;
-			/* Fair work taken by a deadline within its guarantee: a loan (fdl_loan_due). */
-			lend = cc->queue == FDL_DSQ_FAIR && entity != FDL_DSQ_FAIR &&
-			       fdl_key_within(dl, vdt) ? cc->cont : 0;
+			/* Work of the fair order taken by a deadline: a loan (fdl_loan_due). */
+			lend = cc->queue == FDL_DSQ_FAIR && entity != FDL_DSQ_FAIR ? cc->cont : 0;
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, queue, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
 				    fdl_entity_budget_left(e, now));
 			fdl_cpu_burst(cc, now, 0, 0);
 			cc->has_next = 0;
 			cc->picked = 0;
-			if (lend && fdl_cont_is_fair(lend)) {
+			if (lend) {
 				cc->lent_q = lend;
 				cc->lent_at = now;
 			}
@@ -1088,38 +1087,43 @@ FDL_GLOBAL int fdl_take(s32 cpu, u64 now)
 }
 
 /*
- * How long a CPU taken from fair work by a deadline owes it back (fdl_loan_due): longer than any
+ * How long a CPU taken from work of the fair order by a deadline owes it back (fdl_loan_due): longer than any
  * burst that took it within a slice or two; a loan not returned by then has lapsed.
  */
 #define FDL_LOAN_NS	(4 * tun.slice_ns)
 
 /*
- * A preemption is a loan. A container within its guarantee that took this CPU from fair work
- * (fdl_on_enqueue: it had the earlier deadline, with enough slack), done with it, gives it back to
- * that fair work ahead of other containers within their guarantees that could not have taken it:
- * those whose deadline is not earlier than fair work's own by the slack rule (fdl_slack_allows,
- * the fair container's deadline_rr, as the RFC's fair container). Without it the tier put the
- * preempted work behind every such container's burst: the cgroup without parameters' worker,
- * preempted by the 4 ms container with 0.1 ms of its 3 ms spin left, then waited out the 20 ms
- * container's two spins as well, 7 ms for 0.1 ms (trace of 2026-11-27 15:52,
- * bench/guest/spin-sched-trace.sh: 42 of 1226 wake-ups off a CPU over 6 ms, 2 of them beside an
- * idle CPU; p99 1.3x EEVDF's in deadline-quiet). Work queued before, not preempted, still waits
- * behind the first tier: no container within its guarantee waits for fair work that had not
- * started. Only while fair work is within its protected bandwidth (fdl_fair_within): beside
- * hackbench, fair work that takes more than it is owed keeps no claim on the CPUs it loses.
- * Called only where the scan found a candidate (fdl_on_dispatch). Returns 1 if this CPU took the
- * lent queue's first task (with the rest of a slice).
+ * A preemption is a loan. A deadline container that took this CPU from work of the fair order
+ * (fdl_on_enqueue: it had the earlier deadline, with enough slack; within its guarantee, or beyond
+ * it near the front of the fair order), done with it, gives it back to that work's queue ahead of
+ * the rest of the fair order and of other containers that could not have taken it: those whose
+ * deadline, in their tier, is not earlier than fair work's own by the slack rule
+ * (fdl_slack_allows, the fair container's deadline_rr, as the RFC's fair container). Without it
+ * the tier put the preempted work behind every such container's burst: the cgroup without
+ * parameters' worker, preempted by the 4 ms container with 0.1 ms of its 3 ms spin left, then
+ * waited out the 20 ms container's two spins as well, 7 ms for 0.1 ms (trace of 2026-11-27
+ * 15:52, bench/guest/spin-sched-trace.sh: 42 of 1226 wake-ups off a CPU over 6 ms, 2 of them
+ * beside an idle CPU; p99 1.3x EEVDF's in deadline-quiet). Without guarantees the fair order did
+ * the same: the 20 ms container's worker, preempted by the 4 ms container's, waited behind both
+ * workers of the cgroup without parameters that had queued meanwhile (trace of 2026-12-05 16:07,
+ * shares=0: 18 of its 21 wake-ups off a CPU over 6 ms; EEVDF 12 over 6 ms in all). Work queued
+ * before, not preempted, still waits behind the first tier: no container within its guarantee
+ * waits for fair work that had not started. While a guarantee is active, only while fair work is
+ * within its protected bandwidth (fdl_fair_within): beside hackbench, fair work that takes more
+ * than it is owed keeps no claim on the CPUs it loses. Called only where the scan found a
+ * candidate (fdl_on_dispatch). Returns 1 if this CPU took the lent queue's first task (with the
+ * rest of a slice).
  */
 FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 {
 	struct fdl_scan *sc = env_scan();
 	struct fdl_cpu *cc = env_cpu(cpu);
-	u64 q, fair;
+	u64 q, fair, rival;
 
 	if (!sc || !cc || !(q = cc->lent_q))
 		return 0;
-	if (fdl_time_before(cc->lent_at + FDL_LOAN_NS, now) || sc->best_fair != 0 ||
-	    !fdl_key_within(sc->best_dl, vdt) || !fdl_fair_within(now)) {
+	if (fdl_time_before(cc->lent_at + FDL_LOAN_NS, now) ||
+	    (fdl.fair.budget_rate && !fdl_fair_within(now))) {
 		cc->lent_q = 0;	/* lapsed, or the order serves fair work anyway */
 		return 0;
 	}
@@ -1129,14 +1133,20 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 	 */
 	if (!fdl_queue_waiting(q))
 		return 0;
-	/* Fair work's key within its tier (an overrun key: everyone may take its CPUs). */
-	fair = fdl_entity_order(&fdl.fair, now, vdt) - FDL_TIER_NS;
-	if (fdl_time_before(sc->best_dl, fair) && fdl_slack_allows(fair, sc->best_dl, vdt))
-		return 0;	/* an earlier deadline that may take it: the loan waits */
+	/*
+	 * Fair work's key (a tier back; an overrun key: everyone may take its CPUs), against the
+	 * scan's best in the best's tier: a container within its guarantee, or one beyond it, with
+	 * an earlier deadline by the slack rule may take the CPU, and the loan waits.
+	 */
+	fair = fdl_entity_order(&fdl.fair, now, vdt);
+	rival = fdl_key_within(sc->best_dl, vdt) ? fair - FDL_TIER_NS : fair;
+	if (sc->best_fair == 0 && fdl_time_before(sc->best_dl, rival) &&
+	    fdl_slack_allows(rival, sc->best_dl, vdt))
+		return 0;
 	cc->lent_q = 0;
 	if (!fdl_move(q))
 		return 0;
-	fdl_took(cc, &fdl.fair, q, fair + FDL_TIER_NS, 0, false, now);
+	fdl_took(cc, &fdl.fair, q, fair, 0, false, now);
 	stat_inc(nr_loans_returned);
 	return 1;
 }
