@@ -124,6 +124,12 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// The 1-based column, in characters, of byte offset `offset` of `text`.
+fn column_of(text: &str, offset: usize) -> usize {
+    let before = text.get(..offset.min(text.len())).unwrap_or(text);
+    before.rsplit('\n').next().unwrap_or("").chars().count() + 1
+}
+
 /// Validates a rule's parameters for its path (a cgroup or a pattern) at its depth.
 fn validate_rule(raw: &RawParams, path: &Path) -> Result<Params> {
     let params = validate_params(raw)?;
@@ -340,8 +346,17 @@ pub fn guarantees_cpus(entries: &[Entry], cgroup_root: &Path) -> HashMap<PathBuf
 /// Parses and validates a configuration; nothing is applied unless all of it is valid.
 pub fn parse(file_name: &str, text: &str, cgroup_root: &Path) -> Result<Vec<Entry>> {
     let file: File = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
-        anyhow::anyhow!("{file_name}:{line}: {}", e.message().trim())
+        let start = e.span().map(|s| s.start);
+        let line = start.map(|s| line_of(text, s)).unwrap_or(0);
+        let why = e.message().trim();
+        if !why.is_empty() {
+            return anyhow::anyhow!("{file_name}:{line}: {why}");
+        }
+        // The toml crate gives some errors no message (`''=`, a key without a value): say where.
+        match start {
+            Some(s) => anyhow::anyhow!("{file_name}:{line}: invalid TOML at column {}", column_of(text, s)),
+            None => anyhow::anyhow!("{file_name}:{line}: invalid TOML"),
+        }
     })?;
     let mut entries = Vec::new();
     let mut lines = HashMap::new();
@@ -571,6 +586,14 @@ mod tests {
         assert_eq!(web.params, Params { deadline_rr_ns: 200_000, deadline_wakeup_ns: 100_000, ..Default::default() });
         // "batch" does not exist yet: accepted, picked up when created.
         assert!(entries.iter().any(|e| e.path == r.path().join("batch")));
+    }
+
+    #[test]
+    fn a_toml_error_without_a_message_says_where() {
+        // The toml crate's error for a key without a value has an empty message (found by the
+        // property test below, 2026-12-05): the line alone said nothing.
+        assert_eq!(err("''="), "fdl.toml:1: invalid TOML at column 4");
+        assert_eq!(err("# x\n[cgroup.web]\n'/*'="), "fdl.toml:3: invalid TOML at column 6");
     }
 
     #[test]
