@@ -339,7 +339,7 @@ struct fdl_cpu_stats {
 	u64 nr_idle_rechecks;	/* CPUs woken for work queued while they went idle (fdl_on_idle) */
 	u64 nr_local_waits;	/* dispatches that left the queues to a task coming to the local queue */
 	u64 nr_wake_queued;	/* wake-ups queued, not bound to an idle CPU already claimed (fdl_idle_free) */
-	u64 nr_loans_returned;	/* CPUs given back to fair work a deadline took them from (fdl_loan_due) */
+	u64 nr_loans_returned;	/* CPUs given back to fair-order work a deadline took them from (fdl_loan_due) */
 };
 
 /* Rare scheduler-wide events, read by the loader. */
