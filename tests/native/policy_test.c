@@ -1808,24 +1808,35 @@ static void test_within_guarantee_ahead_of_fair_work(void)
  * VM trace of 2026-11-27 (7 ms off a CPU for 0.1 ms of work). And the 20 ms container's wake-up
  * takes no CPU from fair work within its protected share; the 4 ms container's does.
  */
-static void test_preemption_is_a_loan(void)
+/*
+ * The loan tests' set-up: the probe cgroups (guarantees of milli_cpus), two 3 ms spinners in each,
+ * k[0..1] in the cgroup without parameters, k[2..3] in the 4 ms container, k[4..5] in the 20 ms
+ * one; a round of everyone first (warm_ns; the dispatcher's scans set fair work's protected
+ * share), then lateness, preemptions and loans counted afresh.
+ */
+static void loan_setup(struct task *k[6], u64 milli_cpus, u64 warm_ns)
 {
-	struct task *k[6];
 	int i;
 
-	probe_cgroups(true, 880);
+	probe_cgroups(true, milli_cpus);
 	for (i = 0; i < 6; i++) {
 		k[i] = new_task(i, i < 2 ? 12 : i < 4 ? 10 : 11);
 		k[i]->spin_ns = 3 * MS;
 	}
-	/* A round of everyone first: the dispatcher's scans set fair work's protected share. */
 	for (i = 0; i < 6; i++)
 		wake(k[i]);
-	run_for(30 * MS);
+	run_for(warm_ns);
 	for (i = 0; i < 6; i++)
 		k[i]->late_ns = 0;
 	memset(env.preempts, 0, sizeof(env.preempts));
 	env.stats.nr_loans_returned = 0;
+}
+
+static void test_preemption_is_a_loan(void)
+{
+	struct task *k[6];
+
+	loan_setup(k, 880, 30 * MS);
 	wake(k[0]);
 	wake(k[1]);
 	run_for(2 * MS);
@@ -1864,22 +1875,10 @@ static void test_preemption_is_a_loan(void)
 static void test_preemption_beyond_guarantees_is_a_loan(void)
 {
 	struct task *k[6];
-	int i;
 
-	probe_cgroups(true, 0);
-	for (i = 0; i < 6; i++) {
-		k[i] = new_task(i, i < 2 ? 12 : i < 4 ? 11 : 10);
-		k[i]->spin_ns = 3 * MS;
-	}
-	for (i = 0; i < 6; i++)
-		wake(k[i]);
-	run_for(40 * MS);
-	for (i = 0; i < 6; i++)
-		k[i]->late_ns = 0;
-	memset(env.preempts, 0, sizeof(env.preempts));
-	env.stats.nr_loans_returned = 0;
-	wake(k[2]);
-	wake(k[3]);
+	loan_setup(k, 0, 40 * MS);
+	wake(k[4]);
+	wake(k[5]);
 	run_for(1500 * US);
 	wake(k[0]);
 	wake(k[1]);
@@ -1887,18 +1886,18 @@ static void test_preemption_beyond_guarantees_is_a_loan(void)
 	      env.preempts[0] + env.preempts[1] == 0 && running[0] && running[1] &&
 	      running[0]->t.cgref == 11 && running[1]->t.cgref == 11,
 	      "%d + %d preemptions", env.preempts[0], env.preempts[1]);
-	wake(k[4]);
-	wake(k[5]);
+	wake(k[2]);
+	wake(k[3]);
 	CHECK("the 4 ms container's wake-ups take both CPUs",
 	      env.preempts[0] + env.preempts[1] == 2, "%d + %d preemptions", env.preempts[0],
 	      env.preempts[1]);
 	run_for(15 * MS);
 	printf("loan beyond guarantees: 20 ms workers %llu / %llu us late, fair workers %llu / %llu "
-	       "us, %llu loans\n", k[2]->late_ns / US, k[3]->late_ns / US, k[0]->late_ns / US,
+	       "us, %llu loans\n", k[4]->late_ns / US, k[5]->late_ns / US, k[0]->late_ns / US,
 	       k[1]->late_ns / US, (u64)env.stats.nr_loans_returned);
 	CHECK("the preempted workers finish before the fair workers' spins (late by the 4 ms "
-	      "container's spin and a step)", k[2]->late_ns <= 4 * MS && k[3]->late_ns <= 4 * MS,
-	      "%llu / %llu us", k[2]->late_ns / US, k[3]->late_ns / US);
+	      "container's spin and a step)", k[4]->late_ns <= 4 * MS && k[5]->late_ns <= 4 * MS,
+	      "%llu / %llu us", k[4]->late_ns / US, k[5]->late_ns / US);
 	CHECK("the CPUs were handed back as loans", env.stats.nr_loans_returned == 2, "%llu",
 	      (u64)env.stats.nr_loans_returned);
 	CHECK("the fair workers wait no more than the two spins ahead of them",
