@@ -1800,15 +1800,6 @@ static void test_within_guarantee_ahead_of_fair_work(void)
 }
 
 /*
- * A preemption is a loan (fdl_loan_due). Two fair workers of the cgroup without parameters spin
- * 3 ms; 2 ms in, the 4 ms container's two workers wake and take both CPUs (their deadline is due);
- * the 20 ms container's two wake just after. When the 4 ms workers are done, the fair workers get
- * their CPUs back for the last millisecond of their spins before the 20 ms container's burst,
- * which could not have taken them. Before, they waited out that burst too: the shape of the
- * VM trace of 2026-11-27 (7 ms off a CPU for 0.1 ms of work). And the 20 ms container's wake-up
- * takes no CPU from fair work within its protected share; the 4 ms container's does.
- */
-/*
  * The loan tests' set-up: the probe cgroups (guarantees of milli_cpus), two 3 ms spinners in each,
  * k[0..1] in the cgroup without parameters, k[2..3] in the 4 ms container, k[4..5] in the 20 ms
  * one; a round of everyone first (warm_ns; the dispatcher's scans set fair work's protected
@@ -1832,6 +1823,37 @@ static void loan_setup(struct task *k[6], u64 milli_cpus, u64 warm_ns)
 	env.stats.nr_loans_returned = 0;
 }
 
+/* The loan tests: the 4 ms container's two workers wake and take both CPUs. */
+static void loan_taken_by_4ms(struct task *k[6])
+{
+	wake(k[2]);
+	wake(k[3]);
+	CHECK("the 4 ms container's wake-ups take both CPUs",
+	      env.preempts[0] + env.preempts[1] == 2, "%d + %d preemptions", env.preempts[0],
+	      env.preempts[1]);
+}
+
+/*
+ * The loan tests: the preempted workers a and b got their CPUs back as loans, late by the 4 ms
+ * container's spin and a step (what: what they finished before).
+ */
+static void loan_returned(const char *what, struct task *a, struct task *b)
+{
+	CHECK(what, a->late_ns <= 4 * MS && b->late_ns <= 4 * MS, "%llu / %llu us",
+	      a->late_ns / US, b->late_ns / US);
+	CHECK("the CPUs were handed back as loans", env.stats.nr_loans_returned == 2, "%llu",
+	      (u64)env.stats.nr_loans_returned);
+}
+
+/*
+ * A preemption is a loan (fdl_loan_due). Two fair workers of the cgroup without parameters spin
+ * 3 ms; 2 ms in, the 4 ms container's two workers wake and take both CPUs (their deadline is due);
+ * the 20 ms container's two wake just after. When the 4 ms workers are done, the fair workers get
+ * their CPUs back for the last millisecond of their spins before the 20 ms container's burst,
+ * which could not have taken them. Before, they waited out that burst too: the shape of the
+ * VM trace of 2026-11-27 (7 ms off a CPU for 0.1 ms of work). And the 20 ms container's wake-up
+ * takes no CPU from fair work within its protected share; the 4 ms container's does.
+ */
 static void test_preemption_is_a_loan(void)
 {
 	struct task *k[6];
@@ -1844,21 +1866,14 @@ static void test_preemption_is_a_loan(void)
 	CHECK("the 20 ms container's wake-up takes no CPU from fair work within its share",
 	      env.preempts[0] + env.preempts[1] == 0 && running[0] == k[0] && running[1] == k[1],
 	      "%d + %d preemptions", env.preempts[0], env.preempts[1]);
-	wake(k[2]);
-	wake(k[3]);
-	CHECK("the 4 ms container's wake-ups take both CPUs",
-	      env.preempts[0] + env.preempts[1] == 2, "%d + %d preemptions", env.preempts[0],
-	      env.preempts[1]);
+	loan_taken_by_4ms(k);
 	wake(k[5]);
 	run_for(10 * MS);
 	printf("loan: fair workers %llu / %llu us late, 20 ms workers %llu / %llu us, %llu loans\n",
 	       k[0]->late_ns / US, k[1]->late_ns / US, k[4]->late_ns / US, k[5]->late_ns / US,
 	       (u64)env.stats.nr_loans_returned);
-	CHECK("the preempted fair workers finish before the 20 ms container's burst (late by the 4 ms "
-	      "container's spin and a step)", k[0]->late_ns <= 4 * MS && k[1]->late_ns <= 4 * MS,
-	      "%llu / %llu us", k[0]->late_ns / US, k[1]->late_ns / US);
-	CHECK("the CPUs were handed back as loans", env.stats.nr_loans_returned == 2, "%llu",
-	      (u64)env.stats.nr_loans_returned);
+	loan_returned("the preempted fair workers finish before the 20 ms container's burst (late by "
+		      "the 4 ms container's spin and a step)", k[0], k[1]);
 	CHECK("the 20 ms container still runs within its deadline", k[4]->late_ns < 20 * MS &&
 	      k[5]->late_ns < 20 * MS, "%llu / %llu us", k[4]->late_ns / US, k[5]->late_ns / US);
 }
@@ -1886,20 +1901,13 @@ static void test_preemption_beyond_guarantees_is_a_loan(void)
 	      env.preempts[0] + env.preempts[1] == 0 && running[0] && running[1] &&
 	      running[0]->t.cgref == 11 && running[1]->t.cgref == 11,
 	      "%d + %d preemptions", env.preempts[0], env.preempts[1]);
-	wake(k[2]);
-	wake(k[3]);
-	CHECK("the 4 ms container's wake-ups take both CPUs",
-	      env.preempts[0] + env.preempts[1] == 2, "%d + %d preemptions", env.preempts[0],
-	      env.preempts[1]);
+	loan_taken_by_4ms(k);
 	run_for(15 * MS);
 	printf("loan beyond guarantees: 20 ms workers %llu / %llu us late, fair workers %llu / %llu "
 	       "us, %llu loans\n", k[4]->late_ns / US, k[5]->late_ns / US, k[0]->late_ns / US,
 	       k[1]->late_ns / US, (u64)env.stats.nr_loans_returned);
-	CHECK("the preempted workers finish before the fair workers' spins (late by the 4 ms "
-	      "container's spin and a step)", k[4]->late_ns <= 4 * MS && k[5]->late_ns <= 4 * MS,
-	      "%llu / %llu us", k[4]->late_ns / US, k[5]->late_ns / US);
-	CHECK("the CPUs were handed back as loans", env.stats.nr_loans_returned == 2, "%llu",
-	      (u64)env.stats.nr_loans_returned);
+	loan_returned("the preempted workers finish before the fair workers' spins (late by the 4 ms "
+		      "container's spin and a step)", k[4], k[5]);
 	CHECK("the fair workers wait no more than the two spins ahead of them",
 	      k[0]->late_ns <= 7 * MS && k[1]->late_ns <= 7 * MS, "%llu / %llu us",
 	      k[0]->late_ns / US, k[1]->late_ns / US);

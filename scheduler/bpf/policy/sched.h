@@ -1087,8 +1087,8 @@ FDL_GLOBAL int fdl_take(s32 cpu, u64 now)
 }
 
 /*
- * How long a CPU taken from work of the fair order by a deadline owes it back (fdl_loan_due): longer than any
- * burst that took it within a slice or two; a loan not returned by then has lapsed.
+ * How long a CPU taken from work of the fair order by a deadline owes it back (fdl_loan_due):
+ * longer than any burst that took it within a slice or two; a loan not returned by then has lapsed.
  */
 #define FDL_LOAN_NS	(4 * tun.slice_ns)
 
@@ -1124,7 +1124,7 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 		return 0;
 	if (fdl_time_before(cc->lent_at + FDL_LOAN_NS, now) ||
 	    (fdl.fair.budget_rate && !fdl_fair_within(now))) {
-		cc->lent_q = 0;	/* lapsed, or the order serves fair work anyway */
+		cc->lent_q = 0;	/* lapsed, or fair work is past its protected share */
 		return 0;
 	}
 	/*
