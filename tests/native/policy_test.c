@@ -1879,6 +1879,50 @@ static void test_preemption_is_a_loan(void)
 }
 
 /*
+ * A loan does not come before the rest of the burst that took the CPU, within a guarantee. The
+ * 4 ms container's burst is four 3 ms workers (the matrix's t4 cell, guarantees of 0.88 CPU that
+ * it uses 0.6 of), two more than the machine: two take both CPUs from the fair workers 2 ms into
+ * their spins, the other two queue. When the first two are done, the other two (deadline due in
+ * a millisecond, within the guarantee) run next, and the loans after them. Before, the loans went
+ * first: fair work's deadline was not later than theirs by the slack rule, so they waited out the
+ * fair workers' last millisecond (the VM trace of 2026-12-05 19:30, `workers=4`: the 4 ms
+ * container's last two workers 5.3-5.8 ms off a CPU thus, its p99 6.6 ms against rr + 2 ms).
+ */
+static void test_loan_waits_for_the_rest_of_the_burst(void)
+{
+	struct task *k[6], *more[2];
+	int i;
+
+	loan_setup(k, 880, 30 * MS);
+	for (i = 0; i < 2; i++) {
+		more[i] = new_task(6 + i, 10);
+		more[i]->spin_ns = 3 * MS;
+		wake(more[i]);
+	}
+	run_for(10 * MS);
+	more[0]->late_ns = more[1]->late_ns = 0;
+	wake(k[0]);
+	wake(k[1]);
+	run_for(2 * MS);
+	loan_taken_by_4ms(k);
+	wake(more[0]);
+	wake(more[1]);
+	run_for(12 * MS);
+	printf("loan after the burst: 4 ms workers %llu / %llu / %llu / %llu us late, fair workers "
+	       "%llu / %llu us, %llu loans\n", k[2]->late_ns / US, k[3]->late_ns / US,
+	       more[0]->late_ns / US, more[1]->late_ns / US, k[0]->late_ns / US, k[1]->late_ns / US,
+	       (u64)env.stats.nr_loans_returned);
+	CHECK("the burst's last two workers start once its first two are done",
+	      more[0]->late_ns <= 3500 * US && more[1]->late_ns <= 3500 * US, "%llu / %llu us",
+	      more[0]->late_ns / US, more[1]->late_ns / US);
+	CHECK("the preempted fair workers then finish (late by the burst's two rounds and a step)",
+	      k[0]->late_ns <= 7 * MS && k[1]->late_ns <= 7 * MS, "%llu / %llu us",
+	      k[0]->late_ns / US, k[1]->late_ns / US);
+	CHECK("the CPUs were handed back as loans", env.stats.nr_loans_returned == 2, "%llu",
+	      (u64)env.stats.nr_loans_returned);
+}
+
+/*
  * Beyond any guarantee a preemption is a loan too. No guarantees (the matrix's shares0 cells):
  * the 20 ms container's workers spin on both CPUs, the cgroup without parameters' workers wake and
  * queue behind them (fair work does not preempt fair work), then the 4 ms container's wake and take
@@ -4594,6 +4638,7 @@ int main(void)
 	test_idle_cpu_woken_for_queued_work_is_not_bound();
 	test_within_guarantee_ahead_of_fair_work();
 	test_preemption_is_a_loan();
+	test_loan_waits_for_the_rest_of_the_burst();
 	test_preemption_beyond_guarantees_is_a_loan();
 	test_guarantee_is_a_budget();
 	test_loose_not_preempted_by_fair_work();
