@@ -94,6 +94,7 @@ struct fdl_cpu {
 	u64 claimed_at;		/* woken for queued work, or given a task by select_cpu, then; not yet started (0: neither) */
 	u64 lent_q;		/* the queue whose work of the fair order a deadline took it from (0: none) */
 	u64 lent_at;		/* when (fdl_loan_due) */
+	u64 lent_by;		/* the entity whose deadline took it (its queue, as fdl_scan.best_q) */
 	u64 fair_served_at;	/* it last ran work of the fair order, or saw none waiting (fdl_fair_first) */
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */
 } __attribute__((aligned(64)));	/* whole cache lines: each CPU writes its own (cpu_ctxs) */

@@ -1923,6 +1923,49 @@ static void test_loan_waits_for_the_rest_of_the_burst(void)
 }
 
 /*
+ * ...but only for the borrower's own burst: another container within its guarantee, with a
+ * deadline earlier than fair work's but not by the slack rule (it could not have taken the CPU
+ * from it), waits for the loans. The 4 ms container takes both CPUs from the fair workers, a 5 ms
+ * container (the RFC's looser deadline) wakes 2.5 ms later; when the 4 ms workers are done, the
+ * fair workers finish their last millisecond first. A loan that waited for every earlier deadline
+ * of the first tier took the cgroup without parameters' p99 from 1.19x to 1.38x EEVDF's in issue
+ * 10's RFC cell within the guarantee (spin3-sleep20.rfc.shares900.config, quiet).
+ */
+static void test_loan_keeps_the_slack_rule_for_others(void)
+{
+	struct task *k[6], *five[2];
+	int i;
+
+	loan_setup(k, 880, 30 * MS);
+	add_cgroup(13, 100, 5 * MS, 0);
+	grant(13, 880);
+	for (i = 0; i < 2; i++) {
+		five[i] = new_task(6 + i, 13);
+		five[i]->spin_ns = 3 * MS;
+		wake(five[i]);
+	}
+	run_for(10 * MS);
+	five[0]->late_ns = five[1]->late_ns = 0;
+	wake(k[0]);
+	wake(k[1]);
+	run_for(2 * MS);
+	loan_taken_by_4ms(k);
+	run_for(2500 * US);
+	wake(five[0]);
+	wake(five[1]);
+	run_for(12 * MS);
+	printf("loan beside a 5 ms container: fair workers %llu / %llu us late, 5 ms workers %llu / "
+	       "%llu us, %llu loans\n", k[0]->late_ns / US, k[1]->late_ns / US,
+	       five[0]->late_ns / US, five[1]->late_ns / US, (u64)env.stats.nr_loans_returned);
+	loan_returned("the preempted fair workers finish before the 5 ms container's burst (late by "
+		      "the 4 ms container's spin and a step)", k[0], k[1]);
+	CHECK("the 5 ms container waits no more than the fair workers' last millisecond (and the 4 ms "
+	      "container's last half, and a step)",
+	      five[0]->late_ns <= 2 * MS && five[1]->late_ns <= 2 * MS, "%llu / %llu us",
+	      five[0]->late_ns / US, five[1]->late_ns / US);
+}
+
+/*
  * Beyond any guarantee a preemption is a loan too. No guarantees (the matrix's shares0 cells):
  * the 20 ms container's workers spin on both CPUs, the cgroup without parameters' workers wake and
  * queue behind them (fair work does not preempt fair work), then the 4 ms container's wake and take
@@ -4639,6 +4682,7 @@ int main(void)
 	test_within_guarantee_ahead_of_fair_work();
 	test_preemption_is_a_loan();
 	test_loan_waits_for_the_rest_of_the_burst();
+	test_loan_keeps_the_slack_rule_for_others();
 	test_preemption_beyond_guarantees_is_a_loan();
 	test_guarantee_is_a_budget();
 	test_loose_not_preempted_by_fair_work();
