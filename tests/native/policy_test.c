@@ -1879,6 +1879,28 @@ static void test_preemption_is_a_loan(void)
 }
 
 /*
+ * The loan tests with a third pair: two more 3 ms spinners x[0..1] in cgroup cgref, run once (their
+ * lateness counted afresh); then the fair workers spin, and 2 ms in the 4 ms container's two
+ * workers take both CPUs from them.
+ */
+static void loan_pair_taken(struct task *k[6], struct task *x[2], u64 cgref)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		x[i] = new_task(6 + i, cgref);
+		x[i]->spin_ns = 3 * MS;
+		wake(x[i]);
+	}
+	run_for(10 * MS);
+	x[0]->late_ns = x[1]->late_ns = 0;
+	wake(k[0]);
+	wake(k[1]);
+	run_for(2 * MS);
+	loan_taken_by_4ms(k);
+}
+
+/*
  * A loan does not come before the rest of the burst that took the CPU, within a guarantee. The
  * 4 ms container's burst is four 3 ms workers (the matrix's t4 cell, guarantees of 0.88 CPU that
  * it uses 0.6 of), two more than the machine: two take both CPUs from the fair workers 2 ms into
@@ -1891,20 +1913,9 @@ static void test_preemption_is_a_loan(void)
 static void test_loan_waits_for_the_rest_of_the_burst(void)
 {
 	struct task *k[6], *more[2];
-	int i;
 
 	loan_setup(k, 880, 30 * MS);
-	for (i = 0; i < 2; i++) {
-		more[i] = new_task(6 + i, 10);
-		more[i]->spin_ns = 3 * MS;
-		wake(more[i]);
-	}
-	run_for(10 * MS);
-	more[0]->late_ns = more[1]->late_ns = 0;
-	wake(k[0]);
-	wake(k[1]);
-	run_for(2 * MS);
-	loan_taken_by_4ms(k);
+	loan_pair_taken(k, more, 10);
 	wake(more[0]);
 	wake(more[1]);
 	run_for(12 * MS);
@@ -1934,22 +1945,11 @@ static void test_loan_waits_for_the_rest_of_the_burst(void)
 static void test_loan_keeps_the_slack_rule_for_others(void)
 {
 	struct task *k[6], *five[2];
-	int i;
 
 	loan_setup(k, 880, 30 * MS);
 	add_cgroup(13, 100, 5 * MS, 0);
 	grant(13, 880);
-	for (i = 0; i < 2; i++) {
-		five[i] = new_task(6 + i, 13);
-		five[i]->spin_ns = 3 * MS;
-		wake(five[i]);
-	}
-	run_for(10 * MS);
-	five[0]->late_ns = five[1]->late_ns = 0;
-	wake(k[0]);
-	wake(k[1]);
-	run_for(2 * MS);
-	loan_taken_by_4ms(k);
+	loan_pair_taken(k, five, 13);
 	run_for(2500 * US);
 	wake(five[0]);
 	wake(five[1]);
