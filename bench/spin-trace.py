@@ -66,9 +66,18 @@ def main():
         w["beside"] = idle_beside(w)
         if w["off"] * 1e3 > a.over_ms and w["beside"] * 1e3 > 1.0:
             beside[cgroup_of[w["pid"]]] += 1
+    def pct(offs, q):
+        """The q-th percentile (nearest rank) of the times off a CPU, in ms."""
+        if not offs:
+            return float("nan")
+        offs = sorted(offs)
+        return offs[min(len(offs) - 1, int(q / 100 * len(offs)))] * 1e3
+
     for c in threads:
+        offs = [w["off"] for w in done if cgroup_of[w["pid"]] == c]
         print(f"{c}: {over[c]} of {total[c]} wake-ups off a CPU longer than {a.over_ms} ms, "
-              f"{beside[c]} of them with another CPU idle over 1 ms before it started")
+              f"{beside[c]} of them with another CPU idle over 1 ms before it started; "
+              f"off a CPU p50 {pct(offs, 50):.2f} ms, p99 {pct(offs, 99):.2f} ms")
     shown = 0
     for w in done:
         if shown >= a.show or cgroup_of[w["pid"]] != a.cgroup or w["off"] * 1e3 <= a.over_ms:
