@@ -95,6 +95,7 @@ struct fdl_cpu {
 	u64 lent_q;		/* the queue whose work of the fair order a deadline took it from (0: none) */
 	u64 lent_at;		/* when (fdl_loan_due) */
 	u64 lent_by;		/* the entity whose deadline took it (its queue, as fdl_scan.best_q) */
+	u64 lent_bound;		/* the work it was taken from was past any burst (fdl_cpu_bound) */
 	u64 fair_served_at;	/* it last ran work of the fair order, or saw none waiting (fdl_fair_first) */
 	struct fdl_cpu_load load;	/* load tracking (policy/load.h) */
 } __attribute__((aligned(64)));	/* whole cache lines: each CPU writes its own (cpu_ctxs) */
@@ -125,6 +126,7 @@ struct fdl_scan {
 	u32 skip_root;		/* ... and the root's queue: counted, not offered (fdl_take_elsewhere) */
 	u64 keep_slice;		/* fdl_take_elsewhere: the previous task keeps the CPU for this long */
 	u32 fair_first;		/* the fair order's choice goes first on this CPU (fdl_fair_first) */
+	u32 fair_dl;		/* fair_q is a container whose deadline orders its work (fdl_entity_orders) */
 };
 
 /*

@@ -47,6 +47,21 @@ static __always_inline void fdl_cpu_burst(struct fdl_cpu *cc, u64 now, u64 burst
 }
 
 /*
+ * How long a CPU taken from work of the fair order by a deadline owes it back (fdl_loan_due):
+ * longer than any burst that took it within a slice or two; a loan not returned by then has lapsed.
+ */
+#define FDL_LOAN_NS	(4 * tun.slice_ns)
+
+/*
+ * Has the work cc runs run as long as a loan lasts since it last woke: past any burst (a busy
+ * loop, a build job)? Such fair work gets no loan back (fdl_loan_due).
+ */
+static __always_inline bool fdl_cpu_bound(struct fdl_cpu *cc, u64 now)
+{
+	return cc->burst_ns + (now - cc->run_start) >= FDL_LOAN_NS;
+}
+
+/*
  * The live order key of a CPU's work (fdl_entity_order): its bucket filled by the time it ran
  * since, in its tier while its budget lasts.
  */
