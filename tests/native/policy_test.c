@@ -28,7 +28,7 @@ static int passed, failed;
 #define MS 1000000ULL
 #define US 1000ULL
 #define NR_TASKS 16
-#define NR_LATES 512
+#define NR_LATES 2048
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A task of the simulation: the fake kernel's view and the policy's record. */
@@ -1810,8 +1810,8 @@ static void test_within_guarantee_ahead_of_fair_work(void)
  * Issue 10's matrix at the policy seam: every shape, deadline pair, guarantee and load of the
  * VM's matrix (bench/matrix/issue10.toml) that this simulation can express, without the
  * emulator's wake-up floor. A cell: three probes (two workers each) in cgroups 10 (tighter
- * deadline), 11 (looser) and 12 (no parameters), optionally beside ten hackbench-like wakers in
- * 20, on 2 CPUs. Each cell runs twice: with the deadlines and guarantees, and with all four
+ * deadline), 11 (looser) and 12 (no parameters), quiet or beside ten hackbench-like wakers or four
+ * busy loops in cgroup 20, on 2 CPUs. Each cell runs twice: with the deadlines and guarantees, and with all four
  * cgroups fair (the stand-in for a machine without parameters, as within_run).
  */
 struct sweep_cell {
@@ -1867,7 +1867,7 @@ static void sweep_run(const struct sweep_cell *c, bool with_dl, u64 p99[3], u64 
  *   container's p99 at most 1.2x its p99 without parameters, and a tick;
  * - where the guarantees leave the cgroup without parameters more than its share (none, or 0.29
  *   CPU each), its p99 at most 1.2x its p99 with no parameters anywhere, and a tick: it was
- *   19.5 ms against 4.2 in the RFC's deadlines without guarantees beside four busy loops, which
+ *   18.2 ms against 1.5 in the RFC's deadlines without guarantees beside four busy loops, which
  *   took the CPUs back as loans (fdl_loan_due);
  * - within the guarantee (both fit the machine and neither is used up), the tighter deadline
  *   has the lower p99 (or the same);
