@@ -306,9 +306,10 @@ class Matrix(unittest.TestCase):
         quick = matrix.generate(sp, True)
         self.assertTrue(0 < len(quick) < len(sp.cells))
         self.assertLessEqual(matrix.estimate_s(sp, [c for c, _ in quick], ["eevdf", "scx_fdl"], True), 12 * 60)
-        # The whole matrix within 75 min by the estimate (which runs high: 20 cells beside scx_flash
-        # took 50 min on 2026-11-29).
-        self.assertLessEqual(matrix.estimate_s(sp, sp.cells, ["eevdf", "scx_fdl"], False), 75 * 60)
+        # The whole matrix within 80 min by the estimate (which runs high: 20 cells beside scx_flash
+        # took 50 min on 2026-11-29; 21 cells, EEVDF and scx_fdl, 47 min on 2026-12-05 against an
+        # estimate of 78).
+        self.assertLessEqual(matrix.estimate_s(sp, sp.cells, ["eevdf", "scx_fdl"], False), 80 * 60)
         for cell, text in matrix.generate(sp, False):
             sc = scenario.parse(cell.name, __import__("tomllib").loads(text), text)
             self.assertEqual(sc.cgroups["fdl"].guaranteed_shares, cell.shares or None)
