@@ -52,13 +52,19 @@ static __always_inline void fdl_cpu_burst(struct fdl_cpu *cc, u64 now, u64 burst
  */
 #define FDL_LOAN_NS	(4 * tun.slice_ns)
 
+/* How long the task cc runs has run by now since it last woke (fdl_cpu_burst's record). */
+static __always_inline u64 fdl_cpu_burst_at(struct fdl_cpu *cc, u64 now)
+{
+	return cc->burst_ns + (now - cc->run_start);
+}
+
 /*
  * Has the work cc runs run as long as a loan lasts since it last woke: past any burst (a busy
  * loop, a build job)? Such fair work gets no loan back (fdl_loan_due).
  */
 static __always_inline bool fdl_cpu_bound(struct fdl_cpu *cc, u64 now)
 {
-	return cc->burst_ns + (now - cc->run_start) >= FDL_LOAN_NS;
+	return fdl_cpu_burst_at(cc, now) >= FDL_LOAN_NS;
 }
 
 /*
@@ -151,7 +157,7 @@ static __always_inline void fdl_note_fair(struct fdl_victims *v, struct fdl_cpu 
 	 * every wake-up (work that has run 20 ms without sleeping is rare), where the clocks are two
 	 * calls and a cgroup lookup each.
 	 */
-	if (cc->burst_ns + (v->now - cc->run_start) < tun.fair_preempt_ns)
+	if (fdl_cpu_burst_at(cc, v->now) < tun.fair_preempt_ns)
 		return;
 	cv = fdl_cont_cvtime(cc->cont);
 	if (!fdl_time_before(fdl_cont_cvtime(v->queue), cv))
@@ -186,7 +192,7 @@ static __always_inline void fdl_note_sibling(struct fdl_victims *v, struct fdl_c
 {
 	if (!tun.sibling_preempt_ns || !v->wakeup || cc->cont != v->queue)
 		return;
-	if (cc->burst_ns + (v->now - cc->run_start) < tun.sibling_preempt_ns)
+	if (fdl_cpu_burst_at(cc, v->now) < tun.sibling_preempt_ns)
 		return;
 	if (!fdl_time_before(v->vtime, cc->vtime))
 		return;
