@@ -70,6 +70,8 @@ static u64 step_ns = MS;
 static u64 switch_ns;
 static struct task *running[FAKE_CPUS];
 static int nr_cpus;
+/* Called after every step of run_for: a study of one cell (a trace of who ran) hooks in here. */
+static void (*step_hook)(void);
 static int queued_count_errors;	/* check_queued_counts */
 static bool queued_planted;
 
@@ -510,6 +512,8 @@ static void run_for(u64 ns)
 				reschedule(cpu);
 			}
 		check_queued_counts();
+		if (step_hook)
+			step_hook();
 	}
 }
 
@@ -1823,9 +1827,30 @@ struct sweep_cell {
 	int load;				/* 0 quiet, 1 hackbench-like wakers, 2 four hogs */
 };
 
+/* The matrix's shapes and deadline pairs (tests/native/cell_trace.c runs one cell of them). */
+static const struct sweep_shape { const char *name; u64 spin, sleep, jitter; } sweep_shapes[] = {
+	{ "spin3-sleep20", 3 * MS, 20 * MS, 5 * MS },
+	{ "spin10-sleep30", 10 * MS, 30 * MS, 7500 * US },
+	{ "spin1-sleep5", 1 * MS, 5 * MS, 1250 * US },
+	{ "wake", 100 * US, 10 * MS, 2500 * US },
+};
+static const struct sweep_dl { const char *name; u64 rr[2], wakeup[2]; } sweep_dls[] = {
+	{ "rr4-20", { 4 * MS, 20 * MS }, { 2 * MS, 0 } },
+	{ "rfc", { 1 * MS, 5 * MS }, { 500 * US, 2500 * US } },
+};
 static const char *const sweep_loads[] = { "quiet", "antagonist", "overcommit" };
 /* The jitter's draws (srand); the test runs one, a study of a cell may run several. */
 static unsigned int sweep_seed = 1;
+
+static struct sweep_cell sweep_cell_of(const struct sweep_shape *sh, const struct sweep_dl *d,
+				       u64 shares, int load)
+{
+	return (struct sweep_cell){
+		.shape = sh->name, .spin_ns = sh->spin, .sleep_ns = sh->sleep, .jitter_ns = sh->jitter,
+		.deadlines = d->name, .rr_ns = { d->rr[0], d->rr[1] },
+		.wakeup_ns = { d->wakeup[0], d->wakeup[1] }, .shares = shares, .load = load,
+	};
+}
 
 /* One run of a cell: p99 spin lateness of each probe, and CPUs (x1000) each probe used. */
 static void sweep_run(const struct sweep_cell *c, bool with_dl, u64 p99[3], u64 milli_used[3])
@@ -1882,31 +1907,15 @@ static void sweep_run(const struct sweep_cell *c, bool with_dl, u64 p99[3], u64 
  */
 static void test_policy_matrix(void)
 {
-	static const struct { const char *name; u64 spin, sleep, jitter; } shapes[] = {
-		{ "spin3-sleep20", 3 * MS, 20 * MS, 5 * MS },
-		{ "spin10-sleep30", 10 * MS, 30 * MS, 7500 * US },
-		{ "spin1-sleep5", 1 * MS, 5 * MS, 1250 * US },
-		{ "wake", 100 * US, 10 * MS, 2500 * US },
-	};
-	static const struct { const char *name; u64 rr[2], wakeup[2]; } dls[] = {
-		{ "rr4-20", { 4 * MS, 20 * MS }, { 2 * MS, 0 } },
-		{ "rfc", { 1 * MS, 5 * MS }, { 500 * US, 2500 * US } },
-	};
 	static const u64 shares[] = { 0, 300, 900, 7000 };
 	int cells = 0, failed_before = failed;
 
 	printf("policy matrix (p99 spin lateness in us, with deadlines / all fair; CPUs used x1000):\n");
-	for (u32 a = 0; a < ARRAY_SIZE(shapes); a++)
-	for (u32 b = 0; b < ARRAY_SIZE(dls); b++)
+	for (u32 a = 0; a < ARRAY_SIZE(sweep_shapes); a++)
+	for (u32 b = 0; b < ARRAY_SIZE(sweep_dls); b++)
 	for (u32 g = 0; g < ARRAY_SIZE(shares); g++)
 	for (int load = 0; load < 3; load++) {
-		struct sweep_cell c = {
-			.shape = shapes[a].name, .spin_ns = shapes[a].spin, .sleep_ns = shapes[a].sleep,
-			.jitter_ns = shapes[a].jitter, .deadlines = dls[b].name,
-			.rr_ns = { dls[b].rr[0], dls[b].rr[1] },
-			.wakeup_ns = { dls[b].wakeup[0], dls[b].wakeup[1] }, .shares = shares[g],
-			.load = load,
-		};
+		struct sweep_cell c = sweep_cell_of(&sweep_shapes[a], &sweep_dls[b], shares[g], load);
 		u64 dl[3], fair[3], used[3], fused[3], guar = c.shares * 1000 / 1024;
 		bool within;
 		char name[96];
