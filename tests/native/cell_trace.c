@@ -32,43 +32,48 @@ static void task_name(int id, char *buf, size_t n)
 		snprintf(buf, n, "%s%d", id < 6 ? probe_names[id / 2] : "ant", id);
 }
 
+/* One stretch of the trace: who ran on each CPU from `from` to `to` (ms from the wake-up). */
+static void print_stretch(u64 from, u64 to, u64 woke, const int *who)
+{
+	char name[16];
+
+	printf("  %+8.1f .. %+8.1f ms:", (double)(s64)(from - woke) / MS, (double)(s64)(to - woke) / MS);
+	for (int c = 0; c < nr_cpus; c++) {
+		task_name(who[c], name, sizeof(name));
+		printf("  cpu%d %-7s", c, name);
+	}
+	printf("\n");
+}
+
+/*
+ * The spin of k that just ended, late by `late`: the ring's steps from its wake-up on, one line
+ * per stretch in which the same tasks held the CPUs. The ring's last step is this one, after the
+ * spin ended: the stretch it starts has no length and is not printed.
+ */
 static void print_trace(struct task *k, u64 late)
 {
-	int prev[FAKE_CPUS], c;
-	u64 from = 0, first = ring_n > RING ? ring_n - RING : 0;
-	bool open = false;
+	const int *cur = NULL;
+	u64 from = 0;
 	char name[16];
 
 	task_name((int)(k - tasks), name, sizeof(name));
 	/* The simulation's clock starts at 1 s (policy_test.c's reset). */
 	printf("%s: woke at %.1f ms, %llu us late (its spin %llu us)\n", name,
 	       (double)(k->wake_t - 1000 * MS) / MS, late / US, k->spin_ns / US);
-	for (u64 j = first; j <= ring_n; j++) {
-		u32 r = j % RING;
-		bool changed = !open;
+	for (u64 j = ring_n > RING ? ring_n - RING : 0; j < ring_n; j++) {
+		const int *who = ring_task[j % RING];
+		u64 at = ring_at[j % RING];
 
-		if (j < ring_n && ring_at[r] + step_ns < k->wake_t)
+		if (at + step_ns < k->wake_t ||
+		    (cur && !memcmp(cur, who, nr_cpus * sizeof(*who))))
 			continue;
-		for (c = 0; j < ring_n && c < nr_cpus; c++)
-			changed |= open && ring_task[r][c] != prev[c];
-		if (!changed && j < ring_n)
-			continue;
-		if (open && (j == ring_n ? env.now : ring_at[r]) > from) {
-			printf("  %+8.1f .. %+8.1f ms:", (double)(s64)(from - k->wake_t) / MS,
-			       (double)(s64)((j < ring_n ? ring_at[r] : env.now) - k->wake_t) / MS);
-			for (c = 0; c < nr_cpus; c++) {
-				task_name(prev[c], name, sizeof(name));
-				printf("  cpu%d %-7s", c, name);
-			}
-			printf("\n");
-		}
-		if (j == ring_n)
-			break;
-		for (c = 0; c < nr_cpus; c++)
-			prev[c] = ring_task[r][c];
-		from = ring_at[r];
-		open = true;
+		if (cur)
+			print_stretch(from, at, k->wake_t, cur);
+		cur = who;
+		from = at;
 	}
+	if (cur && from < env.now)
+		print_stretch(from, env.now, k->wake_t, cur);
 }
 
 /* After every step: record who ran; a spin of the watched probe that just ended late: its trace. */

@@ -5,15 +5,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+cflags=(-std=gnu11 -O2 -Wall -Wextra -Werror -DFDL_NATIVE -I "$root/scheduler/bpf" -I "$root/tests/native")
 for t in "$root"/tests/native/*_test.c; do
-    cc -std=gnu11 -O2 -Wall -Wextra -Werror -DFDL_NATIVE -I "$root/scheduler/bpf" \
-        -I "$root/tests/native" "$t" -o "$out/t"
+    cc "${cflags[@]}" "$t" -o "$out/t"
     "$out/t"
 done
 # The matrix cell tracer (tests/native/cell_trace.c, a tool, not a test): built and run on one
 # cell, so that it keeps working as the simulator changes.
-cc -std=gnu11 -O2 -Wall -Wextra -Werror -DFDL_NATIVE -I "$root/scheduler/bpf" \
-    -I "$root/tests/native" "$root/tests/native/cell_trace.c" -o "$out/cell_trace"
+cc "${cflags[@]}" "$root/tests/native/cell_trace.c" -o "$out/cell_trace"
 "$out/cell_trace" spin1-sleep5 rfc 0 overcommit --watch cfs --show 1 > "$out/cell_trace.txt"
 if ! grep -q '^cfs[45]: woke at' "$out/cell_trace.txt"; then
     echo "cell_trace: no trace of the cgroup without parameters' p99 spin" >&2
