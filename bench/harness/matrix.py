@@ -3,6 +3,7 @@ spec becomes one scenario file (one VM boot, its loads as variants), run by benc
 cells' results become one report with a verdict per cell (verdict.py)."""
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -38,6 +39,12 @@ PROBE_CGROUPS = ("cfs",) + DEADLINE_CGROUPS
 # 2026-11-23, scx_lavd 39 s, the others 1-5 s) and the guest's own work around each measurement.
 BOOT_S, STEP_EXTRA_S = 40, 5
 LOAD_S = {"eevdf": 0, "scx_fdl": 45, "scx_lavd": 40}
+# --confirm: a load is measured again where its verdict is FAIL, or where a probe's p99 over EEVDF's
+# lies within this fraction of the bound a rule holds it to (0.5 for a deadline cgroup within its
+# guarantee, 1.2 for every other probe): one 20 s run puts such a ratio on either side of its
+# bound (7 of 48 verdicts differed between two runs of one policy, 2026-12-05 and 2026-12-06).
+CONFIRM_BAND = 0.15
+CONFIRM_SUFFIX = ".confirm"
 
 
 class Cell:
@@ -182,8 +189,8 @@ def _loads(r, loads, index, where):
     return loads
 
 
-def scenario_text(sp, cell, quick):
-    """The scenario file of one cell."""
+def scenario_text(sp, cell, quick, repeat=None):
+    """The scenario file of one cell (repeat: the spec's unless given)."""
     spin, sleep, jitter = sp.shapes[cell.shape]
     dls = sp.deadline_sets[cell.deadlines]
     fdl_params, late = PATHS[cell.path]
@@ -194,7 +201,7 @@ def scenario_text(sp, cell, quick):
            f'{cell.workers} worker(s) per probe"',
            f"vcpus = {sp.vcpus}", f"numa = {sp.numa}",
            f'duration = "{sp.quick_duration if quick else sp.duration}"',
-           f'warmup = "{sp.warmup}"', f'settle = "{sp.settle}"', f"repeat = {sp.repeat}",
+           f'warmup = "{sp.warmup}"', f'settle = "{sp.settle}"', f"repeat = {repeat or sp.repeat}",
            "variants = [" + ", ".join(f'"{v}"' for v in cell.loads) + "]",
            f'fdl_params = "{fdl_params}"', f"cgroups_after_start = {'true' if late else 'false'}", ""]
     cgroups = (["antagonist"] if any(x in cell.loads for x in BESIDE_LOADS) else []) + list(PROBE_CGROUPS)
@@ -253,9 +260,15 @@ def parse_args(argv):
     ap.add_argument("--stall-watch", action="store_true",
                     help="the stall watch beside every measurement (bench/run.sh --stall-watch; off by default: "
                          "it changes the workload)")
+    ap.add_argument("--confirm", type=int, default=0, metavar="N",
+                    help="after a cell, measure again, N repeats in a second boot, each load whose verdict is "
+                         f"FAIL or whose p99 over EEVDF's is within {CONFIRM_BAND:.0%} of a rule's bound; "
+                         "that load is then judged on the medians over all its repeats (default 0: never)")
     ap.add_argument("--check", action="store_true", help="only check the spec and list the cells")
     ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run in DIR")
     a = ap.parse_args(argv)
+    if not 0 <= a.confirm <= 10:
+        ap.error(f"--confirm {a.confirm}: 0 (never) to 10 repeats")
     a.fdl_options = a.fdl_options.strip()
     if a.fdl_options and not guest_words(a.fdl_options):
         ap.error(f"--fdl-options {a.fdl_options!r}: words of letters, digits and _=.,:/+- (no quotes)")
@@ -280,19 +293,21 @@ def snapshot_scx_fdl(out_dir):
     return snap
 
 
-def run_cell(a, cell, text, out_dir, env):
-    """Run one cell's scenario with bench/run.sh; returns (cell dir, exit status)."""
+def run_cell(a, cell, text, out_dir, env, suffix=""):
+    """Run one cell's scenario with bench/run.sh; returns (cell dir, exit status). suffix: the
+    confirmation's (CONFIRM_SUFFIX), a scenario and a directory of its own beside the cell's."""
     sdir = os.path.join(out_dir, "scenarios")
-    cdir = os.path.join(out_dir, "cells", cell.name)
+    cdir = os.path.join(out_dir, "cells", cell.name + suffix)
     os.makedirs(sdir, exist_ok=True)
-    spath = os.path.join(sdir, f"{cell.name}.toml")
+    spath = os.path.join(sdir, f"{cell.name}{suffix}.toml")
     with open(spath, "w") as f:
         f.write(text)
     done = _results(cdir)
     if done and done["meta"].get("complete") and done["meta"].get("schedulers") == a.schedulers and \
             done["meta"].get("fdl_options", "") == a.fdl_options and \
-            bool(done["meta"].get("stall_watch")) == a.stall_watch:
-        log(f"cell {cell.name}: complete in {cdir}, not run again")
+            bool(done["meta"].get("stall_watch")) == a.stall_watch and \
+            sorted(done["results"]["variants"]) == sorted(cell.loads):
+        log(f"cell {cell.name}{suffix}: complete in {cdir}, not run again")
         return cdir, 0
     cmd = [os.path.join(ROOT, "bench", "run.sh"), spath, "--schedulers", ",".join(a.schedulers), "--out", cdir,
            "--runner", "vm"]
@@ -316,17 +331,69 @@ def _results(cdir):
         return None
 
 
-def collect(cells, out_dir):
-    """[(cell, variant, scenario, per-scheduler rows or None, reason)] from the cells' results."""
+def merged(sc, cdir, res):
+    """The cell's results with its confirmation's (cdir + CONFIRM_SUFFIX, complete) merged in:
+    (results in results.json's form, {load: (repeats first, repeats in the confirmation)}). Each
+    boot's records are its own; the confirmation's repeats are numbered after the cell's, and every
+    figure is aggregated again over both (report.aggregate: medians, summed counts). Without a
+    complete confirmation, or without either run's raw records: res as it is, {}."""
+    conf = _results(cdir + CONFIRM_SUFFIX)
+    if not res or not conf or not conf["meta"].get("complete"):
+        return res, {}
+    try:
+        first, _, _ = report.read_raw(cdir)
+        again, _, _ = report.read_raw(cdir + CONFIRM_SUFFIX)
+    except (OSError, ValueError):
+        return res, {}
+    top = max((r.get("repeat") or 0 for r in first), default=0)
+    again = [dict(r, repeat=(r.get("repeat") or 0) + top) for r in again]
+    loads = set(conf["results"]["variants"])
+    agg = report.aggregate(sc, res["meta"]["schedulers"], res["meta"].get("statuses", {}), first + again)
+    out = dict(res, results=dict(res["results"], variants=dict(res["results"]["variants"])))
+    counts = {}
+    for v in loads & set(agg["variants"]):
+        out["results"]["variants"][v] = agg["variants"][v]
+        counts[v] = (len({r.get("repeat") for r in first if r.get("variant") == v}),
+                     len({r.get("repeat") for r in again if r.get("variant") == v}))
+    return out, counts
+
+
+def confirm_why(sc, v, per):
+    """Why load v of a cell (its per-scheduler rows) is to be measured again (--confirm), or None:
+    its verdict is FAIL, or a probe's p99 over EEVDF's is within CONFIRM_BAND of its rule's bound."""
+    vd = verdict.cell(sc, v, per)
+    if vd["verdict"] == "FAIL":
+        return "FAIL"
+    if vd["verdict"] != "PASS":
+        return None
+    ratios = (per.get("scx_fdl") or {}).get("p99_ratio_to_eevdf", {})
+    for w in (w for w in sc.workloads_in(v) if w.kind == "probe"):
+        r = ratios.get(w.name)
+        deadline = sc.cgroups[w.cgroup].deadline_rr is not None
+        bound = verdict.WITHIN_EEVDF_RATIO if deadline and vd["class"] == "within" else verdict.ABOVE_EEVDF_RATIO
+        if r is not None and bound / (1 + CONFIRM_BAND) <= r <= bound * (1 + CONFIRM_BAND):
+            return f"{w.name} at {r:.2f}x EEVDF, near {bound}"
+    return None
+
+
+def collect(cells, out_dir, confirmed=None):
+    """[(cell, variant, scenario, per-scheduler rows or None, reason)] from the cells' results, a
+    cell's confirmation merged in (merged); confirmed, if given, gets {cell: {load: (repeats in
+    the first boot, in the second)}} for the loads measured again."""
     rows = []
     for cell in cells:
         spath = os.path.join(out_dir, "scenarios", f"{cell.name}.toml")
-        res = _results(os.path.join(out_dir, "cells", cell.name))
+        cdir = os.path.join(out_dir, "cells", cell.name)
+        res = _results(cdir)
         try:
             sc = scenario.load(spath)
         except ScenarioError as e:
             sc, res = None, None
             why = str(e)
+        if sc is not None:
+            res, counts = merged(sc, cdir, res)
+            if counts and confirmed is not None:
+                confirmed[cell.name] = counts
         for v in cell.loads:
             if res is None:
                 rows.append((cell, v, sc, None, why if sc is None else "not run (no results.json)"))
@@ -398,10 +465,12 @@ def markdown(sp, rows, scheds, meta):
             continue
         vd = verdict.cell(sc, v, per)
         counts[vd["verdict"]] += 1
+        conf = (meta.get("confirmed") or {}).get(cell.name, {}).get(v)
+        load = f"{v} ({conf[0]}+{conf[1]})" if conf else v
         first = True
         for w in (w for w in sc.workloads_in(v) if w.kind == "probe"):
             cg = sc.cgroups[w.cgroup]
-            r = [cell.name if first else "", v if first else "", (vd["class"] or "-") if first else "", w.name,
+            r = [cell.name if first else "", load if first else "", (vd["class"] or "-") if first else "", w.name,
                  cg.deadline_rr or "-"]
             for s in scheds:
                 row = per.get(s)
@@ -428,6 +497,8 @@ def markdown(sp, rows, scheds, meta):
         stall = report.stall_line(per)
         if stall:
             use += f"; {stall}"
+        if conf:
+            use += (f"; measured again: medians over {conf[0]} + {conf[1]} repeats in two boots")
         if vd["verdict"] == "n.a.":
             notes.append(f"- **{cell.name} / {v}**: n.a.: {vd['why']}")
         elif failed:
@@ -446,6 +517,12 @@ def markdown(sp, rows, scheds, meta):
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
             "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
             "2x from its lateness histogram.", ""]
+    if meta.get("confirm"):
+        n = sum(len(x) for x in (meta.get("confirmed") or {}).values())
+        head.insert(2, f"--confirm {meta['confirm']}: {n} load(s) measured again, {meta['confirm']} repeat(s) in "
+                       f"a second boot, where the first run's verdict was FAIL or a probe's p99 over EEVDF's was "
+                       f"within {CONFIRM_BAND:.0%} of its rule's bound; such a load's row (marked "
+                       f"\"LOAD (first+again)\") and verdict are the medians over both boots' repeats.")
     summary = stall_summary(rows, scheds)
     if summary:
         head.insert(2, summary)
@@ -469,15 +546,19 @@ def markdown(sp, rows, scheds, meta):
 
 
 def write_report(sp, cells, scheds, out_dir, meta):
-    rows = collect(cells, out_dir)
-    # Which build of each scheduler every cell ran (from the cells' own results).
+    meta["confirmed"] = {}
+    rows = collect(cells, out_dir, meta["confirmed"])
+    # Which build of each scheduler every cell ran (from the cells' own results), and the rig
+    # checks of its boots (a confirmation's after the cell's).
     meta["binaries"], meta["rig"] = {}, {}
     for c in cells:
         res = _results(os.path.join(out_dir, "cells", c.name))
         if res and res["meta"].get("binaries"):
             meta["binaries"][c.name] = res["meta"]["binaries"]
-        if res and res["meta"].get("rig"):
-            meta["rig"][c.name] = res["meta"]["rig"]
+        for r in (res, _results(os.path.join(out_dir, "cells", c.name + CONFIRM_SUFFIX)) if c.name in
+                  meta["confirmed"] else None):
+            if r and r["meta"].get("rig"):
+                meta["rig"].setdefault(c.name, []).extend(r["meta"]["rig"])
     md, counts = markdown(sp, rows, scheds, meta)
     with open(os.path.join(out_dir, "matrix.md"), "w") as f:
         f.write(md)
@@ -488,6 +569,33 @@ def write_report(sp, cells, scheds, out_dir, meta):
     with open(os.path.join(out_dir, "matrix.json"), "w") as f:
         json.dump({"meta": meta, "counts": counts, "verdicts": verdicts}, f, indent=1)
     return md
+
+
+def confirm_cell(a, sp, cell, out_dir, env):
+    """--confirm: measure again, in a boot of their own, the loads of a cell that confirm_why names
+    (judged on the cell's first run alone). Returns bench/run.sh's exit status (0: nothing to do)."""
+    spath = os.path.join(out_dir, "scenarios", f"{cell.name}.toml")
+    res = _results(os.path.join(out_dir, "cells", cell.name))
+    if not res:
+        return 0
+    sc = scenario.load(spath)
+    why = {}
+    for v in cell.loads:
+        per = res["results"]["variants"].get(v)
+        w = confirm_why(sc, v, per) if per else None
+        if w:
+            why[v] = w
+    if not why:
+        return 0
+    log(f"cell {cell.name}: measuring again ({a.confirm} repeat(s)): "
+        + "; ".join(f"{v}: {w}" for v, w in why.items()))
+    again = copy.copy(cell)
+    again.loads = [v for v in cell.loads if v in why]
+    _, rc = run_cell(a, again, scenario_text(sp, again, a.quick, repeat=a.confirm), out_dir, env,
+                     suffix=CONFIRM_SUFFIX)
+    if rc:
+        log(f"cell {cell.name}{CONFIRM_SUFFIX}: bench/run.sh exited {rc}; the cell is judged on its first run")
+    return rc
 
 
 def main(argv=None):
@@ -541,7 +649,7 @@ def main(argv=None):
     meta = {"spec": os.path.relpath(sp.path, ROOT), "quick": a.quick, "schedulers": a.schedulers,
             "cells": [c.name for c in reported], "ncells": len(reported),
             "duration": sp.quick_duration if a.quick else sp.duration, "elapsed_s": 0,
-            "incomplete_cells": [], "finished": False, "fdl_options": a.fdl_options, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
+            "incomplete_cells": [], "finished": False, "fdl_options": a.fdl_options, "confirm": a.confirm, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
     # Written now too, so that --report-only can report a run that was cut short.
     with open(os.path.join(out_dir, "matrix.json"), "w") as f:
         json.dump({"meta": meta}, f, indent=1)
@@ -561,6 +669,8 @@ def main(argv=None):
         if rc:
             failed.append(cell.name)
             log(f"cell {cell.name}: bench/run.sh exited {rc}; its report says what was measured")
+        elif a.confirm and confirm_cell(a, sp, cell, out_dir, env):
+            failed.append(cell.name + CONFIRM_SUFFIX)
     meta.update(elapsed_s=round(time.monotonic() - t0), incomplete_cells=failed, finished=True)
     print(write_report(sp, reported, a.schedulers, out_dir, meta))
     log(f"matrix report: {out_dir}/matrix.md (and matrix.json; each cell's own report in cells/NAME/)")

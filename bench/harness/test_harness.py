@@ -562,6 +562,86 @@ class Verdict(unittest.TestCase):
         self.assertIn("**The scx_fdl binary changed during the run** (sha256 prefix, built): abc900 (2026-11-23 "
                       "09:00:00 UTC): spin3-sleep20.rr4-20.shares900.config; abc7000", md)
 
+    def test_confirm_measures_again_where_a_verdict_is_at_stake(self):
+        """--confirm: which loads a first run sends to a second boot, and the verdict on the medians
+        over both boots' repeats (a FAIL of one 20 s run that two more runs do not repeat)."""
+        import copy
+        sp = matrix.load_spec(matrix.DEFAULT_SPEC)
+        cell = copy.copy(next(c for c in sp.cells if c.shares == 900 and c.shape == "spin3-sleep20"
+                              and c.deadlines == "rr4-20" and c.path == "config" and c.workers == sp.workers))
+        cell.loads = ["quiet", "antagonist"]
+        scheds = ["eevdf", "scx_fdl"]
+        first = {"quiet": {"cfs": 13000, "loose": 3000, "fdl": 2000},         # cfs 1.3x: FAIL
+                 "antagonist": {"cfs": 9000, "loose": 3000, "fdl": 2000}}     # clear PASS
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "scenarios"))
+            spath = os.path.join(d, "scenarios", f"{cell.name}.toml")
+            with open(spath, "w") as f:
+                f.write(matrix.scenario_text(sp, cell, False))
+            sc = scenario.load(spath)
+
+            def write_run(cdir, recs, loads):
+                os.makedirs(cdir)
+                with open(os.path.join(cdir, "raw.jsonl"), "w") as f:
+                    for r in recs:
+                        f.write(json.dumps(dict(r, kind="FDL-BENCH")) + "\n")
+                agg = report.aggregate(sc, scheds, {}, recs)
+                agg["variants"] = {v: agg["variants"][v] for v in loads}
+                report.write_json(agg, {"complete": True, "schedulers": scheds, "statuses": {}},
+                                  os.path.join(cdir, "results.json"))
+
+            cdir = os.path.join(d, "cells", cell.name)
+            write_run(cdir, [self.rec(s, v, self.EEVDF if s == "eevdf" else first[v], self.USE)
+                             for v in cell.loads for s in scheds], cell.loads)
+            with open(os.path.join(cdir, "results.json")) as f:
+                res = json.load(f)
+            per = res["results"]["variants"]
+            self.assertEqual(matrix.confirm_why(sc, "quiet", per["quiet"]), "FAIL")
+            self.assertIsNone(matrix.confirm_why(sc, "antagonist", per["antagonist"]))
+            # A PASS near a bound is measured again too: loose at 0.45x of the 0.5x within its guarantee.
+            recs = [self.rec("eevdf", "quiet", self.EEVDF, self.USE),
+                    self.rec("scx_fdl", "quiet", {"cfs": 9000, "loose": 4500, "fdl": 2000}, self.USE)]
+            near = report.aggregate(sc, scheds, {}, recs)["variants"]["quiet"]
+            self.assertEqual(matrix.confirm_why(sc, "quiet", near), "loose at 0.45x EEVDF, near 0.5")
+            # The second boot's scenario: the load at stake only, --confirm's repeats, a directory of its own.
+            calls = []
+            real = matrix.run_cell
+            matrix.run_cell = lambda a, c, text, out, env, suffix="": calls.append((c.loads, text, suffix)) or (out, 0)
+            try:
+                rc = matrix.confirm_cell(matrix.parse_args(["--confirm", "2"]), sp, cell, d, {})
+            finally:
+                matrix.run_cell = real
+            self.assertEqual(rc, 0)
+            self.assertEqual([(loads, suffix) for loads, _, suffix in calls], [(["quiet"], ".confirm")])
+            self.assertIn('variants = ["quiet"]', calls[0][1])
+            self.assertIn("repeat = 2", calls[0][1])
+            self.assertEqual(cell.loads, ["quiet", "antagonist"])   # the cell itself unchanged
+            # Without a confirmation the report is the first run's.
+            meta = {"quick": False, "schedulers": scheds, "cells": [cell.name], "ncells": 1, "duration": "20s",
+                    "elapsed_s": 60, "confirm": 2}
+            matrix.write_report(sp, [cell], scheds, d, meta)
+            with open(os.path.join(d, "matrix.md")) as f:
+                md = f.read()
+            self.assertIn("1 PASS, 1 FAIL, 0 n.a.", md)
+            # Two repeats in a second boot with cfs at EEVDF's: the median of 13, 10, 10 ms holds.
+            again = [dict(self.rec(s, "quiet", self.EEVDF if s == "eevdf" else dict(first["quiet"], cfs=10000),
+                                   self.USE), repeat=i) for i in (1, 2) for s in scheds]
+            write_run(cdir + matrix.CONFIRM_SUFFIX, again, ["quiet"])
+            meta = dict(meta, cells=[cell.name])
+            matrix.write_report(sp, [cell], scheds, d, meta)
+            with open(os.path.join(d, "matrix.md")) as f:
+                md = f.read()
+        self.assertIn("2 PASS, 0 FAIL, 0 n.a.", md)
+        self.assertEqual(meta["confirmed"], {cell.name: {"quiet": (1, 2)}})
+        self.assertIn(f"| {cell.name} | quiet (1+2) | within | cfs | - | 2.5 / 10.0 | 2.5 / 10.0 | 1.00 |", md)
+        self.assertIn(f"| {cell.name} | antagonist | within | cfs |", md)
+        self.assertIn("measured again: medians over 1 + 2 repeats in two boots", md)
+        self.assertIn("--confirm 2: 1 load(s) measured again", md)
+        # Misses are summed over both boots: 2 per repeat of fdl, three repeats.
+        self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.5 / 2.0 | 0.20 | 6/3000 | 9.0 |  |", md)
+        with self.assertRaises(SystemExit):
+            matrix.parse_args(["--confirm", "11"])
+
     def test_not_measured(self):
         sc = self.cell(900)
         recs = [self.rec("eevdf", "quiet", self.EEVDF, self.USE)]
