@@ -18,7 +18,8 @@ def p99s(path):
         if len(c) < 7:
             continue
         if c[0]:
-            cell, load = c[0], c[1]
+            # A load measured again by --confirm is marked "quiet (1+2)": the same load.
+            cell, load = c[0], c[1].split(" (")[0]
         try:
             out[(cell, load, c[3])] = (float(c[5].split("/")[1]), float(c[6].split("/")[1]))
         except (IndexError, ValueError):

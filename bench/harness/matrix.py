@@ -317,9 +317,12 @@ def run_cell(a, cell, text, out_dir, env, suffix=""):
         cmd += ["--stall-watch"]
     if a.lock:
         cmd = ["flock", a.lock] + cmd
-    # A fresh directory: run.sh appends to raw.jsonl.
-    if os.path.isdir(cdir):
-        os.rename(cdir, f"{cdir}.old-{time.strftime('%H%M%S')}")
+    # A fresh directory: run.sh appends to raw.jsonl. A cell measured again sets aside the
+    # confirmation of its earlier run too: it confirmed other measurements.
+    stamp = time.strftime('%H%M%S')
+    for d in (cdir, cdir + CONFIRM_SUFFIX) if not suffix else (cdir,):
+        if os.path.isdir(d):
+            os.rename(d, f"{d}.old-{stamp}")
     return cdir, subprocess.call(cmd, cwd=ROOT, env=env)
 
 
@@ -338,7 +341,7 @@ def merged(sc, cdir, res):
     figure is aggregated again over both (report.aggregate: medians, summed counts). Without a
     complete confirmation, or without either run's raw records: res as it is, {}."""
     conf = _results(cdir + CONFIRM_SUFFIX)
-    if not res or not conf or not conf["meta"].get("complete"):
+    if not res or not conf or not conf["meta"].get("complete") or not same_run(res["meta"], conf["meta"]):
         return res, {}
     try:
         first, _, _ = report.read_raw(cdir)
@@ -347,15 +350,39 @@ def merged(sc, cdir, res):
         return res, {}
     top = max((r.get("repeat") or 0 for r in first), default=0)
     again = [dict(r, repeat=(r.get("repeat") or 0) + top) for r in again]
-    loads = set(conf["results"]["variants"])
-    agg = report.aggregate(sc, res["meta"]["schedulers"], res["meta"].get("statuses", {}), first + again)
     out = dict(res, results=dict(res["results"], variants=dict(res["results"]["variants"])))
     counts = {}
-    for v in loads & set(agg["variants"]):
+    for v in set(conf["results"]["variants"]) & set(res["results"]["variants"]):
+        # Repeats that EEVDF and scx_fdl both measured, in each boot: a boot where either failed
+        # adds nothing to this load.
+        n = [len(good_repeats(recs, v)) for recs in (first, again)]
+        if n[1] == 0:
+            continue
+        recs = [r for r in first if r.get("variant") != v or r.get("repeat") in good_repeats(first, v)] + \
+               [r for r in again if r.get("repeat") in good_repeats(again, v)]
+        agg = report.aggregate(sc, res["meta"]["schedulers"], res["meta"].get("statuses", {}), recs)
         out["results"]["variants"][v] = agg["variants"][v]
-        counts[v] = (len({r.get("repeat") for r in first if r.get("variant") == v}),
-                     len({r.get("repeat") for r in again if r.get("variant") == v}))
+        counts[v] = tuple(n)
     return out, counts
+
+
+def good_repeats(recs, v):
+    """The repeats of load v with a measurement, not an error, under both EEVDF and scx_fdl."""
+    ok = {s: {r.get("repeat") for r in recs if r.get("variant") == v and r.get("sched") == s and not r.get("error")}
+          for s in ("eevdf", "scx_fdl")}
+    return ok["eevdf"] & ok["scx_fdl"]
+
+
+def same_run(first, again):
+    """Does a confirmation (its results' meta) belong to the cell's run: the same schedulers, scx_fdl
+    options, stall watch and scx_fdl build, measured after it? A run into the directory of an
+    earlier one (--out DIR) sets the old confirmation aside (run_cell); this also keeps one copied
+    in by hand from being pooled with measurements it did not confirm."""
+    sha = [((m.get("binaries") or {}).get("scx_fdl") or {}).get("sha256") for m in (first, again)]
+    return (first.get("schedulers") == again.get("schedulers") and
+            first.get("fdl_options", "") == again.get("fdl_options", "") and
+            bool(first.get("stall_watch")) == bool(again.get("stall_watch")) and sha[0] == sha[1] and
+            str(first.get("started", "")) <= str(again.get("started", "")))
 
 
 def confirm_why(sc, v, per):
@@ -363,6 +390,11 @@ def confirm_why(sc, v, per):
     its verdict is FAIL, or a probe's p99 over EEVDF's is within CONFIRM_BAND of its rule's bound."""
     vd = verdict.cell(sc, v, per)
     if vd["verdict"] == "FAIL":
+        # The worst lateness is the largest over the repeats (report.fdl_stats): more repeats
+        # can only raise it, so a FAIL by that rule alone is not measured again.
+        failed = [n for n, ok, _ in vd["rules"] if not ok]
+        if all(n.startswith("worst lateness") for n in failed):
+            return None
         return "FAIL"
     if vd["verdict"] != "PASS":
         return None
@@ -498,7 +530,10 @@ def markdown(sp, rows, scheds, meta):
         if stall:
             use += f"; {stall}"
         if conf:
-            use += (f"; measured again: medians over {conf[0]} + {conf[1]} repeats in two boots")
+            use += f"; measured again: medians over {conf[0]} + {conf[1]} repeats in two boots"
+            rig = rig_brief((meta.get("rig_again") or {}).get(cell.name))
+            if rig:
+                use += f" (the second boot's {rig})"
         if vd["verdict"] == "n.a.":
             notes.append(f"- **{cell.name} / {v}**: n.a.: {vd['why']}")
         elif failed:
@@ -517,12 +552,16 @@ def markdown(sp, rows, scheds, meta):
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
             "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
             "2x from its lateness histogram.", ""]
-    if meta.get("confirm"):
+    if meta.get("confirm") or meta.get("confirmed"):
         n = sum(len(x) for x in (meta.get("confirmed") or {}).values())
-        head.insert(2, f"--confirm {meta['confirm']}: {n} load(s) measured again, {meta['confirm']} repeat(s) in "
-                       f"a second boot, where the first run's verdict was FAIL or a probe's p99 over EEVDF's was "
-                       f"within {CONFIRM_BAND:.0%} of its rule's bound; such a load's row (marked "
-                       f"\"LOAD (first+again)\") and verdict are the medians over both boots' repeats.")
+        lost = [c for c in meta.get("incomplete_cells", []) if c.endswith(CONFIRM_SUFFIX)]
+        head.insert(2, f"--confirm: {n} load(s) measured again in a second boot of their cell, where the first "
+                       f"run's verdict was FAIL (but by the worst lateness alone) or a probe's p99 over EEVDF's "
+                       f"was within {CONFIRM_BAND:.0%} of its bound (0.5x, 1.2x); such a load's row (marked "
+                       f"\"LOAD (first+again)\", the repeats in each boot) and verdict are each scheduler's "
+                       f"medians over both boots' repeats (misses summed, worst lateness the largest)."
+                       + (f" Confirmations that did not complete (judged on the first run): {', '.join(lost)}."
+                          if lost else ""))
     summary = stall_summary(rows, scheds)
     if summary:
         head.insert(2, summary)
@@ -550,15 +589,16 @@ def write_report(sp, cells, scheds, out_dir, meta):
     rows = collect(cells, out_dir, meta["confirmed"])
     # Which build of each scheduler every cell ran (from the cells' own results), and the rig
     # checks of its boots (a confirmation's after the cell's).
-    meta["binaries"], meta["rig"] = {}, {}
+    meta["binaries"], meta["rig"], meta["rig_again"] = {}, {}, {}
     for c in cells:
         res = _results(os.path.join(out_dir, "cells", c.name))
         if res and res["meta"].get("binaries"):
             meta["binaries"][c.name] = res["meta"]["binaries"]
-        for r in (res, _results(os.path.join(out_dir, "cells", c.name + CONFIRM_SUFFIX)) if c.name in
-                  meta["confirmed"] else None):
-            if r and r["meta"].get("rig"):
-                meta["rig"].setdefault(c.name, []).extend(r["meta"]["rig"])
+        if res and res["meta"].get("rig"):
+            meta["rig"][c.name] = res["meta"]["rig"]
+        again = _results(os.path.join(out_dir, "cells", c.name + CONFIRM_SUFFIX)) if c.name in meta["confirmed"] else None
+        if again and again["meta"].get("rig"):
+            meta["rig_again"][c.name] = again["meta"]["rig"]
     md, counts = markdown(sp, rows, scheds, meta)
     with open(os.path.join(out_dir, "matrix.md"), "w") as f:
         f.write(md)
@@ -625,7 +665,8 @@ def main(argv=None):
     if a.check:
         for c, _ in cells:
             print(f"{c.name}: {c.why}{' (quick)' if c.quick else ''}")
-        print(f"{len(cells)} cells, about {fmt_secs(est)} with {', '.join(a.schedulers)}")
+        print(f"{len(cells)} cells, about {fmt_secs(est)} with {', '.join(a.schedulers)}"
+              + (f", plus a boot of {a.confirm} repeat(s) for each cell with a load to confirm" if a.confirm else ""))
         return 0
     if "eevdf" not in a.schedulers or "scx_fdl" not in a.schedulers:
         log("without both eevdf and scx_fdl every verdict is n.a.")
@@ -662,15 +703,15 @@ def main(argv=None):
         log(f"cell {i}/{len(cells)}: {cell.name} ({cell.why}) | {fmt_secs(time.monotonic() - t0)} elapsed")
         try:
             _, rc = run_cell(a, cell, text, out_dir, env)
+            if rc:
+                failed.append(cell.name)
+                log(f"cell {cell.name}: bench/run.sh exited {rc}; its report says what was measured")
+            elif a.confirm and confirm_cell(a, sp, cell, out_dir, env):
+                failed.append(cell.name + CONFIRM_SUFFIX)
         except KeyboardInterrupt:
             log("interrupted: the report holds the cells measured so far")
             failed.append(cell.name)
             break
-        if rc:
-            failed.append(cell.name)
-            log(f"cell {cell.name}: bench/run.sh exited {rc}; its report says what was measured")
-        elif a.confirm and confirm_cell(a, sp, cell, out_dir, env):
-            failed.append(cell.name + CONFIRM_SUFFIX)
     meta.update(elapsed_s=round(time.monotonic() - t0), incomplete_cells=failed, finished=True)
     print(write_report(sp, reported, a.schedulers, out_dir, meta))
     log(f"matrix report: {out_dir}/matrix.md (and matrix.json; each cell's own report in cells/NAME/)")

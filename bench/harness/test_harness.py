@@ -580,14 +580,15 @@ class Verdict(unittest.TestCase):
                 f.write(matrix.scenario_text(sp, cell, False))
             sc = scenario.load(spath)
 
-            def write_run(cdir, recs, loads):
+            def write_run(cdir, recs, loads, **meta):
                 os.makedirs(cdir)
                 with open(os.path.join(cdir, "raw.jsonl"), "w") as f:
                     for r in recs:
                         f.write(json.dumps(dict(r, kind="FDL-BENCH")) + "\n")
                 agg = report.aggregate(sc, scheds, {}, recs)
                 agg["variants"] = {v: agg["variants"][v] for v in loads}
-                report.write_json(agg, {"complete": True, "schedulers": scheds, "statuses": {}},
+                report.write_json(agg, dict({"complete": True, "schedulers": scheds, "statuses": {},
+                                             "started": "2026-12-06 04:00:00"}, **meta),
                                   os.path.join(cdir, "results.json"))
 
             cdir = os.path.join(d, "cells", cell.name)
@@ -626,7 +627,15 @@ class Verdict(unittest.TestCase):
             # Two repeats in a second boot with cfs at EEVDF's: the median of 13, 10, 10 ms holds.
             again = [dict(self.rec(s, "quiet", self.EEVDF if s == "eevdf" else dict(first["quiet"], cfs=10000),
                                    self.USE), repeat=i) for i in (1, 2) for s in scheds]
-            write_run(cdir + matrix.CONFIRM_SUFFIX, again, ["quiet"])
+            # A confirmation of another run (other scx_fdl options) is not pooled with this one.
+            write_run(cdir + matrix.CONFIRM_SUFFIX, again, ["quiet"], fdl_options="--slice-us 1000")
+            self.assertEqual(matrix.merged(sc, cdir, res)[1], {})
+            os.rename(cdir + matrix.CONFIRM_SUFFIX, cdir + ".stale")
+            # A boot where scx_fdl failed adds nothing: only the repeats both schedulers measured count.
+            broken = again + [dict(self.rec("scx_fdl", "quiet", first["quiet"], self.USE), repeat=3,
+                                   error="scx_fdl exited 1 before enabled"),
+                              dict(self.rec("eevdf", "quiet", self.EEVDF, self.USE), repeat=3)]
+            write_run(cdir + matrix.CONFIRM_SUFFIX, broken, ["quiet"], started="2026-12-06 04:05:00")
             meta = dict(meta, cells=[cell.name])
             matrix.write_report(sp, [cell], scheds, d, meta)
             with open(os.path.join(d, "matrix.md")) as f:
@@ -636,11 +645,20 @@ class Verdict(unittest.TestCase):
         self.assertIn(f"| {cell.name} | quiet (1+2) | within | cfs | - | 2.5 / 10.0 | 2.5 / 10.0 | 1.00 |", md)
         self.assertIn(f"| {cell.name} | antagonist | within | cfs |", md)
         self.assertIn("measured again: medians over 1 + 2 repeats in two boots", md)
-        self.assertIn("--confirm 2: 1 load(s) measured again", md)
+        self.assertIn("--confirm: 1 load(s) measured again", md)
         # Misses are summed over both boots: 2 per repeat of fdl, three repeats.
         self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.5 / 2.0 | 0.20 | 6/3000 | 9.0 |  |", md)
         with self.assertRaises(SystemExit):
             matrix.parse_args(["--confirm", "11"])
+        # A FAIL by the worst lateness alone is not measured again: more repeats only raise it.
+        stats = {"loose": {"misses": 0, "picks": 1000, "max_lateness_us": 0},
+                 "fdl": {"misses": 0, "picks": 1000, "max_lateness_us": 30000}}
+        v = self.verdict(self.cell(900), {"cfs": 9000, "loose": 3000, "fdl": 2000}, stats=stats)
+        self.assertEqual(self.failed(v), ["worst lateness <= 5 x deadline_rr"])
+        recs = [self.rec("eevdf", "quiet", self.EEVDF, self.USE),
+                self.rec("scx_fdl", "quiet", {"cfs": 9000, "loose": 3000, "fdl": 2000}, self.USE, stats=stats)]
+        sc9 = self.cell(900)
+        self.assertIsNone(matrix.confirm_why(sc9, "quiet", report.aggregate(sc9, scheds, {}, recs)["variants"]["quiet"]))
 
     def test_not_measured(self):
         sc = self.cell(900)
