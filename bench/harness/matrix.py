@@ -556,7 +556,7 @@ def markdown(sp, rows, scheds, meta):
         n = sum(len(x) for x in (meta.get("confirmed") or {}).values())
         lost = [c for c in meta.get("incomplete_cells", []) if c.endswith(CONFIRM_SUFFIX)]
         head.insert(2, f"--confirm: {n} load(s) measured again in a second boot of their cell, where the first "
-                       f"run's verdict was FAIL (but by the worst lateness alone) or a probe's p99 over EEVDF's "
+                       f"run's verdict was FAIL (other than by the worst lateness alone) or a probe's p99 over EEVDF's "
                        f"was within {CONFIRM_BAND:.0%} of its bound (0.5x, 1.2x); such a load's row (marked "
                        f"\"LOAD (first+again)\", the repeats in each boot) and verdict are each scheduler's "
                        f"medians over both boots' repeats (misses summed, worst lateness the largest)."
