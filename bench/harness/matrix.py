@@ -350,20 +350,20 @@ def merged(sc, cdir, res):
         return res, {}
     top = max((r.get("repeat") or 0 for r in first), default=0)
     again = [dict(r, repeat=(r.get("repeat") or 0) + top) for r in again]
+    # Per load, the repeats that EEVDF and scx_fdl both measured, in each boot: a load whose second
+    # boot has none (either failed) keeps its first run's results.
+    good = {v: (good_repeats(first, v), good_repeats(again, v))
+            for v in set(conf["results"]["variants"]) & set(res["results"]["variants"])}
+    good = {v: g for v, g in good.items() if g[1]}
+    if not good:
+        return res, {}
+    recs = [r for r in first if r.get("variant") not in good or r.get("repeat") in good[r["variant"]][0]] + \
+           [r for r in again if r.get("variant") in good and r.get("repeat") in good[r["variant"]][1]]
+    agg = report.aggregate(sc, res["meta"]["schedulers"], res["meta"].get("statuses", {}), recs)
     out = dict(res, results=dict(res["results"], variants=dict(res["results"]["variants"])))
-    counts = {}
-    for v in set(conf["results"]["variants"]) & set(res["results"]["variants"]):
-        # Repeats that EEVDF and scx_fdl both measured, in each boot: a boot where either failed
-        # adds nothing to this load.
-        n = [len(good_repeats(recs, v)) for recs in (first, again)]
-        if n[1] == 0:
-            continue
-        recs = [r for r in first if r.get("variant") != v or r.get("repeat") in good_repeats(first, v)] + \
-               [r for r in again if r.get("repeat") in good_repeats(again, v)]
-        agg = report.aggregate(sc, res["meta"]["schedulers"], res["meta"].get("statuses", {}), recs)
+    for v in good:
         out["results"]["variants"][v] = agg["variants"][v]
-        counts[v] = tuple(n)
-    return out, counts
+    return out, {v: (len(g[0]), len(g[1])) for v, g in good.items()}
 
 
 def good_repeats(recs, v):
