@@ -50,7 +50,7 @@ cases=(
 # late before anything ran, or after a failed check, or stalled the emulator while a failed
 # check's measurement ran (FDL-EMULATOR-NOISY: lib.sh's rig_gate, in deadline.sh, limits.sh,
 # nested.sh and fair-protection.sh; after a failed check in ui-build.sh and sync-wake.sh too; the
-# stall watch, lib.sh's stall_watch_start, in deadline.sh).
+# stall watch, lib.sh's stall_watch_start, in deadline.sh and limits.sh).
 # Such a run is retried, at most max_retries times per case, and each retry is reported with its
 # reason; after max_noisy noisy boots (and on the last boot allowed) the noisy-host gate lets the
 # case give its verdict (fdl.rig=report). Any other failure is final.
