@@ -480,13 +480,27 @@ def stall_summary(rows, scheds):
             "the cells): " + "; ".join(parts) + ".") if parts else ""
 
 
+def late_wakes(per, scheds, probe):
+    """The probe's wake-ups later than its cgroup's wake-up deadline (fdl-probe --wake-late-after-us),
+    as a percentage under each scheduler, "a / b / c"; "-" where a scheduler's run has no such count
+    (an older fdl-probe). The same count under every scheduler: EEVDF has no deadline to miss, but
+    its wake-ups take as long or not, on the same machine."""
+    out = []
+    for s in scheds:
+        w = ((per.get(s) or {}).get("wake") or {}).get(probe)
+        out.append(f"{100 * w['late'] / w['samples']:.1f}" if w and w.get("late") is not None and w["samples"]
+                   else "-")
+    return " / ".join(out)
+
+
 def markdown(sp, rows, scheds, meta):
     """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
     EEVDF, scx_fdl's misses/starts (of wake-ups) and worst lateness, a verdict per cell; then why each cell failed."""
     hdr = ["cell", "load", "class", "cgroup", "deadline_rr"]
     for s in scheds:
         hdr += [f"{s} p50/p99 (ms)"] + ([] if s == "eevdf" else [f"{s} p99/EEVDF"])
-    hdr += ["scx_fdl misses/starts (of wake-ups)", "scx_fdl worst late (ms)", "verdict"]
+    hdr += [f"probe's wake-ups later than the wake-up deadline, % ({' / '.join(scheds)})",
+            "scx_fdl misses/starts (of wake-ups)", "scx_fdl worst late (ms)", "verdict"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     notes, counts = [], {"PASS": 0, "FAIL": 0, "n.a.": 0}
     for cell, v, sc, per, reason in rows:
@@ -514,6 +528,7 @@ def markdown(sp, rows, scheds, meta):
                 if s != "eevdf":
                     x = row["p99_ratio_to_eevdf"].get(w.name)
                     r.append("-" if x is None else f"{x:.2f}")
+            r.append(late_wakes(per, scheds, w.name) if cg.deadline_rr else "-")
             st = (per.get("scx_fdl") or {}).get("fdl_stats", {}).get(w.cgroup)
             wake = "" if not st or st.get("wake_starts") is None else f" ({st['wake_misses']}/{st['wake_starts']})"
             r += [f"{st['misses']}/{st['picks']}{wake}" if st and cg.deadline_rr else "-",
@@ -551,7 +566,11 @@ def markdown(sp, rows, scheds, meta):
             "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
             "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
-            "2x from its lateness histogram.", ""]
+            "2x from its lateness histogram. The probe's wake-ups later than the wake-up deadline: fdl-probe's "
+            "own count, under every scheduler alike, of its workers' wake-ups (its message thread's wake-up call "
+            "to the worker running again) later than the cgroup's deadline_wakeup (deadline_rr where none is "
+            "shorter), over all repeats: what scx_fdl's wake-up misses count, measured where EEVDF can be "
+            "measured too.", ""]
     if meta.get("confirm") or meta.get("confirmed"):
         n = sum(len(x) for x in (meta.get("confirmed") or {}).values())
         lost = [c for c in meta.get("incomplete_cells", []) if c.endswith(CONFIRM_SUFFIX)]

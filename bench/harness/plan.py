@@ -5,14 +5,28 @@ import shlex
 from . import scenario
 
 
-def probe_args(w, probe):
-    """Command-line options of the latency workload: fdl-probe, or schbench's own spelling."""
+def wake_deadline_us(cg):
+    """A deadline cgroup's wake-up deadline in microseconds, as scx_fdl gives it (fdl_dl_wakeup:
+    deadline_wakeup where set and shorter than deadline_rr, else deadline_rr); None without one."""
+    if cg is None or cg.deadline_rr is None:
+        return None
+    rr = scenario.duration_ns(cg.deadline_rr)
+    wake = scenario.duration_ns(cg.deadline_wakeup) if cg.deadline_wakeup is not None else None
+    return (wake if wake and wake < rr else rr) // 1000
+
+
+def probe_args(w, probe, cg=None):
+    """Command-line options of the latency workload: fdl-probe, or schbench's own spelling. cg: the
+    workload's cgroup; fdl-probe counts the wake-ups later than its wake-up deadline, under every
+    scheduler alike."""
     if probe == "schbench":
         if w.jitter_us:
             raise ValueError(f"workload {w.name}: jitter needs fdl-probe (schbench sleeps a fixed time)")
         return f"-m {w.message_threads} -t {w.workers} -s {w.sleep_us} -c {w.spin_us}"
     jitter = f" --sleep-jitter-us {w.jitter_us}" if w.jitter_us else ""
-    return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us}{jitter} --spin-us {w.spin_us}"
+    deadline = wake_deadline_us(cg)
+    late = f" --wake-late-after-us {deadline}" if deadline else ""
+    return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us}{jitter} --spin-us {w.spin_us}{late}"
 
 
 def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=(), stall_watch=False):
@@ -81,6 +95,6 @@ def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=(), stall_watc
                 out.append(f"    bench_hogs {w.cgroup} {w.count}")
         out += ["}", f"probes_{v}() {{", "    :"]
         for w in probes:
-            out.append(f"    bench_probe {w.cgroup} {w.name} {probe_args(w, probe)}")
+            out.append(f"    bench_probe {w.cgroup} {w.name} {probe_args(w, probe, sc.cgroups.get(w.cgroup))}")
         out += ["}", ""]
     return "\n".join(out) + "\n"

@@ -50,9 +50,10 @@ def aggregate(sc, scheds, statuses, records):
             errors = [f"repeat {r['repeat']}: {r['error']}" for r in recs if r.get("error")]
             good = [r for r in recs if not r.get("error")]
             row = {"status": statuses.get(s, "ok"), "measurements": len(good), "errors": errors,
-                   "latency": {}, "throughput": {}, "cpus": {}, "fdl_stats": fdl_stats(good, errors)}
+                   "latency": {}, "wake": {}, "throughput": {}, "cpus": {}, "fdl_stats": fdl_stats(good, errors)}
             for w in (p for p in probes if v in p.variants):
                 vals = {k: [] for k in LAT_KEYS + ["samples"]}
+                wakes = []
                 for r in good:
                     try:
                         res = probe_result(w.kind, r["probes"].get(w.name))
@@ -61,7 +62,9 @@ def aggregate(sc, scheds, statuses, records):
                         continue
                     for k in vals:
                         vals[k].append(res.get(k))
+                    wakes.append(res.get("wake"))
                 row["latency"][w.name] = {k: stats.summarize(x) for k, x in vals.items()}
+                row["wake"][w.name] = wake_delays(wakes)
             for w in (a for a in antagonists if v in a.variants):
                 key = "hackbench" if w.kind == "hackbench" else "stress"
                 tp = [stats.throughput(w.kind, w.args, r[key].get(w.name)) for r in good]
@@ -84,6 +87,20 @@ def aggregate(sc, scheds, statuses, records):
             for n, t in row["throughput"].items():
                 t["ratio_to_eevdf"] = stats.ratio(t["median"], base and base["throughput"].get(n, {}).get("median"))
         out["variants"][v] = per
+    return out
+
+
+def wake_delays(wakes):
+    """fdl-probe's wake-up delays alone (each repeat's "wake", or None) over the repeats: p99 as
+    medians, and the wake-ups later than the cgroup's wake-up deadline summed ("late" of "samples",
+    at "late_after_us"); None unless every repeat has them (an older fdl-probe, or schbench)."""
+    if not wakes or any(not w or w.get("samples") is None for w in wakes):
+        return None
+    out = {"p50": stats.summarize([w.get("p50") for w in wakes]),
+           "p99": stats.summarize([w.get("p99") for w in wakes]),
+           "samples": sum(w["samples"] for w in wakes)}
+    if all(w.get("late") is not None for w in wakes) and len({w.get("late_after_us") for w in wakes}) == 1:
+        out.update(late=sum(w["late"] for w in wakes), late_after_us=wakes[0]["late_after_us"])
     return out
 
 

@@ -154,6 +154,31 @@ class Scenarios(unittest.TestCase):
         msg = self.error(GOOD.replace('spin = "3ms"', 'spin = "3ms"\njitter = "25ms"'))
         self.assertTrue(msg.startswith("F:24: [[workload]] #2 jitter: 25ms is longer than sleep 20ms"), msg)
 
+    def test_probe_counts_wake_ups_past_the_wake_deadline(self):
+        """fdl-probe counts its wake-ups later than the cgroup's wake-up deadline, under every
+        scheduler (the same command line), and the report sums them over the repeats."""
+        path, load = self.load(GOOD)
+        sc = load(path)
+        text = plan.write(sc, ["eevdf", "scx_fdl"], {"scx_fdl": "scx_fdl"}, "fdl-probe", 5, 1)
+        self.assertIn("bench_probe fdl fdl -m 2 -t 16 --sleep-us 20000 --spin-us 3000 --wake-late-after-us 500\n", text)
+        self.assertNotIn("--wake-late-after-us", plan.write(sc, ["eevdf"], {}, "schbench", 5, 1))
+        cg = scenario.Cgroup(name="x", deadline_rr="4ms")
+        self.assertEqual(plan.wake_deadline_us(cg), 4000)
+        cg.deadline_wakeup = "2ms"
+        self.assertEqual(plan.wake_deadline_us(cg), 2000)
+        self.assertIsNone(plan.wake_deadline_us(scenario.Cgroup(name="y")))
+        self.assertNotIn("--wake-late-after-us", plan.probe_args(sc.workloads[1], "fdl-probe", None))
+        wake = lambda p99, late: {"p50": p99 // 4, "p99": p99, "samples": 500, "late_after_us": 500, "late": late}
+        recs = [{"sched": "eevdf", "variant": "antagonist", "repeat": r, "error": None, "window_s": 10.0,
+                 "probes": {"fdl": {"p50": 1, "p99": 9, "samples": 500, "wake": wake(p, n)}}, "hackbench": {},
+                 "stress": {}, "cpu_usec": {}} for r, p, n in ((1, 900, 40), (2, 700, 10), (3, 800, 25))]
+        w = report.aggregate(sc, ["eevdf"], {}, recs)["variants"]["antagonist"]["eevdf"]["wake"]["fdl"]
+        self.assertEqual((w["late"], w["samples"], w["late_after_us"]), (75, 1500, 500))
+        self.assertEqual(w["p99"]["median"], 800)
+        # A repeat without the count (an older fdl-probe): no figure rather than a partial one.
+        del recs[2]["probes"]["fdl"]["wake"]
+        self.assertIsNone(report.aggregate(sc, ["eevdf"], {}, recs)["variants"]["antagonist"]["eevdf"]["wake"]["fdl"])
+
     def test_fdl_params_and_cgroups_after_start(self):
         path, load = self.load('fdl_params = "set"\ncgroups_after_start = true\n' + GOOD)
         sc = load(path)
@@ -393,7 +418,9 @@ class Verdict(unittest.TestCase):
         return scenario.load(f.name)
 
     def rec(self, sched, variant, p99, cpus, runs=10, stats=None):
-        probes = {n: {"p50": v // 4, "p99": v, "p99.9": v, "min": 1, "max": v, "samples": 500 if v else 0}
+        # The probe's wake-ups: one in a hundred of its p99's microseconds late (EEVDF's 10 ms: 100 of 500).
+        probes = {n: {"p50": v // 4, "p99": v, "p99.9": v, "min": 1, "max": v, "samples": 500 if v else 0,
+                      "wake": {"p50": v // 8, "p99": v // 2, "samples": 500, "late_after_us": 2000, "late": v // 100}}
                   for n, v in p99.items()}
         r = {"sched": sched, "variant": variant, "repeat": 1, "error": None, "window_s": 10.0, "probes": probes,
              "hackbench": {"antagonist-hackbench": {"runs": runs, "secs": 10.0}} if variant == "antagonist" else {},
@@ -555,8 +582,9 @@ class Verdict(unittest.TestCase):
         self.assertIn("**spin3-sleep20.rr4-20.shares900.config / overcommit** (within; ", md)
         # A peer that was not built keeps its columns, marked n/a.
         self.assertIn("| spin3-sleep20.rr4-20.shares900.config | quiet | within | cfs | - | 2.5 / 10.0 | "
-                      "2.8 / 11.0 | 1.10 | n/a | - | - | - | **PASS** |", md)
-        self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.8 / 3.0 | 0.30 | n/a | - | 2/1000 | 9.0 |  |", md)
+                      "2.8 / 11.0 | 1.10 | n/a | - | - | - | - | **PASS** |", md)
+        # The probe's own count of late wake-ups, beside EEVDF's: 30 and 100 of 500.
+        self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.8 / 3.0 | 0.30 | n/a | - | 20.0 / 6.0 / - | 2/1000 | 9.0 |  |", md)
         self.assertIn("FAIL: p99 <= 1.2 x EEVDF (above) (cfs: 30000 vs EEVDF 10000 us)", md)
         self.assertIn("shares100.config / quiet**: n.a.: not run (no results.json)", md)
         self.assertIn("**The scx_fdl binary changed during the run** (sha256 prefix, built): abc900 (2026-11-23 "
@@ -646,8 +674,9 @@ class Verdict(unittest.TestCase):
         self.assertIn(f"| {cell.name} | antagonist | within | cfs |", md)
         self.assertIn("measured again: medians over 1 + 2 repeats in two boots", md)
         self.assertIn("--confirm: 1 load(s) measured again", md)
-        # Misses are summed over both boots: 2 per repeat of fdl, three repeats.
-        self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.5 / 2.0 | 0.20 | 6/3000 | 9.0 |  |", md)
+        # Misses are summed over both boots: 2 per repeat of fdl, three repeats; so are the probe's
+        # late wake-ups (20 of 500 per repeat).
+        self.assertIn("| fdl | 4ms | 2.5 / 10.0 | 0.5 / 2.0 | 0.20 | 20.0 / 4.0 | 6/3000 | 9.0 |  |", md)
         with self.assertRaises(SystemExit):
             matrix.parse_args(["--confirm", "11"])
         # A FAIL by the worst lateness alone is not measured again: more repeats only raise it.

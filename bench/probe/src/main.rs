@@ -1,7 +1,8 @@
 //! fdl-probe: a wake-up latency probe with the timing model of the schbench used in the FDL
 //! experiment. Message threads wake worker threads; a worker sleeps until woken, spins a fixed
 //! amount of CPU time, and records `(end of spin - wake time) - spin time`: its wake-up delay
-//! plus any time it lost to preemption while spinning.
+//! plus any time it lost to preemption while spinning. The wake-up delay alone (wake time to the
+//! worker running again, before it spins) is recorded too, and printed apart ("wake" in the JSON).
 
 mod stats;
 
@@ -45,6 +46,12 @@ struct Opts {
     /// count is printed with the percentiles, as "late" in the JSON.
     #[arg(long)]
     late_after_us: Option<u64>,
+    /// Also count the wake-up delays above this many microseconds (a wake-up deadline, such as
+    /// the cgroup's deadline_wakeup): "late" in the JSON's "wake". A scheduler without deadlines
+    /// (EEVDF) is judged by the same count, so the two compare where scx_fdl's own miss counters
+    /// have nothing to compare with.
+    #[arg(long)]
+    wake_late_after_us: Option<u64>,
     /// Print the summary as one line of JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -206,23 +213,35 @@ fn spin_cpu(ns: u64) {
     }
 }
 
+/// The workers' samples, in microseconds: `spin` the delay until the end of the spin, less the
+/// spin (the headline, schbench's); `wake` the wake-up delay alone, until the worker ran again.
+#[derive(Default)]
+struct Samples {
+    spin: Vec<u64>,
+    wake: Vec<u64>,
+}
+
 fn worker_loop(woken_at: &AtomicU64, start: Instant, spin_ns: u64, warm_ns: u64, stop: &AtomicBool,
-               samples: &Mutex<Vec<u64>>) {
-    let mut mine = Vec::new();
+               samples: &Mutex<Samples>) {
+    let mut mine = Samples::default();
     while !stop.load(Ordering::Relaxed) {
         thread::park();
         let woken = woken_at.load(Ordering::Acquire);
         if woken == 0 {
             continue; // spurious
         }
+        let running = now_ns(start);
         spin_cpu(spin_ns);
         let end = now_ns(start);
         if woken >= warm_ns {
-            mine.push((end - woken).saturating_sub(spin_ns) / 1000);
+            mine.spin.push((end - woken).saturating_sub(spin_ns) / 1000);
+            mine.wake.push(running.saturating_sub(woken) / 1000);
         }
         woken_at.store(0, Ordering::Release);
     }
-    samples.lock().unwrap().extend(mine);
+    let mut all = samples.lock().unwrap();
+    all.spin.extend(mine.spin);
+    all.wake.extend(mine.wake);
 }
 
 fn main() {
@@ -239,13 +258,13 @@ fn main() {
     }
     if opts.pipe_wake {
         let mut samples = pipe_wake(&opts);
-        report(&mut samples, &opts);
+        report(&mut samples, None, &opts);
         return;
     }
     let start = Instant::now();
     let (warm_ns, end_ns) = opts.window_ns();
     let stop = Arc::new(AtomicBool::new(false));
-    let samples = Arc::new(Mutex::new(Vec::new()));
+    let samples = Arc::new(Mutex::new(Samples::default()));
 
     let mut handles = Vec::new();
     let mut groups = Vec::new();
@@ -296,14 +315,22 @@ fn main() {
     }
 
     let mut samples = samples.lock().unwrap();
-    report(&mut samples, &opts);
+    let Samples { spin, wake } = &mut *samples;
+    report(spin, Some(wake), &opts);
 }
 
-/// Print the samples' summary as --json asks, or exit 1 without any.
-fn report(samples: &mut [u64], opts: &Opts) {
+/// Print the samples' summary as --json asks (with the wake-up delays' apart, where given), or exit
+/// 1 without any.
+fn report(samples: &mut [u64], wake: Option<&mut [u64]>, opts: &Opts) {
+    let wake = wake.and_then(|w| stats::summarize(w, opts.wake_late_after_us));
     match stats::summarize(samples, opts.late_after_us) {
-        Some(s) if opts.json => println!("{}", s.json(opts.runtime_secs)),
-        Some(s) => print!("{}", s.table(opts.runtime_secs)),
+        Some(s) if opts.json => println!("{}", stats::json_with_wake(&s, wake.as_ref(), opts.runtime_secs)),
+        Some(s) => {
+            print!("{}", s.table(opts.runtime_secs));
+            if let Some(w) = wake {
+                print!("Wake-up delay alone (until the worker ran again):\n{}", w.table(opts.runtime_secs));
+            }
+        }
         None => {
             eprintln!("fdl-probe: no samples were recorded (runtime too short for --sleep-us?)");
             std::process::exit(1);

@@ -73,6 +73,16 @@ impl Summary {
     }
 }
 
+/// One JSON line: the headline summary, with the wake-up delays' summary as its "wake", where given.
+pub fn json_with_wake(s: &Summary, wake: Option<&Summary>, runtime_secs: u64) -> String {
+    let mut line = s.json(runtime_secs);
+    if let Some(w) = wake {
+        line.pop(); // its closing brace
+        line += &format!(", \"wake\": {}}}", w.json(runtime_secs));
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +123,10 @@ mod tests {
         assert_eq!(summarize(&mut s, Some(100)).unwrap().late, Some((100, 0)));
         assert!(late.json(30).ends_with("\"late_after_us\": 90, \"late\": 10}"), "{}", late.json(30));
         assert!(late.table(30).ends_with("late (above 90 usec): 10 of 100\n"));
+        // The wake-up delays ride along as "wake", with their own late count.
+        let line = json_with_wake(&sum, Some(&late), 30);
+        assert!(line.starts_with(&sum.json(30)[..sum.json(30).len() - 1]), "{line}");
+        assert!(line.ends_with(&format!(", \"wake\": {}}}", late.json(30))), "{line}");
+        assert_eq!(json_with_wake(&sum, None, 30), sum.json(30));
     }
 }
