@@ -202,6 +202,9 @@ for v in ("antagonist", "quiet"):
         assert row["status"] == "ok" and row["measurements"] == 1, (v, s, row["status"], row["errors"])
         p99 = row["latency"]["fdl"]["p99"]["median"]
         assert p99 and p99 > 0, (v, s, p99)
+        # fdl-probe's wake-ups alone, counted against the cgroup's 500 us wake-up deadline (--wake-late-after-us).
+        w = row["wake"]["fdl"]
+        assert w and w["p99"]["median"] > 0 and w["late_after_us"] == 500 and 0 <= w["late"] <= w["samples"], (v, s, w)
         if v == "antagonist":
             t = row["throughput"]["antagonist-hackbench"]["median"]
             assert t and t > 0, (v, s, "hackbench throughput", t)
@@ -211,7 +214,7 @@ for v in ("antagonist", "quiet"):
     # Its worst lateness within the window (from the lateness buckets) is known and no more than since start.
     assert 0 <= f["max_lateness_window_us"] <= max(f["max_lateness_us"], 0), (v, "scx_fdl window lateness", f)
     assert f["misses"] > 0 or f["max_lateness_window_us"] == 0, (v, "lateness without misses", f)
-print("results.json: both schedulers, both variants, p99, hackbench throughput and scx_fdl's figures present")
+print("results.json: both schedulers, both variants, p99, the probe's wake-ups, hackbench throughput and scx_fdl's figures present")
 PY
     then ok "results.json complete"; else bad "results.json incomplete (see above)"; cat "$tmp/tiny/report.txt"; fi
     # The boot's rig check (cyclictest on every vCPU before the steps), in the JSON and the report.

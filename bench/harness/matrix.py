@@ -480,6 +480,16 @@ def stall_summary(rows, scheds):
             "the cells): " + "; ".join(parts) + ".") if parts else ""
 
 
+def wake_p99s(per, scheds, probe):
+    """The probe's wake-up delay alone (until the worker ran, before its spin), p99 in ms under each
+    scheduler (median over repeats), "a / b"; "-" where a run has none (an older fdl-probe)."""
+    out = []
+    for s in scheds:
+        w = ((per.get(s) or {}).get("wake") or {}).get(probe)
+        out.append(_ms(w["p99"].get("median")) if w else "-")
+    return " / ".join(out)
+
+
 def late_wakes(per, scheds, probe):
     """The probe's wake-ups later than its cgroup's wake-up deadline (fdl-probe --wake-late-after-us),
     as a percentage under each scheduler, "a / b / c"; "-" where a scheduler's run has no such count
@@ -499,7 +509,8 @@ def markdown(sp, rows, scheds, meta):
     hdr = ["cell", "load", "class", "cgroup", "deadline_rr"]
     for s in scheds:
         hdr += [f"{s} p50/p99 (ms)"] + ([] if s == "eevdf" else [f"{s} p99/EEVDF"])
-    hdr += [f"probe's wake-ups later than the wake-up deadline, % ({' / '.join(scheds)})",
+    hdr += [f"probe's wake-up alone, p99 (ms) ({' / '.join(scheds)})",
+            f"probe's wake-ups later than the wake-up deadline, % ({' / '.join(scheds)})",
             "scx_fdl misses/starts (of wake-ups)", "scx_fdl worst late (ms)", "verdict"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     notes, counts = [], {"PASS": 0, "FAIL": 0, "n.a.": 0}
@@ -528,6 +539,7 @@ def markdown(sp, rows, scheds, meta):
                 if s != "eevdf":
                     x = row["p99_ratio_to_eevdf"].get(w.name)
                     r.append("-" if x is None else f"{x:.2f}")
+            r.append(wake_p99s(per, scheds, w.name))
             r.append(late_wakes(per, scheds, w.name) if cg.deadline_rr else "-")
             st = (per.get("scx_fdl") or {}).get("fdl_stats", {}).get(w.cgroup)
             wake = "" if not st or st.get("wake_starts") is None else f" ({st['wake_misses']}/{st['wake_starts']})"
@@ -566,7 +578,9 @@ def markdown(sp, rows, scheds, meta):
             "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
             "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
-            "2x from its lateness histogram. The probe's wake-ups later than the wake-up deadline: fdl-probe's "
+            "2x from its lateness histogram. The probe's wake-up alone: from its message thread's wake-up call to "
+            "the worker running, before its spin (p50/p99 add what the spin lost to preemption). "
+            "The probe's wake-ups later than the wake-up deadline: fdl-probe's "
             "own count, under every scheduler alike, of its workers' wake-ups (its message thread's wake-up call "
             "to the worker running again) later than the cgroup's deadline_wakeup (deadline_rr where none is "
             "shorter), over all repeats: what scx_fdl's wake-up misses count, measured where EEVDF can be "
