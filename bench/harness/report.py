@@ -98,7 +98,7 @@ def wake_delays(wakes):
         return None
     out = {"p50": stats.summarize([w.get("p50") for w in wakes]),
            "p99": stats.summarize([w.get("p99") for w in wakes]),
-           "samples": sum(w["samples"] for w in wakes)}
+           "samples": sum(w["samples"] for w in wakes), "n": len(wakes)}
     if all(w.get("late") is not None for w in wakes) and len({w.get("late_after_us") for w in wakes}) == 1:
         out.update(late=sum(w["late"] for w in wakes), late_after_us=wakes[0]["late_after_us"])
     return out
@@ -223,14 +223,19 @@ def text(agg, meta):
         rows = []
         for s, row in per.items():
             if row["status"] != "ok":
-                rows.append([s, "all", "-", "-", "-", "-", row["status"][:120]])
+                rows.append([s, "all", "-", "-", "-", "-", "-", "-", row["status"][:120]])
                 continue
             for n, lat in row["latency"].items():
+                w = (row.get("wake") or {}).get(n)
+                late = (f"{w['late']}/{w['samples']} over {w['late_after_us']}" if w and w.get("late") is not None
+                        else "-")
                 rows.append([s, n, _cell(lat["p50"]), _cell(lat["p99"]), _cell(lat["p99.9"]),
-                             _ratio(row["p99_ratio_to_eevdf"].get(n)), ""])
+                             _ratio(row["p99_ratio_to_eevdf"].get(n)), _cell(w["p99"]) if w else "-", late, ""])
         if rows:
-            out.append("Wake-up latency (us) per cgroup")
-            out.append(_table(["scheduler", "cgroup", "p50", "p99", "p99.9", "p99/EEVDF", "note"], rows))
+            out.append("Wake-up latency (us) per cgroup (wake-up alone: until the worker ran, before its spin; "
+                       "late: wake-ups later than the cgroup's wake-up deadline)")
+            out.append(_table(["scheduler", "cgroup", "p50", "p99", "p99.9", "p99/EEVDF", "wake-up alone p99",
+                               "late wake-ups", "note"], rows))
         names = sorted({n for row in per.values() for n in row["throughput"]})
         if names:
             rows = []
@@ -346,6 +351,17 @@ def write_csv(agg, path):
                     for k, x in lat.items():
                         w.writerow([agg["scenario"], v, s, st, "latency_us", n, k, x["median"], x["min"], x["max"],
                                     x["n"], row["p99_ratio_to_eevdf"].get(n) if k == "p99" else ""])
+                for n, x in (row.get("wake") or {}).items():
+                    for k in ("p50", "p99"):
+                        if x:
+                            w.writerow([agg["scenario"], v, s, st, "wake_us", n, k, x[k]["median"], x[k]["min"],
+                                        x[k]["max"], x[k]["n"], ""])
+                    if x and x.get("late") is not None:
+                        # Summed over the n repeats: the wake-ups later than the deadline, of all.
+                        w.writerow([agg["scenario"], v, s, st, "wake_late", n, f"over_{x['late_after_us']}_us",
+                                    x["late"], "", "", x["n"], ""])
+                        w.writerow([agg["scenario"], v, s, st, "wake_late", n, "wake_ups", x["samples"], "", "",
+                                    x["n"], ""])
                 for n, t in row["throughput"].items():
                     w.writerow([agg["scenario"], v, s, st, "throughput", n, t["unit"], t["median"], t["min"],
                                 t["max"], t["n"], t["ratio_to_eevdf"]])

@@ -231,7 +231,8 @@ class Report(unittest.TestCase):
 
     def rec(self, sched, variant, repeat, p99, runs=None):
         lat = {stats.pkey(p): p99 // 2 for p in stats.PERCENTILES}
-        lat.update({"p99": p99, "p99.9": p99 * 2, "min": 1, "max": p99 * 3, "samples": 100})
+        lat.update({"p99": p99, "p99.9": p99 * 2, "min": 1, "max": p99 * 3, "samples": 100,
+                    "wake": {"p50": p99 // 8, "p99": p99 // 4, "samples": 100, "late_after_us": 500, "late": p99 // 100}})
         return {"sched": sched, "variant": variant, "repeat": repeat, "error": None, "window_s": 10.0,
                 "probes": {"fdl": lat}, "hackbench": {"antagonist-hackbench": {"runs": runs, "secs": 10.0}}
                 if runs else {}, "stress": {}, "cpu_usec": {"antagonist": 5_000_000, "fdl": 2_000_000}}
@@ -255,6 +256,8 @@ class Report(unittest.TestCase):
         self.assertIn("build failed: E0425", txt)
         self.assertIn("2000 [1000-3000]", txt)
         self.assertIn("0.25x", txt)
+        # The wake-ups alone: p99 a quarter of each repeat's, late ones summed (10 + 30 + 20 of 300).
+        self.assertRegex(txt, r"eevdf +fdl .* 1.00x +500 \[250-750\] +60/300 over 500")
         summary = report.p99_summary(agg)
         self.assertIn("scx_lavd", summary)
         # Every scheduler keeps its row in every variant, measured or not.
@@ -265,6 +268,8 @@ class Report(unittest.TestCase):
             with open(os.path.join(d, "r.csv")) as f:
                 csv_text = f.read()
             self.assertIn("build failed: E0425", csv_text)
+            self.assertIn("antagonist,eevdf,ok,wake_late,fdl,over_500_us,60,,,3,", csv_text)
+            self.assertIn("antagonist,eevdf,ok,wake_late,fdl,wake_ups,300,,,3,", csv_text)
 
     def test_machine_cpus_idle_and_the_schedulers_own(self):
         sc = self.scenario()
