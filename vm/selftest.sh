@@ -28,5 +28,20 @@ if [[ $(id -u) == 0 ]] && id -u nobody >/dev/null 2>&1; then
         bash -c '! setpriv --reuid=nobody --regid=nogroup --clear-groups touch "$1/x" 2>/dev/null' _ "$dir"
 fi
 
+# The guest scripts' json_field (tests/vm/lib.sh) reads fdl-probe's headline figures, never those of
+# the wake-ups alone that `fdl-probe --wake` appends as a nested "wake" with the same keys; with
+# the guest's busybox sed where there is one, as in the VM.
+eval "$(grep '^json_field()' "$FDL_ROOT/tests/vm/lib.sh")"
+probe_json=$(mktemp)
+echo '{"unit": "usec", "samples": 100, "p50": 50, "p99": 1427, "max": 2241, "wake": {"unit": "usec", "samples": 100, "p50": 42, "p99": 613, "max": 1421, "late_after_us": 500, "late": 2}}' > "$probe_json"
+for sed_bin in sed busybox; do
+    [[ $sed_bin == busybox ]] && { command -v busybox > /dev/null || continue; sed() { busybox sed "$@"; }; }
+    got="$(json_field "$probe_json" p99) $(json_field "$probe_json" max) [$(json_field "$probe_json" late)]"
+    check "json_field ($sed_bin sed) reads the headline beside a nested wake: p99 max [late] = $got" \
+        test "$got" = "1427 2241 []"
+    unset -f sed
+done
+rm -f "$probe_json"
+
 echo "vm selftest: $pass passed, $fail failed"
 [[ $fail == 0 ]]

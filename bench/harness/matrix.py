@@ -583,8 +583,10 @@ def markdown(sp, rows, scheds, meta):
             "The probe's wake-ups later than the wake-up deadline: fdl-probe's "
             "own count, under every scheduler alike, of its workers' wake-ups (its message thread's wake-up call "
             "to the worker running again) later than the cgroup's deadline_wakeup (deadline_rr where none is "
-            "shorter), over all repeats: what scx_fdl's wake-up misses count, measured where EEVDF can be "
-            "measured too.", ""]
+            "shorter), over all repeats. Not scx_fdl's own wake-up misses: scx_fdl judges a start against its "
+            "container's deadline, never earlier than that and later where the container's bucket ran ahead, "
+            "and counts the message thread's starts too; the probe's count is the stricter, and EEVDF is "
+            "measured by it as well.", ""]
     if meta.get("confirm") or meta.get("confirmed"):
         n = sum(len(x) for x in (meta.get("confirmed") or {}).values())
         lost = [c for c in meta.get("incomplete_cells", []) if c.endswith(CONFIRM_SUFFIX)]

@@ -17,8 +17,8 @@ def wake_deadline_us(cg):
 
 def probe_args(w, probe, cg=None):
     """Command-line options of the latency workload: fdl-probe, or schbench's own spelling. cg: the
-    workload's cgroup; fdl-probe counts the wake-ups later than its wake-up deadline, under every
-    scheduler alike."""
+    workload's cgroup; fdl-probe reports its wake-ups alone and counts those later than the
+    cgroup's wake-up deadline, under every scheduler alike."""
     if probe == "schbench":
         if w.jitter_us:
             raise ValueError(f"workload {w.name}: jitter needs fdl-probe (schbench sleeps a fixed time)")
@@ -26,7 +26,7 @@ def probe_args(w, probe, cg=None):
     jitter = f" --sleep-jitter-us {w.jitter_us}" if w.jitter_us else ""
     deadline = wake_deadline_us(cg)
     late = f" --wake-late-after-us {deadline}" if deadline else ""
-    return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us}{jitter} --spin-us {w.spin_us}{late}"
+    return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us}{jitter} --spin-us {w.spin_us} --wake{late}"
 
 
 def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=(), stall_watch=False):

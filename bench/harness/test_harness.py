@@ -160,14 +160,15 @@ class Scenarios(unittest.TestCase):
         path, load = self.load(GOOD)
         sc = load(path)
         text = plan.write(sc, ["eevdf", "scx_fdl"], {"scx_fdl": "scx_fdl"}, "fdl-probe", 5, 1)
-        self.assertIn("bench_probe fdl fdl -m 2 -t 16 --sleep-us 20000 --spin-us 3000 --wake-late-after-us 500\n", text)
+        self.assertIn("bench_probe fdl fdl -m 2 -t 16 --sleep-us 20000 --spin-us 3000 --wake --wake-late-after-us 500\n", text)
         self.assertNotIn("--wake-late-after-us", plan.write(sc, ["eevdf"], {}, "schbench", 5, 1))
         cg = scenario.Cgroup(name="x", deadline_rr="4ms")
         self.assertEqual(plan.wake_deadline_us(cg), 4000)
         cg.deadline_wakeup = "2ms"
         self.assertEqual(plan.wake_deadline_us(cg), 2000)
         self.assertIsNone(plan.wake_deadline_us(scenario.Cgroup(name="y")))
-        self.assertNotIn("--wake-late-after-us", plan.probe_args(sc.workloads[1], "fdl-probe", None))
+        # A cgroup without a deadline: its wake-ups alone, no count.
+        self.assertTrue(plan.probe_args(sc.workloads[1], "fdl-probe", None).endswith(" --wake"))
         wake = lambda p99, late: {"p50": p99 // 4, "p99": p99, "samples": 500, "late_after_us": 500, "late": late}
         recs = [{"sched": "eevdf", "variant": "antagonist", "repeat": r, "error": None, "window_s": 10.0,
                  "probes": {"fdl": {"p50": 1, "p99": 9, "samples": 500, "wake": wake(p, n)}}, "hackbench": {},

@@ -166,8 +166,10 @@ measure() {
 # used CG: the usec of CG from the last measure.
 used() { echo "$USED" | tr ' ' '\n' | awk -F= -v c="$1" '$1 == c {print $2}'; }
 
-# json_field FILE KEY: a number from fdl-probe's one-line JSON.
-json_field() { sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p" "$1"; }
+# json_field FILE KEY: a number from fdl-probe's one-line JSON: the headline's, never that of the
+# wake-up delays (fdl-probe --wake appends them as a nested "wake" object with the same keys, which
+# the greedy match would find first).
+json_field() { sed -n -e 's/, "wake": {[^}]*}//' -e "s/.*\"$2\": \([0-9]*\).*/\1/p" "$1"; }
 
 # cpus USEC SECS: CPU time used over a wall-clock interval, in CPUs.
 cpus() { awk -v u="$1" -v s="$2" 'BEGIN { printf "%.3f", u / 1e6 / s }'; }

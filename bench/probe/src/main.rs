@@ -1,8 +1,8 @@
 //! fdl-probe: a wake-up latency probe with the timing model of the schbench used in the FDL
 //! experiment. Message threads wake worker threads; a worker sleeps until woken, spins a fixed
 //! amount of CPU time, and records `(end of spin - wake time) - spin time`: its wake-up delay
-//! plus any time it lost to preemption while spinning. The wake-up delay alone (wake time to the
-//! worker running again, before it spins) is recorded too, and printed apart ("wake" in the JSON).
+//! plus any time it lost to preemption while spinning. With --wake, the wake-up delay alone (wake
+//! time to the worker running again, before it spins) is printed apart ("wake" in the JSON).
 
 mod stats;
 
@@ -46,11 +46,15 @@ struct Opts {
     /// count is printed with the percentiles, as "late" in the JSON.
     #[arg(long)]
     late_after_us: Option<u64>,
-    /// Also count the wake-up delays above this many microseconds (a wake-up deadline, such as
-    /// the cgroup's deadline_wakeup): "late" in the JSON's "wake". A scheduler without deadlines
-    /// (EEVDF) is judged by the same count, so the two compare where scx_fdl's own miss counters
-    /// have nothing to compare with.
-    #[arg(long)]
+    /// Also report the workers' wake-up delays alone (from the wake-up call to the worker running
+    /// again, before it spins): "wake" at the end of the JSON line, a second table otherwise. Off
+    /// by default, so that the line stays what scripts reading its first "p99" expect.
+    #[arg(long, conflicts_with_all = ["gaps", "pipe_wake"])]
+    wake: bool,
+    /// With --wake, also count the wake-up delays above this many microseconds (a wake-up
+    /// deadline, such as the cgroup's deadline_wakeup): "late" in the JSON's "wake". A scheduler
+    /// without deadlines (EEVDF) is judged by the same count.
+    #[arg(long, requires = "wake")]
     wake_late_after_us: Option<u64>,
     /// Print the summary as one line of JSON instead of the table.
     #[arg(long)]
@@ -316,7 +320,7 @@ fn main() {
 
     let mut samples = samples.lock().unwrap();
     let Samples { spin, wake } = &mut *samples;
-    report(spin, Some(wake), &opts);
+    report(spin, if opts.wake { Some(wake) } else { None }, &opts);
 }
 
 /// Print the samples' summary as --json asks (with the wake-up delays' apart, where given), or exit
