@@ -480,27 +480,20 @@ def stall_summary(rows, scheds):
             "the cells): " + "; ".join(parts) + ".") if parts else ""
 
 
-def wake_p99s(per, scheds, probe):
-    """The probe's wake-up delay alone (until the worker ran, before its spin), p99 in ms under each
-    scheduler (median over repeats), "a / b"; "-" where a run has none (an older fdl-probe)."""
-    out = []
-    for s in scheds:
-        w = ((per.get(s) or {}).get("wake") or {}).get(probe)
-        out.append(_ms(w["p99"].get("median")) if w else "-")
-    return " / ".join(out)
-
-
-def late_wakes(per, scheds, probe):
-    """The probe's wake-ups later than its cgroup's wake-up deadline (fdl-probe --wake-late-after-us),
-    as a percentage under each scheduler, "a / b / c"; "-" where a scheduler's run has no such count
-    (an older fdl-probe). The same count under every scheduler: EEVDF has no deadline to miss, but
-    its wake-ups take as long or not, on the same machine."""
-    out = []
-    for s in scheds:
-        w = ((per.get(s) or {}).get("wake") or {}).get(probe)
-        out.append(f"{100 * w['late'] / w['samples']:.1f}" if w and w.get("late") is not None and w["samples"]
-                   else "-")
-    return " / ".join(out)
+def wake_columns(per, scheds, probe, deadline):
+    """The probe's wake-ups alone under each scheduler, as two report cells "a / b / c": their p99 in
+    ms (median over repeats; until the worker ran, before its spin), and, for a cgroup with a
+    deadline, the percentage later than its wake-up deadline (fdl-probe --wake-late-after-us). The
+    same count under every scheduler: EEVDF has no deadline to miss, but its wake-ups take as long
+    or not, on the same machine. "-" where a scheduler's run has no such figure (an older
+    fdl-probe)."""
+    ws = [((per.get(s) or {}).get("wake") or {}).get(probe) for s in scheds]
+    p99 = " / ".join(_ms(w["p99"].get("median")) if w else "-" for w in ws)
+    if not deadline:
+        return [p99, "-"]
+    late = " / ".join(f"{100 * w['late'] / w['samples']:.1f}" if w and w.get("late") is not None and w["samples"]
+                      else "-" for w in ws)
+    return [p99, late]
 
 
 def markdown(sp, rows, scheds, meta):
@@ -539,8 +532,7 @@ def markdown(sp, rows, scheds, meta):
                 if s != "eevdf":
                     x = row["p99_ratio_to_eevdf"].get(w.name)
                     r.append("-" if x is None else f"{x:.2f}")
-            r.append(wake_p99s(per, scheds, w.name))
-            r.append(late_wakes(per, scheds, w.name) if cg.deadline_rr else "-")
+            r += wake_columns(per, scheds, w.name, cg.deadline_rr)
             st = (per.get("scx_fdl") or {}).get("fdl_stats", {}).get(w.cgroup)
             wake = "" if not st or st.get("wake_starts") is None else f" ({st['wake_misses']}/{st['wake_starts']})"
             r += [f"{st['misses']}/{st['picks']}{wake}" if st and cg.deadline_rr else "-",
