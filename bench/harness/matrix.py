@@ -262,7 +262,7 @@ def parse_args(argv):
                          "it changes the workload)")
     ap.add_argument("--confirm", type=int, default=0, metavar="N",
                     help="after a cell, measure again, N repeats in a second boot, each load whose verdict is "
-                         f"FAIL or whose p99 over EEVDF's is within {CONFIRM_BAND:.0%} of a rule's bound; "
+                         f"FAIL or whose p99 over EEVDF's is within {CONFIRM_BAND:.0%}% of a rule's bound; "
                          "that load is then judged on the medians over all its repeats (default 0: never)")
     ap.add_argument("--check", action="store_true", help="only check the spec and list the cells")
     ap.add_argument("--report-only", metavar="DIR", help="rebuild the report of an earlier run in DIR")

@@ -799,6 +799,19 @@ class SchedulerVariants(unittest.TestCase):
         self.assertTrue(main.parse_args(["tiny", "--stall-watch"]).stall_watch)
         self.assertFalse(main.parse_args(["tiny"]).stall_watch)
 
+    def test_help_renders(self):
+        # argparse formats each help text with %: a literal "15% of" in matrix.py's --confirm
+        # read as "%o" and `bench/matrix.sh --help` died with a TypeError (2026-12-06).
+        import contextlib
+        import io
+        for parse in (main.parse_args, matrix.parse_args):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), self.assertRaises(SystemExit) as cm:
+                parse(["--help"])
+            self.assertEqual(cm.exception.code, 0)
+            self.assertIn("usage:", out.getvalue())
+        self.assertIn("within 15% of a rule's bound", " ".join(out.getvalue().split()))
+
 
 class Restart(unittest.TestCase):
     def test_measured_pairs(self):
