@@ -87,6 +87,7 @@ struct fdl_cpu {
 	u64 pick_vdt;		/* and vdt then, before a miss moved it back (fdl_took) */
 	u64 run_start;		/* since when fdl_cpu_burst's burst_ns holds, ns */
 	u64 burst_ns;		/* the CPU time its task had run since it last woke, by run_start */
+	u64 avg_burst_ns;	/* its task's usual burst (fdl_task.avg_burst_ns; 0: unknown) */
 	u64 vtime;		/* its task's vtime when it started or kept the CPU (queue cont's clock) */
 	u32 empty_queued;	/* its last dispatch's scan saw queued work and took none */
 	u32 inflight_retries;	/* looks again for work counted but not in its queue yet, since it last started a task */

@@ -340,6 +340,7 @@ struct fdl_cpu_stats {
 	u64 nr_local_waits;	/* dispatches that left the queues to a task coming to the local queue */
 	u64 nr_wake_queued;	/* wake-ups queued, not bound to an idle CPU already claimed (fdl_idle_free) */
 	u64 nr_loans_returned;	/* CPUs given back to fair-order work a deadline took them from (fdl_loan_due) */
+	u64 nr_preempts_deferred;	/* wake-ups that timed a preemption instead: the work was about to sleep (fdl_cpu_ends_soon) */
 };
 
 /* Rare scheduler-wide events, read by the loader. */
@@ -442,6 +443,7 @@ struct fdl_tunables {
 	u64 fair_preempt_ns;	/* fair work runs this long before a fair waker may preempt it (0: never) */
 	u64 slice_floor_ns;	/* the slice scaled by the waiters never goes below it (0: not scaled) */
 	u64 sibling_preempt_ns;	/* work runs this long before a waker of its own queue may take its CPU (0: never) */
+	u64 lazy_preempt_ns;	/* work expected to sleep within this long is not preempted at once (0: always is) */
 	u64 guarantee_window_ns;	/* a guarantee's budget holds at most this much of it */
 	/*
 	 * The interactive classifier (policy/interactive.h): interactive work's wake credit beyond

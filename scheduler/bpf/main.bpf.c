@@ -25,6 +25,7 @@ const volatile struct fdl_tunables tun = {
 	.fair_deadline_ns = 5000000,
 	.fair_preempt_ns = 20000000,
 	.sibling_preempt_ns = 0,
+	.lazy_preempt_ns = 0,
 	.guarantee_window_ns = 100000000,
 	.fair_floor_permille = 50,
 	.nr_cpus = 1,

@@ -128,6 +128,7 @@ impl<'obj> Scheduler<'obj> {
         tun.fair_deadline_ns = opts.fair_deadline_us * 1000;
         tun.fair_preempt_ns = opts.fair_preempt_us * 1000;
         tun.sibling_preempt_ns = opts.sibling_preempt_us * 1000;
+        tun.lazy_preempt_ns = opts.lazy_preempt_us * 1000;
         tun.interactive_ns = opts.interactive_us * 1000;
         tun.interactive_window_ns = opts.interactive_window_ms * 1_000_000;
         tun.interactive_max_rate = opts.interactive_max_rate;

@@ -304,6 +304,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         preempt_kicks: s.nr_preempt_kicks,
         fair_preempts: s.nr_fair_preempts,
         sibling_preempts: s.nr_sibling_preempts,
+        preempts_deferred: s.nr_preempts_deferred,
         interactive_wakeups: s.nr_interactive_wakeups,
         starvation_clamps: s.nr_starvation_clamps,
         migrations: s.nr_migrations,

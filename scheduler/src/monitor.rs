@@ -124,10 +124,11 @@ pub fn scheduler_line(now: &SchedulerStats, before: &SchedulerStats, elapsed: Du
         .map(|(p, n)| format!("{p} {:.0}", rate(*n, before.dispatched.get(p).copied().unwrap_or(0))))
         .collect();
     format!(
-        "dispatched/s: {}; runnable {}; preempt-kicks/s {:.0}; fair-preempts/s {:.0}; sibling-preempts/s {:.0}; interactive-wakeups/s {:.0}; idle-kicks/s {:.0}; migrations/s {:.0}",
+        "dispatched/s: {}; runnable {}; preempt-kicks/s {:.0}; preempts-deferred/s {:.0}; fair-preempts/s {:.0}; sibling-preempts/s {:.0}; interactive-wakeups/s {:.0}; idle-kicks/s {:.0}; migrations/s {:.0}",
         paths.join(", "),
         now.runnable_tasks,
         rate(now.preempt_kicks, before.preempt_kicks),
+        rate(now.preempts_deferred, before.preempts_deferred),
         rate(now.fair_preempts, before.fair_preempts),
         rate(now.sibling_preempts, before.sibling_preempts),
         rate(now.interactive_wakeups, before.interactive_wakeups),
@@ -337,9 +338,9 @@ mod tests {
 
     #[test]
     fn the_scheduler_line_shows_rates() {
-        let before = SchedulerStats { dispatched: [("fair".to_string(), 100)].into(), migrations: 5, ..Default::default() };
-        let now = SchedulerStats { dispatched: [("fair".to_string(), 300)].into(), migrations: 25, runnable_tasks: 3, ..Default::default() };
+        let before = SchedulerStats { dispatched: [("fair".to_string(), 100)].into(), migrations: 5, preempts_deferred: 2, ..Default::default() };
+        let now = SchedulerStats { dispatched: [("fair".to_string(), 300)].into(), migrations: 25, runnable_tasks: 3, preempts_deferred: 8, ..Default::default() };
         let line = scheduler_line(&now, &before, Duration::from_secs(2));
-        assert_eq!(line, "dispatched/s: fair 100; runnable 3; preempt-kicks/s 0; fair-preempts/s 0; sibling-preempts/s 0; interactive-wakeups/s 0; idle-kicks/s 0; migrations/s 10");
+        assert_eq!(line, "dispatched/s: fair 100; runnable 3; preempt-kicks/s 0; preempts-deferred/s 3; fair-preempts/s 0; sibling-preempts/s 0; interactive-wakeups/s 0; idle-kicks/s 0; migrations/s 10");
     }
 }

@@ -169,6 +169,15 @@ pub struct Opts {
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub sibling_preempt_us: u64,
 
+    /// Lazy deadline preemption, in microseconds: a task that wakes with an earlier deadline than
+    /// a busy CPU's work does not take that CPU at once where the work will sleep by itself within
+    /// this long (its usual CPU time between wake-ups, less what it has run since it woke); a
+    /// deadline timer half-way to the waker's deadline preempts it if it runs on. Work without a
+    /// known burst (a busy loop) and work past it are preempted at once. 0: always at once.
+    #[arg(long, default_value_t = 0, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub lazy_preempt_us: u64,
+
     /// Interactive work ahead of batch work of its queue, as scx_bpfland classifies it: a task
     /// that sleeps at least as often as the tasks around it (--interactive-max-rate) wakes with
     /// this much more CPU time of wake credit, in microseconds at its share, than batch work

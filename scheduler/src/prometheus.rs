@@ -118,6 +118,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_preempt_kicks", kind: Counter, scale: Count, help: Scheduler("preempt_kicks") },
     Def { name: "scx_fdl_fair_preempts", kind: Counter, scale: Count, help: Scheduler("fair_preempts") },
     Def { name: "scx_fdl_sibling_preempts", kind: Counter, scale: Count, help: Scheduler("sibling_preempts") },
+    Def { name: "scx_fdl_preempts_deferred", kind: Counter, scale: Count, help: Scheduler("preempts_deferred") },
     Def { name: "scx_fdl_interactive_wakeups", kind: Counter, scale: Count, help: Scheduler("interactive_wakeups") },
     Def { name: "scx_fdl_migrations", kind: Counter, scale: Count, help: Scheduler("migrations") },
     Def { name: "scx_fdl_domain_busy", kind: Counter, scale: Microseconds, help: Scheduler("domain_busy_secs") },
@@ -336,6 +337,7 @@ impl Build<'_> {
         self.counter("scx_fdl_preempt_kicks", vec![], ep, s.preempt_kicks);
         self.counter("scx_fdl_fair_preempts", vec![], ep, s.fair_preempts);
         self.counter("scx_fdl_sibling_preempts", vec![], ep, s.sibling_preempts);
+        self.counter("scx_fdl_preempts_deferred", vec![], ep, s.preempts_deferred);
         self.counter("scx_fdl_interactive_wakeups", vec![], ep, s.interactive_wakeups);
         self.counter("scx_fdl_migrations", vec![], ep, s.migrations);
         // /proc/stat's busy time never restarts: one identity for every load.

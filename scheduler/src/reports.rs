@@ -318,7 +318,7 @@ impl View {
         let s = &self.scheduler;
         let dispatched: Vec<String> = s.dispatched.iter().map(|(p, n)| format!("{p} {n}")).collect();
         info!(
-            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} idle-rechecks {} local-waits {} wake-queued {} preempt-kicks {} loans-returned {} fair-preempts {} sibling-preempts {} interactive-wakeups {} migrations {}",
+            "dispatched: {}; queued deadline {} fair {}; runnable {} idle-kicks {} idle-rechecks {} local-waits {} wake-queued {} preempt-kicks {} preempts-deferred {} loans-returned {} fair-preempts {} sibling-preempts {} interactive-wakeups {} migrations {}",
             dispatched.join(", "),
             s.deadline_enqueued,
             s.fair_enqueued,
@@ -328,6 +328,7 @@ impl View {
             s.local_waits,
             s.wake_queued,
             s.preempt_kicks,
+            s.preempts_deferred,
             s.loans_returned,
             s.fair_preempts,
             s.sibling_preempts,

@@ -80,6 +80,9 @@ pub struct SchedulerStats {
     #[stat(desc = "CPUs taken from CPU-bound work of its own queue by a task that woke (--sibling-preempt-us)")]
     #[serde(default)]
     pub sibling_preempts: u64,
+    #[stat(desc = "Wake-ups that timed a preemption instead of preempting at once: the CPU's work was to sleep within --lazy-preempt-us by its usual burst")]
+    #[serde(default)]
+    pub preempts_deferred: u64,
     #[stat(desc = "Wake-ups classified interactive: more wake credit than batch work (--interactive-us)")]
     #[serde(default)]
     pub interactive_wakeups: u64,

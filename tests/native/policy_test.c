@@ -997,6 +997,73 @@ static void test_victim_chosen_by_slack(void)
 }
 
 /*
+ * One CPU runs work of the 20 ms container (11) that spins spin_ns every 2 ms (0: a busy loop,
+ * which never sleeps), 100 us into a spin; the 4 ms container's task (2 ms wake-up deadline) wakes.
+ * Steps of 100 us. Returns the waker; *fired: the deadline timer fired before it started.
+ */
+static struct task *deadline_wakes_beside(u64 lazy_ns, u64 spin_ns, bool *fired)
+{
+	struct task *l, *d;
+
+	reset(1);
+	step_ns = 100 * US;
+	tun.lazy_preempt_ns = lazy_ns;
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	add_cgroup(11, 100, 20 * MS, 0);
+	grant(10, 400);
+	grant(11, 400);
+	if (spin_ns) {
+		l = periodic(0, 11, spin_ns, 2 * MS);
+		run_for(20 * MS + 100 * US);	/* ten wake-ups: its usual burst is known; 100 us into one */
+	} else {
+		l = new_task(0, 11);
+		wake(l);
+		run_for(20 * MS + 100 * US);
+	}
+	d = new_task(1, 10);
+	wake(d);
+	if (running[0] != l)
+		return d;
+	for (int i = 0; i < 30 && !d->ran_ns; i++)
+		run_for(100 * US);
+	*fired = env.timer_fires[0] > 0;
+	return d;
+}
+
+/*
+ * Work that will sleep by itself within --lazy-preempt-us (its usual burst less what it has run) is
+ * not preempted at once by an earlier deadline: the waker starts when it sleeps, with no
+ * preemption, well before its deadline; a timer half-way to the deadline stands behind it. A busy
+ * loop, work past its usual burst and work whose burst is long are preempted at once, as without
+ * the option (0).
+ */
+static void test_work_about_to_sleep_is_not_preempted(void)
+{
+	struct task *d;
+	bool fired = false;
+
+	d = deadline_wakes_beside(500 * US, 300 * US, &fired);
+	CHECK("work 200 us from its sleep: no preemption, a deferral counted", env.preempts[0] == 0 &&
+	      env.stats.nr_preempts_deferred == 1, "preempts %d, deferred %llu", env.preempts[0],
+	      (u64)env.stats.nr_preempts_deferred);
+	CHECK("the waker starts when that work sleeps, the timer armed within its deadline",
+	      d->ran_ns > 0 && d->max_delay_ns <= 300 * US && !fired && env.timer_at[0] &&
+	      env.timer_at[0] - (env.now - d->ran_ns - d->max_delay_ns) <= 2 * MS,
+	      "ran %llu us after %llu us, timer fired %d", d->ran_ns / US, d->max_delay_ns / US, fired);
+	d = deadline_wakes_beside(0, 300 * US, &fired);
+	CHECK("without the option: preempted at once", env.preempts[0] == 1 && d->max_delay_ns == 0 &&
+	      env.stats.nr_preempts_deferred == 0, "preempts %d, waited %llu us", env.preempts[0],
+	      d->max_delay_ns / US);
+	d = deadline_wakes_beside(500 * US, 0, &fired);
+	CHECK("a busy loop (no burst known): preempted at once", env.preempts[0] == 1 &&
+	      d->max_delay_ns == 0, "preempts %d, waited %llu us", env.preempts[0], d->max_delay_ns / US);
+	d = deadline_wakes_beside(500 * US, 1500 * US, &fired);
+	CHECK("work 1.4 ms from its sleep (usual burst 1.5 ms): preempted at once",
+	      env.preempts[0] == 1 && d->max_delay_ns == 0, "preempts %d, waited %llu us",
+	      env.preempts[0], d->max_delay_ns / US);
+}
+
+/*
  * Between two CPUs running fair work, a waking deadline task takes the one whose cgroup is furthest
  * ahead in cgroup virtual time (it had the most): beside hackbench, hackbench's CPU, not the one of
  * a cgroup that waited its turn. Before, both stood at the fair container's deadline and the victim
@@ -4845,6 +4912,7 @@ int main(void)
 	test_woken_task_beats_busy_sibling();
 	test_late_container_within_guarantee_competes();
 	test_victim_chosen_by_slack();
+	test_work_about_to_sleep_is_not_preempted();
 	test_victim_among_fair_work_is_the_cgroup_ahead();
 	test_edf_and_slice();
 	test_clocks_apart();

@@ -355,7 +355,7 @@ static __always_inline void fdl_idle_pick(struct fdl_task *t, struct fdl_cpu *cc
 	queue = fdl_task_queue(t, &top, &e, now);
 	fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, fdl_vdt(now), now, fdl_entity_bw(top, e),
 		    e->deadline_rr_ns, fdl_entity_budget_left(e, now));
-	fdl_cpu_burst(cc, now, 0, 0);
+	fdl_cpu_burst(cc, now, 0, 0, 0);
 	cc->has_next = 0;
 	cc->picked = 0;
 	cc->fair_pick = 0;
@@ -513,7 +513,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, queue, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
 				    fdl_entity_budget_left(e, now));
-			fdl_cpu_burst(cc, now, 0, 0);
+			fdl_cpu_burst(cc, now, 0, 0, 0);
 			cc->has_next = 0;
 			cc->picked = 0;
 			if (lend) {
@@ -532,7 +532,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	 * waker looks elsewhere.
 	 */
 	if (victim < 0 && sibling >= 0 && (cc = env_cpu(sibling)))
-		fdl_cpu_burst(cc, now, 0, 0);
+		fdl_cpu_burst(cc, now, 0, 0, 0);
 	else
 		sibling = -1;
 	/*
@@ -1442,7 +1442,7 @@ static __always_inline void fdl_keep_prev(s32 cpu, struct task_struct *prev, str
 	struct fdl_cpu *cc = env_cpu(cpu);
 
 	if (cc)
-		fdl_cpu_burst(cc, now, pt->burst_ns, pt->vtime);
+		fdl_cpu_burst(cc, now, pt->burst_ns, pt->avg_burst_ns, pt->vtime);
 	env_set_slice(prev, fdl_bw_clip(fdl_task_cgref(pt), slice, now));
 	fdl_time_slice(cc, cpu, slice, now);
 	fdl_count_dispatch(FDL_DISPATCH_PREV);
@@ -1702,7 +1702,7 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 	t->slice_start = now;
 	t->exec_at = env_task_exec(p);
 	if (cc) {
-		fdl_cpu_burst(cc, now, t->burst_ns, t->vtime);
+		fdl_cpu_burst(cc, now, t->burst_ns, t->avg_burst_ns, t->vtime);
 		cc->local_since = 0;
 		cc->claimed_at = 0;
 		cc->inflight_retries = 0;
@@ -1815,13 +1815,16 @@ static __always_inline void fdl_on_stopping(struct task_struct *p, struct fdl_ta
 	u64 now = env_now();
 
 	fdl_charge(t, cpu, 0, now, env_task_exec(p));
+	/* Its usual burst (fdl_cpu_ends_soon): the CPU time it ran from its wake-up to this sleep. */
+	if (slept)
+		t->avg_burst_ns = t->avg_burst_ns ? fdl_ewma(t->avg_burst_ns, t->burst_ns) : t->burst_ns;
 	fdl_run_uncount(t);
 	fdl_nvcsw_close(t, now);	/* work that runs without sleeping turns batch */
 	if (cc && !cc->picked)
 		cc->has_next = 0;
 	/* No longer CPU-bound work on this CPU (fdl_note_fair): the next task's ops.running says. */
 	if (cc) {
-		fdl_cpu_burst(cc, now, 0, 0);
+		fdl_cpu_burst(cc, now, 0, 0, 0);
 		fdl_timer_lapse(cc, slept);
 	}
 }

@@ -179,6 +179,7 @@ struct fdl_task {
 	u64 held_by;		/* held (throttled): the cgroup whose limit blocks it; 0: not held */
 	u64 run_cont;		/* the container it is counted running in (fdl_run_count); 0: none */
 	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
+	u64 avg_burst_ns;	/* its usual burst: burst_ns where it slept, averaged (fdl_ewma; 0: none yet) */
 	u32 started;		/* it ran since it last became runnable (ops.runnable) */
 	u32 __pad_started;
 	/* The interactive classifier (policy/interactive.h): */
