@@ -471,6 +471,28 @@ static inline int fdl_slack_allows(u64 victim_dl, u64 task_dl, u64 vdt)
 }
 
 /*
+ * Lazy wake-up preemption (preempt.h's fdl_cpu_ends_soon): a waker whose deadline is slack away
+ * (time left, within its tier) lets a busy CPU's work finish where that work, which usually runs
+ * avg between wake-ups and has run ran since it woke, will sleep within the bound and within a
+ * quarter of the waker's slack:
+ *
+ *	wait  <=>  avg > 0  and  ran < avg  and  avg - ran <= min(bound, slack / 4)
+ *
+ * (the quarter: the waker gives up at most that much of its slack to the wait; a deadline timer
+ * half-way to its deadline stands behind it anyway). avg = 0 is work with no burst known yet, or
+ * a busy loop that never slept: never waited for.
+ */
+static inline int fdl_lazy_wait(u64 avg, u64 ran, u64 bound, u64 slack)
+{
+	u64 left;
+
+	if (!avg || ran >= avg)
+		return 0;
+	left = avg - ran;
+	return left <= bound && left <= slack / 4;
+}
+
+/*
  * The fair container's bandwidth. Fair work holds the root weight that the active deadline
  * containers do not, F = W_root - W_deadline; its share is F / W_root. Boosted guarantees must
  * not squeeze it below its floor, the larger of its unboosted share (the deadline containers at

@@ -176,6 +176,13 @@ static void test_rfc_rules(void)
 	CHECK_EQ("5.9 ms may be, for 4 ms", fdl_slack_allows(v + 5900000, v + 4000000, v), 1);
 	CHECK_EQ("a late victim is never preempted by slack", fdl_slack_allows(v - 1, v - 100, v), 0);
 	CHECK_EQ("a late task preempts anything with slack", fdl_slack_allows(v + 1, v - 100, v), 1);
+	/* Lazy preemption: wait for work 200 us from its usual sleep, within 500 us and a quarter of the slack. */
+	CHECK_EQ("work 200 us from its sleep, 2 ms of slack: waited for", fdl_lazy_wait(300000, 100000, 500000, 2000000), 1);
+	CHECK_EQ("... but not with 500 us of slack (a quarter: 125 us)", fdl_lazy_wait(300000, 100000, 500000, 500000), 0);
+	CHECK_EQ("... nor beyond the bound", fdl_lazy_wait(3000000, 100000, 500000, 20000000), 0);
+	CHECK_EQ("no burst known (a busy loop): never", fdl_lazy_wait(0, 0, 500000, 20000000), 0);
+	CHECK_EQ("past its usual burst: never", fdl_lazy_wait(300000, 300000, 500000, 20000000), 0);
+	CHECK_EQ("a late waker (no slack): never", fdl_lazy_wait(300000, 299000, 500000, 0), 0);
 
 	/* fair bandwidth with its floor */
 	CHECK_EQ("no deadline work: fair has the machine", fdl_fair_bw(300, 0, 0, 50, 2), 2 * one);

@@ -1001,14 +1001,15 @@ static void test_victim_chosen_by_slack(void)
  * which never sleeps), 100 us into a spin; the 4 ms container's task (2 ms wake-up deadline) wakes.
  * Steps of 100 us. Returns the waker; *fired: the deadline timer fired before it started.
  */
-static struct task *deadline_wakes_beside(u64 lazy_ns, u64 spin_ns, bool *fired)
+static struct task *deadline_wakes_beside_rr(u64 lazy_ns, u64 spin_ns, u64 rr_ns, u64 wakeup_ns,
+					     bool *fired)
 {
 	struct task *l, *d;
 
 	reset(1);
 	step_ns = 100 * US;
 	tun.lazy_preempt_ns = lazy_ns;
-	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	add_cgroup(10, 100, rr_ns, wakeup_ns);
 	add_cgroup(11, 100, 20 * MS, 0);
 	grant(10, 400);
 	grant(11, 400);
@@ -1030,12 +1031,17 @@ static struct task *deadline_wakes_beside(u64 lazy_ns, u64 spin_ns, bool *fired)
 	return d;
 }
 
+static struct task *deadline_wakes_beside(u64 lazy_ns, u64 spin_ns, bool *fired)
+{
+	return deadline_wakes_beside_rr(lazy_ns, spin_ns, 4 * MS, 2 * MS, fired);
+}
+
 /*
- * Work that will sleep by itself within --lazy-preempt-us (its usual burst less what it has run) is
- * not preempted at once by an earlier deadline: the waker starts when it sleeps, with no
- * preemption, well before its deadline; a timer half-way to the deadline stands behind it. A busy
- * loop, work past its usual burst and work whose burst is long are preempted at once, as without
- * the option (0).
+ * Work that will sleep by itself within --lazy-preempt-us (its usual burst less what it has run)
+ * and within a quarter of the waker's slack is not preempted at once by an earlier deadline: the
+ * waker starts when it sleeps, with no preemption, well before its deadline; a timer half-way to
+ * the deadline stands behind it. A busy loop, work past its usual burst, work whose burst is long
+ * and a waker with too little slack preempt at once, as without the option (0).
  */
 static void test_work_about_to_sleep_is_not_preempted(void)
 {
@@ -1059,6 +1065,11 @@ static void test_work_about_to_sleep_is_not_preempted(void)
 	      d->max_delay_ns == 0, "preempts %d, waited %llu us", env.preempts[0], d->max_delay_ns / US);
 	d = deadline_wakes_beside(500 * US, 1500 * US, &fired);
 	CHECK("work 1.4 ms from its sleep (usual burst 1.5 ms): preempted at once",
+	      env.preempts[0] == 1 && d->max_delay_ns == 0, "preempts %d, waited %llu us",
+	      env.preempts[0], d->max_delay_ns / US);
+	/* The RFC's 1 ms container, 500 us wake-up deadline: 200 us is more than a quarter of it. */
+	d = deadline_wakes_beside_rr(500 * US, 300 * US, 1 * MS, 500 * US, &fired);
+	CHECK("a 500 us wake-up deadline does not wait 200 us: preempted at once",
 	      env.preempts[0] == 1 && d->max_delay_ns == 0, "preempts %d, waited %llu us",
 	      env.preempts[0], d->max_delay_ns / US);
 }

@@ -72,8 +72,8 @@ static __always_inline bool fdl_cpu_bound(struct fdl_cpu *cc, u64 now)
 
 /*
  * Will the CPU's task sleep by itself within tun.lazy_preempt_ns, by its usual burst (fdl_cpu_burst's
- * avg_ns) less what it has run since it woke? Then a waker with an earlier deadline does not take
- * its CPU at once: a deadline timer preempts it half-way to the waker's deadline
+ * avg_ns) less what it has run since it woke, and within a quarter of the slack of the waker with
+ * key dl (fdl_lazy_wait)? Then that waker, with an earlier deadline, does not take its CPU at once: a deadline timer preempts it half-way to the waker's deadline
  * (fdl_timer_delay) if it runs on, and if it sleeps first the timer lapses and the CPU's
  * dispatcher starts the waker by its deadline, with no preemption. A preemption costs the work it
  * takes the CPU from the waker's whole burst, and both of them a switch; EEVDF's wake-up
@@ -85,14 +85,12 @@ static __always_inline bool fdl_cpu_bound(struct fdl_cpu *cc, u64 now)
  * EEVDF, and the 0.5 ms waits of both were mostly spent behind it (bench/start-trace.py,
  * 2026-12-06).
  */
-static __always_inline bool fdl_cpu_ends_soon(struct fdl_cpu *cc, u64 now)
+static __always_inline bool fdl_cpu_ends_soon(struct fdl_cpu *cc, u64 now, u64 dl, u64 vdt)
 {
-	u64 avg = cc->avg_burst_ns, ran;
-
-	if (!tun.lazy_preempt_ns || !avg)
+	if (!tun.lazy_preempt_ns || !cc->avg_burst_ns)
 		return false;
-	ran = fdl_cpu_burst_at(cc, now);
-	return ran < avg && avg - ran <= tun.lazy_preempt_ns;
+	return fdl_lazy_wait(cc->avg_burst_ns, fdl_cpu_burst_at(cc, now), tun.lazy_preempt_ns,
+			     fdl_time_before(vdt, dl) ? (dl - vdt) & FDL_TIER_MASK : 0);
 }
 
 /*
@@ -291,7 +289,7 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 		}
 		/* Too little slack to preempt now, or work that sleeps soon by itself: a timer. */
 		soon = false;
-		if (!fdl_slack_allows(cur, v->dl, vdt) || (soon = fdl_cpu_ends_soon(cc, v->now))) {
+		if (!fdl_slack_allows(cur, v->dl, vdt) || (soon = fdl_cpu_ends_soon(cc, v->now, v->dl, vdt))) {
 			if (fdl_time_before(later_dl, cur)) {
 				later_dl = cur;
 				v->later = cpu;
