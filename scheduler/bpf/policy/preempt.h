@@ -71,19 +71,20 @@ static __always_inline bool fdl_cpu_bound(struct fdl_cpu *cc, u64 now)
 }
 
 /*
- * Will the CPU's task sleep by itself within tun.lazy_preempt_ns, by its usual burst (fdl_cpu_burst's
- * avg_ns) less what it has run since it woke, and within a quarter of the slack of the waker with
- * key dl (fdl_lazy_wait)? Then that waker, with an earlier deadline, does not take its CPU at once: a deadline timer preempts it half-way to the waker's deadline
+ * Will the CPU's task sleep by itself within tun.lazy_preempt_ns (--lazy-preempt-us), by its usual
+ * burst (fdl_cpu_burst's avg_ns) less what it has run since it woke, and within a quarter of the
+ * slack of the waker with key dl (fdl_lazy_wait)? Then that waker, with an earlier deadline, does
+ * not take its CPU at once: a deadline timer preempts it half-way to the waker's deadline
  * (fdl_timer_delay) if it runs on, and if it sleeps first the timer lapses and the CPU's
  * dispatcher starts the waker by its deadline, with no preemption. A preemption costs the work it
- * takes the CPU from the waker's whole burst, and both of them a switch; EEVDF's wake-up
- * preemption on a PREEMPT_LAZY kernel likewise waits for the tick or the sleep. Not work without
- * a known burst (none yet, or a busy loop that never slept), nor work that has run past its usual
- * burst: both are taken at once, as before. In the matrix's quiet wake cell (workers spinning 50 us
- * under the emulator, about 120 us), the 4 ms container took the CPUs of the 20 ms container's
- * threads 150 times in 20 s and of the cgroup without parameters' 117 times, against 36-44 under
- * EEVDF, and the 0.5 ms waits of both were mostly spent behind it (bench/start-trace.py,
- * 2026-12-06).
+ * takes the CPU from the waker's whole burst, and both of them a switch; EEVDF on a PREEMPT_LAZY
+ * kernel likewise only marks a fair wake-up preemption, which the next tick or the running task's
+ * return to user space carries out. Not work without a known burst (none yet, or a busy loop that
+ * never slept), nor work that has run past its usual burst: both are taken at once, as before. In
+ * the matrix's quiet wake cell (workers spinning 50 us, about 120 us under the emulator) the 4 ms
+ * container took the CPUs of the 20 ms container's threads 150 times in 12 s and of the cgroup
+ * without parameters' 117 times, against 36 and 30 under EEVDF (bench/start-trace.py,
+ * 2026-12-06). Off by default: measured in docs/benchmarks.md (2026-12-06).
  */
 static __always_inline bool fdl_cpu_ends_soon(struct fdl_cpu *cc, u64 now, u64 dl, u64 vdt)
 {
@@ -289,7 +290,8 @@ FDL_GLOBAL s32 fdl_choose_among(struct fdl_victims *v)
 		}
 		/* Too little slack to preempt now, or work that sleeps soon by itself: a timer. */
 		soon = false;
-		if (!fdl_slack_allows(cur, v->dl, vdt) || (soon = fdl_cpu_ends_soon(cc, v->now, v->dl, vdt))) {
+		if (!fdl_slack_allows(cur, v->dl, vdt) ||
+		    (soon = fdl_cpu_ends_soon(cc, v->now, v->dl, vdt))) {
 			if (fdl_time_before(later_dl, cur)) {
 				later_dl = cur;
 				v->later = cpu;
