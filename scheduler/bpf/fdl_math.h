@@ -471,6 +471,17 @@ static inline int fdl_slack_allows(u64 victim_dl, u64 task_dl, u64 vdt)
 }
 
 /*
+ * The slack of order key dl at vdt: the time left to it within its tier, 0 for a key not after vdt
+ * (what the deadline timer's delay and the lazy wait below are reckoned from):
+ *
+ *	slack = (dl - vdt) mod FDL_TIER_NS    for dl after vdt; else 0
+ */
+static inline u64 fdl_key_slack(u64 dl, u64 vdt)
+{
+	return fdl_time_before(vdt, dl) ? (dl - vdt) & FDL_TIER_MASK : 0;
+}
+
+/*
  * Lazy wake-up preemption (preempt.h's fdl_cpu_ends_soon): a waker whose deadline is slack away
  * (time left, within its tier) lets a busy CPU's work finish where that work, which usually runs
  * avg between wake-ups and has run ran since it woke, will sleep within the bound and within a

@@ -176,6 +176,8 @@ static void test_rfc_rules(void)
 	CHECK_EQ("5.9 ms may be, for 4 ms", fdl_slack_allows(v + 5900000, v + 4000000, v), 1);
 	CHECK_EQ("a late victim is never preempted by slack", fdl_slack_allows(v - 1, v - 100, v), 0);
 	CHECK_EQ("a late task preempts anything with slack", fdl_slack_allows(v + 1, v - 100, v), 1);
+	CHECK_EQ("slack: the time left within the tier", fdl_key_slack(fdl_tier_key(v + 3000000, 0), v), 3000000);
+	CHECK_EQ("slack of a late key: none", fdl_key_slack(v - 1, v), 0);
 	/* Lazy preemption: wait for work 200 us from its usual sleep, within 500 us and a quarter of the slack. */
 	CHECK_EQ("work 200 us from its sleep, 2 ms of slack: waited for", fdl_lazy_wait(300000, 100000, 500000, 2000000), 1);
 	CHECK_EQ("... but not with 500 us of slack (a quarter: 125 us)", fdl_lazy_wait(300000, 100000, 500000, 500000), 0);

@@ -88,10 +88,9 @@ static __always_inline bool fdl_cpu_bound(struct fdl_cpu *cc, u64 now)
  */
 static __always_inline bool fdl_cpu_ends_soon(struct fdl_cpu *cc, u64 now, u64 dl, u64 vdt)
 {
-	if (!tun.lazy_preempt_ns || !cc->avg_burst_ns)
-		return false;
-	return fdl_lazy_wait(cc->avg_burst_ns, fdl_cpu_burst_at(cc, now), tun.lazy_preempt_ns,
-			     fdl_time_before(vdt, dl) ? (dl - vdt) & FDL_TIER_MASK : 0);
+	return tun.lazy_preempt_ns &&
+	       fdl_lazy_wait(cc->avg_burst_ns, fdl_cpu_burst_at(cc, now), tun.lazy_preempt_ns,
+			     fdl_key_slack(dl, vdt));
 }
 
 /*
@@ -479,7 +478,7 @@ static __always_inline void fdl_timer_lapse(struct fdl_cpu *cc, bool slept)
 static __always_inline u64 fdl_timer_delay(u64 dl, u64 now)
 {
 	u64 vdt = fdl_vdt(now);
-	u64 slack = fdl_time_before(vdt, dl) ? (dl - vdt) & FDL_TIER_MASK : 0;
+	u64 slack = fdl_key_slack(dl, vdt);
 
 	return fdl_min(fdl_max(slack / 2, tun.min_slice_ns), tun.slice_ns);
 }
