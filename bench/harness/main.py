@@ -76,17 +76,7 @@ def parse_args(argv):
         ap.error(f"--fdl-options {a.fdl_options!r}: words of letters, digits and _=.,:/+- "
                  "(the guest splits them on spaces; no quotes or shell characters)")
     a.fdl_options = a.fdl_options.strip()
-    a.fdl_variants = {}
-    for v in a.fdl_variant:
-        name, eq, opts = v.partition("=")
-        if not eq or not re.fullmatch(r"[a-z0-9_-]+", name) or not opts.strip():
-            ap.error(f"--fdl-variant {v!r}: want NAME=OPTIONS, NAME of a-z, 0-9, _ and -")
-        if not runner.guest_words(opts):
-            ap.error(f"--fdl-variant {v!r}: OPTIONS are words of letters, digits and _=.,:/+- "
-                     "(the guest splits them on spaces; no quotes or shell characters)")
-        if name in a.fdl_variants:
-            ap.error(f"--fdl-variant: {name} defined twice")
-        a.fdl_variants[name] = opts.strip()
+    a.fdl_variants = runner.parse_fdl_variants(a.fdl_variant, ap.error)
     a.fdl_builds = {}
     for v in a.fdl_build:
         name, eq, path = v.partition("=")

@@ -13,7 +13,8 @@ import time
 import tomllib
 
 from . import report, scenario, verdict
-from .runner import ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, guest_words, log, resolve_scheduler
+from .runner import (ALL_SCHEDULERS, CACHE, ROOT, fmt_secs, guest_words, log, parse_fdl_variants, resolve_scheduler,
+                     split_scheduler)
 from .scenario import ScenarioError, _duration, _int, _Reader, _unknown, duration_ns
 
 DEFAULT_SPEC = os.path.join(ROOT, "bench", "matrix", "issue10.toml")
@@ -236,7 +237,7 @@ def generate(sp, quick):
 def estimate_s(sp, cells, scheds, quick):
     d = scenario.duration_ns(sp.quick_duration if quick else sp.duration) / 1e9
     step = d + scenario.duration_ns(sp.warmup) / 1e9 + scenario.duration_ns(sp.settle) / 1e9 + STEP_EXTRA_S
-    return sum(BOOT_S + sum(LOAD_S.get(s, 5) + len(c.loads) * step * sp.repeat for s in scheds) for c in cells)
+    return sum(BOOT_S + sum(LOAD_S.get(split_scheduler(s)[0], 5) + len(c.loads) * step * sp.repeat for s in scheds) for c in cells)
 
 
 def parse_args(argv):
@@ -252,6 +253,10 @@ def parse_args(argv):
     ap.add_argument("--fdl-options", default="", metavar="OPTIONS",
                     help="options added to scx_fdl in every cell (bench/run.sh --fdl-options), e.g. "
                          "'--fair-protection floor'; the verdicts are then theirs")
+    ap.add_argument("--fdl-variant", action="append", default=[], metavar="NAME=OPTIONS",
+                    help="also scx_fdl with these options, as scheduler scx_fdl+NAME beside plain scx_fdl in the "
+                         "same boot of every cell (bench/run.sh --fdl-variant), with verdicts of its own "
+                         "(repeatable)")
     ap.add_argument("--cells", help="comma-separated cell names: only these (see --check for the names)")
     ap.add_argument("--out", metavar="DIR", help="results directory (default .cache/bench/results/matrix-TIME); "
                     "cells already complete in it are not run again")
@@ -273,10 +278,26 @@ def parse_args(argv):
     if a.fdl_options and not guest_words(a.fdl_options):
         ap.error(f"--fdl-options {a.fdl_options!r}: words of letters, digits and _=.,:/+- (no quotes)")
     a.schedulers = [s.strip() for s in a.schedulers.split(",") if s.strip()]
+    a.fdl_variants = parse_fdl_variants(a.fdl_variant, ap.error)
     for s in a.schedulers:
-        if s not in ALL_SCHEDULERS:
-            ap.error(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(ALL_SCHEDULERS)})")
+        base, variant = split_scheduler(s)
+        if base not in ALL_SCHEDULERS or (variant and (base != "scx_fdl" or variant not in a.fdl_variants)):
+            ap.error(f"--schedulers: unknown scheduler {s!r} (known: {', '.join(ALL_SCHEDULERS)}; "
+                     f"scx_fdl+NAME with --fdl-variant NAME=OPTIONS)")
+    if len(set(a.schedulers)) != len(a.schedulers):
+        ap.error("--schedulers: a scheduler named twice")
+    # Each variant not named in --schedulers runs right after the scx_fdl runs named before it.
+    for name in a.fdl_variants:
+        label = f"scx_fdl+{name}"
+        if label not in a.schedulers:
+            fdl = [i for i, s in enumerate(a.schedulers) if split_scheduler(s)[0] == "scx_fdl"]
+            a.schedulers.insert(fdl[-1] + 1 if fdl else len(a.schedulers), label)
     return a
+
+
+def fdl_schedulers(scheds):
+    """The runs of scx_fdl among scheds, plain and with --fdl-variant options: each has verdicts."""
+    return [s for s in scheds if split_scheduler(s)[0] == "scx_fdl"]
 
 
 def snapshot_scx_fdl(out_dir):
@@ -305,6 +326,7 @@ def run_cell(a, cell, text, out_dir, env, suffix=""):
     done = _results(cdir)
     if done and done["meta"].get("complete") and done["meta"].get("schedulers") == a.schedulers and \
             done["meta"].get("fdl_options", "") == a.fdl_options and \
+            (done["meta"].get("fdl_variants") or {}) == a.fdl_variants and \
             bool(done["meta"].get("stall_watch")) == a.stall_watch and \
             sorted(done["results"]["variants"]) == sorted(cell.loads):
         log(f"cell {cell.name}{suffix}: complete in {cdir}, not run again")
@@ -313,6 +335,8 @@ def run_cell(a, cell, text, out_dir, env, suffix=""):
            "--runner", "vm"]
     if a.fdl_options:
         cmd += ["--fdl-options", a.fdl_options]
+    for name, opts in a.fdl_variants.items():
+        cmd += ["--fdl-variant", f"{name}={opts}"]
     if a.stall_watch:
         cmd += ["--stall-watch"]
     if a.lock:
@@ -381,14 +405,15 @@ def same_run(first, again):
     sha = [((m.get("binaries") or {}).get("scx_fdl") or {}).get("sha256") for m in (first, again)]
     return (first.get("schedulers") == again.get("schedulers") and
             first.get("fdl_options", "") == again.get("fdl_options", "") and
+            (first.get("fdl_variants") or {}) == (again.get("fdl_variants") or {}) and
             bool(first.get("stall_watch")) == bool(again.get("stall_watch")) and sha[0] == sha[1] and
             str(first.get("started", "")) <= str(again.get("started", "")))
 
 
-def confirm_why(sc, v, per):
+def confirm_why(sc, v, per, fdl="scx_fdl"):
     """Why load v of a cell (its per-scheduler rows) is to be measured again (--confirm), or None:
     its verdict is FAIL, or a probe's p99 over EEVDF's is within CONFIRM_BAND of its rule's bound."""
-    vd = verdict.cell(sc, v, per)
+    vd = verdict.cell(sc, v, per, fdl=fdl)
     if vd["verdict"] == "FAIL":
         # The worst lateness is the largest over the repeats (report.fdl_stats): more repeats
         # can only raise it, so a FAIL by that rule alone is not measured again.
@@ -398,7 +423,7 @@ def confirm_why(sc, v, per):
         return "FAIL"
     if vd["verdict"] != "PASS":
         return None
-    ratios = (per.get("scx_fdl") or {}).get("p99_ratio_to_eevdf", {})
+    ratios = (per.get(fdl) or {}).get("p99_ratio_to_eevdf", {})
     for w in (w for w in sc.workloads_in(v) if w.kind == "probe"):
         r = ratios.get(w.name)
         deadline = sc.cgroups[w.cgroup].deadline_rr is not None
@@ -500,21 +525,30 @@ def markdown(sp, rows, scheds, meta):
     """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
     EEVDF, scx_fdl's misses/starts (of wake-ups) and worst lateness, a verdict per cell; then why each cell failed."""
     hdr = ["cell", "load", "class", "cgroup", "deadline_rr"]
+    # scx_fdl with --fdl-variant options: a verdict of its own beside scx_fdl's, same boot.
+    extra = [s for s in fdl_schedulers(scheds) if s != "scx_fdl"]
     for s in scheds:
         hdr += [f"{s} p50/p99 (ms)"] + ([] if s == "eevdf" else [f"{s} p99/EEVDF"])
     hdr += [f"probe's wake-up alone, p99 (ms) ({' / '.join(scheds)})",
             f"probe's wake-ups later than the wake-up deadline, % ({' / '.join(scheds)})",
-            "scx_fdl misses/starts (of wake-ups)", "scx_fdl worst late (ms)", "verdict"]
+            "scx_fdl misses/starts (of wake-ups)", "scx_fdl worst late (ms)",
+            "verdict" + (f" ({' / '.join(['scx_fdl'] + extra)})" if extra else "")]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     notes, counts = [], {"PASS": 0, "FAIL": 0, "n.a.": 0}
+    extra_counts = {s: {"PASS": 0, "FAIL": 0, "n.a.": 0} for s in extra}
     for cell, v, sc, per, reason in rows:
         if per is None or sc is None:
             counts["n.a."] += 1
+            for c in extra_counts.values():
+                c["n.a."] += 1
             lines.append("| " + " | ".join([cell.name, v, "-", "-", "-"] + ["-"] * (len(hdr) - 6) + ["n.a."]) + " |")
             notes.append(f"- **{cell.name} / {v}**: n.a.: {reason}")
             continue
         vd = verdict.cell(sc, v, per)
         counts[vd["verdict"]] += 1
+        vds = {s: verdict.cell(sc, v, per, fdl=s) for s in extra}
+        for s, x in vds.items():
+            extra_counts[s][x["verdict"]] += 1
         conf = (meta.get("confirmed") or {}).get(cell.name, {}).get(v)
         load = f"{v} ({conf[0]}+{conf[1]})" if conf else v
         first = True
@@ -537,7 +571,7 @@ def markdown(sp, rows, scheds, meta):
             wake = "" if not st or st.get("wake_starts") is None else f" ({st['wake_misses']}/{st['wake_starts']})"
             r += [f"{st['misses']}/{st['picks']}{wake}" if st and cg.deadline_rr else "-",
                   _ms(st.get("max_lateness_window_us", st["max_lateness_us"])) if st and cg.deadline_rr else "-",
-                  f"**{vd['verdict']}**" if first else ""]
+                  " / ".join(f"**{x['verdict']}**" for x in [vd] + list(vds.values())) if first else ""]
             lines.append("| " + " | ".join(r) + " |")
             first = False
         failed = [f"{n} ({d})" for n, ok, d in vd["rules"] if not ok]
@@ -561,12 +595,19 @@ def markdown(sp, rows, scheds, meta):
         else:
             notes.append(f"- **{cell.name} / {v}** ({vd['class']}; CPU used/guaranteed: {use}; "
                          f"{vd['fair_detail']}): PASS, {len(vd['rules'])} rules held")
+        for s, x in vds.items():
+            bad = [f"{n} ({d})" for n, ok, d in x["rules"] if not ok]
+            notes.append(f"  - {s}: " + (f"n.a.: {x['why']}" if x["verdict"] == "n.a." else
+                                         "FAIL: " + "; ".join(bad) if bad else
+                                         f"PASS, {len(x['rules'])} rules held"))
     head = [f"Matrix {os.path.relpath(sp.path, ROOT)}: {meta['ncells']} cells "
             f"({'quick subset, ' if meta['quick'] else ''}{meta['duration']} per measurement, "
             f"{sp.repeat} repeat(s)), schedulers {', '.join(scheds)}; "
             + (f"run took {fmt_secs(meta['elapsed_s'])}." if meta.get("finished", True) else "the run did not finish."),
             f"Verdicts (scx_fdl{' ' + meta['fdl_options'] if meta.get('fdl_options') else ''} against EEVDF, "
-            f"issue 10's rules): {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['n.a.']} n.a.",
+            f"issue 10's rules): {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['n.a.']} n.a."
+            + "".join(f"; {s} ({(meta.get('fdl_variants') or {}).get(split_scheduler(s)[1], '?')}), same boots: "
+                      f"{c['PASS']} PASS, {c['FAIL']} FAIL, {c['n.a.']} n.a." for s, c in extra_counts.items()),
             "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
             "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
@@ -608,6 +649,7 @@ def markdown(sp, rows, scheds, meta):
     elif builds:
         head.insert(2, f"scx_fdl binary: sha256 {next(iter(builds))}.")
     cells = "\n".join(f"- `{c.name}`: {c.why}" for c in sp.cells if c.name in meta["cells"])
+    counts = dict(counts, **({"variants": extra_counts} if extra_counts else {}))
     return "\n".join(head + lines + ["", "Cells:", cells, "", "Verdicts:"] + notes) + "\n", counts
 
 
@@ -632,7 +674,12 @@ def write_report(sp, cells, scheds, out_dir, meta):
     verdicts = []
     for cell, v, sc, per, reason in rows:
         vd = verdict.cell(sc, v, per) if per and sc else {"verdict": "n.a.", "why": reason}
-        verdicts.append({"cell": cell.name, "load": v, **{k: vd.get(k) for k in ("verdict", "class", "rules", "why")}})
+        entry = {"cell": cell.name, "load": v, **{k: vd.get(k) for k in ("verdict", "class", "rules", "why")}}
+        extra = {s: verdict.cell(sc, v, per, fdl=s) if per and sc else {"verdict": "n.a.", "why": reason}
+                 for s in fdl_schedulers(scheds) if s != "scx_fdl"}
+        if extra:
+            entry["variants"] = {s: {k: x.get(k) for k in ("verdict", "rules", "why")} for s, x in extra.items()}
+        verdicts.append(entry)
     with open(os.path.join(out_dir, "matrix.json"), "w") as f:
         json.dump({"meta": meta, "counts": counts, "verdicts": verdicts}, f, indent=1)
     return md
@@ -649,7 +696,9 @@ def confirm_cell(a, sp, cell, out_dir, env):
     why = {}
     for v in cell.loads:
         per = res["results"]["variants"].get(v)
-        w = confirm_why(sc, v, per) if per else None
+        # Any run of scx_fdl's verdict (plain or a variant's) that one run cannot settle.
+        w = next((f"{s}: {w}" if s != "scx_fdl" else w for s in fdl_schedulers(res["meta"]["schedulers"])
+                  for w in [confirm_why(sc, v, per, fdl=s)] if w), None) if per else None
         if w:
             why[v] = w
     if not why:
@@ -717,7 +766,8 @@ def main(argv=None):
     meta = {"spec": os.path.relpath(sp.path, ROOT), "quick": a.quick, "schedulers": a.schedulers,
             "cells": [c.name for c in reported], "ncells": len(reported),
             "duration": sp.quick_duration if a.quick else sp.duration, "elapsed_s": 0,
-            "incomplete_cells": [], "finished": False, "fdl_options": a.fdl_options, "confirm": a.confirm, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
+            "incomplete_cells": [], "finished": False, "fdl_options": a.fdl_options,
+            "fdl_variants": a.fdl_variants, "confirm": a.confirm, "command": "bench/matrix.sh " + " ".join(sys.argv[1:] if argv is None else argv)}
     # Written now too, so that --report-only can report a run that was cut short.
     with open(os.path.join(out_dir, "matrix.json"), "w") as f:
         json.dump({"meta": meta}, f, indent=1)

@@ -97,6 +97,24 @@ def guest_words(text):
     return re.fullmatch(r"[A-Za-z0-9 _=.,:/+-]+", text) is not None
 
 
+def parse_fdl_variants(values, error):
+    """{NAME: OPTIONS} from --fdl-variant NAME=OPTIONS arguments (bench/run.sh, bench/matrix.sh): each
+    is scx_fdl with those options, run as scheduler scx_fdl+NAME beside plain scx_fdl in the same boot.
+    error(message) is called for a malformed or repeated one (argparse's ap.error: it exits)."""
+    variants = {}
+    for v in values:
+        name, eq, opts = v.partition("=")
+        if not eq or not re.fullmatch(r"[a-z0-9_-]+", name) or not opts.strip():
+            error(f"--fdl-variant {v!r}: want NAME=OPTIONS, NAME of a-z, 0-9, _ and -")
+        if not guest_words(opts):
+            error(f"--fdl-variant {v!r}: OPTIONS are words of letters, digits and _=.,:/+- "
+                  "(the guest splits them on spaces; no quotes or shell characters)")
+        if name in variants:
+            error(f"--fdl-variant: {name} defined twice")
+        variants[name] = opts.strip()
+    return variants
+
+
 def fmt_secs(s):
     s = int(s)
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"

@@ -431,7 +431,7 @@ class Verdict(unittest.TestCase):
         r = {"sched": sched, "variant": variant, "repeat": 1, "error": None, "window_s": 10.0, "probes": probes,
              "hackbench": {"antagonist-hackbench": {"runs": runs, "secs": 10.0}} if variant == "antagonist" else {},
              "stress": {}, "cpu_usec": {c: int(u * 10e6) for c, u in cpus.items()}}
-        if sched == "scx_fdl":
+        if sched.partition("+")[0] == "scx_fdl":    # plain, and --fdl-variant runs
             r["fdl_stats"] = stats or {"loose": {"misses": 1, "picks": 1000, "max_lateness_us": 30000},
                                        "fdl": {"misses": 2, "picks": 1000, "max_lateness_us": 9000},
                                        "cfs": {"misses": 0, "picks": 0, "max_lateness_us": 0}}
@@ -695,6 +695,67 @@ class Verdict(unittest.TestCase):
                 self.rec("scx_fdl", "quiet", {"cfs": 9000, "loose": 3000, "fdl": 2000}, self.USE, stats=stats)]
         sc9 = self.cell(900)
         self.assertIsNone(matrix.confirm_why(sc9, "quiet", report.aggregate(sc9, scheds, {}, recs)["variants"]["quiet"]))
+
+    def test_fdl_variant_has_verdicts_of_its_own(self):
+        """bench/matrix.sh --fdl-variant NAME=OPTIONS: scx_fdl with those options runs beside plain
+        scx_fdl in the same boot of every cell and is judged by the same rules, in its own column
+        and counts; its options reach bench/run.sh and its verdict can send a load to --confirm."""
+        import copy
+        a = matrix.parse_args(["--fdl-variant", "lz=--lazy-preempt-us 500"])
+        self.assertEqual(a.schedulers, ["eevdf", "scx_fdl", "scx_fdl+lz"])
+        self.assertEqual(a.fdl_variants, {"lz": "--lazy-preempt-us 500"})
+        a = matrix.parse_args(["--schedulers", "eevdf,scx_fdl,scx_flash", "--fdl-variant", "lz=--x 1"])
+        self.assertEqual(a.schedulers, ["eevdf", "scx_fdl", "scx_fdl+lz", "scx_flash"])
+        for bad in (["--schedulers", "eevdf,scx_fdl+lz"],                        # no such variant
+                    ["--fdl-variant", "lz=--x '1 2'"],                           # quotes
+                    ["--fdl-variant", "lz=--x", "--fdl-variant", "lz=--y"],      # twice
+                    ["--schedulers", "eevdf,scx_fdl,eevdf"]):                    # named twice
+            with self.assertRaises(SystemExit, msg=bad):
+                matrix.parse_args(bad)
+        sp = matrix.load_spec(matrix.DEFAULT_SPEC)
+        cell = copy.copy(next(c for c in sp.cells if c.shares == 900 and c.shape == "spin3-sleep20"
+                              and c.deadlines == "rr4-20" and c.path == "config" and c.workers == sp.workers))
+        cell.loads = ["quiet"]
+        scheds = ["eevdf", "scx_fdl", "scx_fdl+lz"]
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "scenarios"))
+            spath = os.path.join(d, "scenarios", f"{cell.name}.toml")
+            with open(spath, "w") as f:
+                f.write(matrix.scenario_text(sp, cell, False))
+            sc = scenario.load(spath)
+            recs = [self.rec("eevdf", "quiet", self.EEVDF, self.USE),
+                    self.rec("scx_fdl", "quiet", {"cfs": 13000, "loose": 3000, "fdl": 2000}, self.USE),   # cfs 1.3x
+                    self.rec("scx_fdl+lz", "quiet", {"cfs": 9000, "loose": 3000, "fdl": 2000}, self.USE)]
+            agg = report.aggregate(sc, scheds, {}, recs)
+            os.makedirs(os.path.join(d, "cells", cell.name))
+            report.write_json(agg, {"complete": True, "schedulers": scheds, "fdl_variants": a.fdl_variants},
+                              os.path.join(d, "cells", cell.name, "results.json"))
+            per = agg["variants"]["quiet"]
+            self.assertEqual(matrix.confirm_why(sc, "quiet", per), "FAIL")
+            self.assertIsNone(matrix.confirm_why(sc, "quiet", per, fdl="scx_fdl+lz"))
+            meta = {"quick": False, "schedulers": scheds, "cells": [cell.name], "ncells": 1, "duration": "20s",
+                    "elapsed_s": 60, "fdl_variants": {"lz": "--x 1"}}
+            matrix.write_report(sp, [cell], scheds, d, meta)
+            with open(os.path.join(d, "matrix.md")) as f:
+                md = f.read()
+            with open(os.path.join(d, "matrix.json")) as f:
+                js = json.load(f)
+            # Its options go to bench/run.sh, with the other runs of the cell.
+            calls = []
+            real = matrix.subprocess.call
+            matrix.subprocess.call = lambda cmd, **kw: calls.append(cmd) or 0
+            try:
+                matrix.run_cell(matrix.parse_args(["--fdl-variant", "lz=--x 1"]), cell, "", d, {}, suffix=".x")
+            finally:
+                matrix.subprocess.call = real
+        self.assertIn("0 PASS, 1 FAIL, 0 n.a.; scx_fdl+lz (--x 1), same boots: 1 PASS, 0 FAIL, 0 n.a.", md)
+        self.assertIn("| verdict (scx_fdl / scx_fdl+lz) |", md)
+        self.assertIn("| **FAIL** / **PASS** |", md)
+        self.assertIn("  - scx_fdl+lz: PASS, ", md)
+        self.assertEqual(js["verdicts"][0]["verdict"], "FAIL")
+        self.assertEqual(js["verdicts"][0]["variants"]["scx_fdl+lz"]["verdict"], "PASS")
+        self.assertEqual(calls[0][calls[0].index("--schedulers") + 1], "eevdf,scx_fdl,scx_fdl+lz")
+        self.assertEqual(calls[0][calls[0].index("--fdl-variant") + 1], "lz=--x 1")
 
     def test_not_measured(self):
         sc = self.cell(900)
