@@ -141,6 +141,15 @@ struct fdl_entity {
 	u64 max_lateness_ns;
 	u64 nr_picks;
 	/*
+	 * The start of the worst lateness: its task (pid, the thread's; 0: a pick of the fair
+	 * container, no task), how long it had waited, and whether it was a wake-up's start (1) or a
+	 * resumption (0). Which task was late, and whether the wait or the container's debt made it
+	 * so, is what a reader of max_lateness_ns asks next.
+	 */
+	u32 max_late_pid;
+	u32 max_late_woke;
+	u64 max_late_wait_ns;
+	/*
 	 * A deadline container: of those starts, the first after a task became runnable (its
 	 * wake-up's start, not a resumption after a preemption or a slice's end), and how many of
 	 * them came after its deadline. Issue 10's rule counts misses per wake-up; the starts above

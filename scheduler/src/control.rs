@@ -79,6 +79,17 @@ pub struct CgroupReport {
     /// Deadline containers: starts past the deadline, and the worst lateness.
     pub nr_misses: u64,
     pub max_lateness_ns: u64,
+    /// Deadline containers: the start of the worst lateness: its task (the thread's pid; 0: none
+    /// yet), the task's name if the thread still exists when reported ("" if not), how long it
+    /// had waited, and whether it was a wake-up's start or a resumption.
+    #[serde(default)]
+    pub max_late_pid: u32,
+    #[serde(default)]
+    pub max_late_comm: String,
+    #[serde(default)]
+    pub max_late_wait_ns: u64,
+    #[serde(default)]
+    pub max_late_woke: bool,
     /// Deadline containers: the misses by lateness, counts per bucket (the buckets of
     /// runq_latency, stats::lat_bucket_bound_us), and their lateness summed. Two reads
     /// differenced give the worst lateness between them.

@@ -259,6 +259,10 @@ impl View {
                 r.effective_weight = cg.weight;
                 r.nr_misses = cg.ent.nr_misses;
                 r.max_lateness_ns = cg.ent.max_lateness_ns;
+                r.max_late_pid = cg.ent.max_late_pid;
+                r.max_late_comm = thread_comm(cg.ent.max_late_pid);
+                r.max_late_wait_ns = cg.ent.max_late_wait_ns;
+                r.max_late_woke = cg.ent.max_late_woke != 0;
                 r.lateness = cg.ent.late_hist.to_vec();
                 r.lateness_sum_ns = cg.ent.late_sum_ns;
                 r.nr_picks = cg.ent.nr_picks;
@@ -353,7 +357,7 @@ impl View {
         for path in &self.applied {
             let r = self.report(path, &tree);
             info!(
-                "{}: used {} ms, waited {} ms, deadline misses {} of {} starts ({} of {} wake-ups), worst lateness {} us, weight {} (cpu.weight {}){}",
+                "{}: used {} ms, waited {} ms, deadline misses {} of {} starts ({} of {} wake-ups), worst lateness {} us{}, weight {} (cpu.weight {}){}",
                 r.path,
                 r.usage_ns / 1_000_000,
                 r.wait_ns / 1_000_000,
@@ -362,6 +366,7 @@ impl View {
                 r.nr_wake_misses,
                 r.nr_wake_starts,
                 r.max_lateness_ns / 1000,
+                worst_late_start(&r),
                 r.effective_weight,
                 r.cpu_weight,
                 if r.guaranteed_shares > 0 {
@@ -387,6 +392,30 @@ impl View {
             );
         }
     }
+}
+
+/// The name of thread `tid` (/proc/TID/comm, which also names threads that do not lead their
+/// process), or "" for none (0) or a thread gone since.
+fn thread_comm(tid: u32) -> String {
+    if tid == 0 {
+        return String::new();
+    }
+    std::fs::read_to_string(format!("/proc/{tid}/comm")).map(|s| s.trim_end().to_string()).unwrap_or_default()
+}
+
+/// The log line's account of the worst lateness's start: which task, how long it had waited and
+/// whether it woke then; "" before any miss.
+fn worst_late_start(r: &CgroupReport) -> String {
+    if r.max_late_pid == 0 || r.max_lateness_ns == 0 {
+        return String::new();
+    }
+    let name = if r.max_late_comm.is_empty() { "exited".to_string() } else { r.max_late_comm.clone() };
+    format!(
+        " (tid {} {name}, {} after waiting {} us)",
+        r.max_late_pid,
+        if r.max_late_woke { "a wake-up" } else { "a resumption" },
+        r.max_late_wait_ns / 1000
+    )
 }
 
 #[cfg(test)]
@@ -529,6 +558,22 @@ mod tests {
         reports.send(Job::Answer { view: good, request, message: None, reply });
         assert!(client.join().unwrap().ok, "the thread answers after a failed report");
         drop(dir);
+    }
+
+    /// The worst lateness names its start: the thread (by name while it exists), its wait, and
+    /// whether it woke then; nothing before a miss.
+    #[test]
+    fn the_worst_lateness_names_its_start() {
+        assert!(!thread_comm(std::process::id()).is_empty(), "this test's own process has a name");
+        assert_eq!(thread_comm(0), "");
+        let mut r = CgroupReport { max_lateness_ns: 9_000_000, max_late_pid: 7, max_late_wait_ns: 97_225_000,
+                                   max_late_woke: true, max_late_comm: "fdl-probe".into(), ..Default::default() };
+        assert_eq!(worst_late_start(&r), " (tid 7 fdl-probe, a wake-up after waiting 97225 us)");
+        r.max_late_comm.clear();
+        r.max_late_woke = false;
+        assert_eq!(worst_late_start(&r), " (tid 7 exited, a resumption after waiting 97225 us)");
+        r.max_lateness_ns = 0;
+        assert_eq!(worst_late_start(&r), "");
     }
 
     /// Reports handed over before the thread is dropped are still answered: a `set` applied on

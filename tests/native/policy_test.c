@@ -579,18 +579,21 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	c1->dl = dl1 = v0 - 1 * MS;	/* late by 1 ms */
 	c2->dl = v0 + 18 * MS;
 
-	fdl_entity_count(c1, dl1, v0, 3 * MS, true);	/* a wake-up's start 1 ms late, after 3 ms (fdl_on_running) */
+	fdl_entity_count(c1, dl1, v0, 3 * MS, true, 101);	/* a wake-up's start 1 ms late, after 3 ms (fdl_on_running) */
 	/* Picked at its order key: without a guarantee, in the second tier (fdl_entity_order). */
 	fdl_entity_picked(c1, fdl_tier_key(dl1, 0), env.now);
 	v1 = vdt();
 	CHECK("a late start is a miss", c1->nr_misses == 1 && c1->max_lateness_ns == 1 * MS,
 	      "misses %llu lateness %llu", c1->nr_misses, c1->max_lateness_ns);
+	CHECK("the worst lateness names its start: task, wait, a wake-up's",
+	      c1->max_late_pid == 101 && c1->max_late_wait_ns == 3 * MS && c1->max_late_woke == 1,
+	      "pid %u wait %llu woke %u", c1->max_late_pid, c1->max_late_wait_ns, c1->max_late_woke);
 	/* 1 ms = 1000 us: bucket floor(log2(1000)) + 1 = 10, which holds [512, 1024) us. */
 	CHECK("the miss is counted by its lateness", c1->late_hist[10] == 1 && c1->late_hist[9] == 0 &&
 	      c1->late_hist[11] == 0, "buckets 9..11: %llu %llu %llu", c1->late_hist[9], c1->late_hist[10],
 	      c1->late_hist[11]);
 	/* A deadline 9 ms behind vdt, met by a start that waited 2 ms: a miss, 2 ms late (its own wait). */
-	fdl_entity_count(c1, v0 - 9 * MS, v0, 2 * MS, false);	/* a resumption */
+	fdl_entity_count(c1, v0 - 9 * MS, v0, 2 * MS, false, 102);	/* a resumption */
 	CHECK("a wake-up's start and its miss are counted apart, a resumption's not",
 	      c1->nr_picks == 2 && c1->nr_wake_starts == 1 && c1->nr_wake_misses == 1,
 	      "starts %llu, of wake-ups %llu, missed %llu", c1->nr_picks, c1->nr_wake_starts,
@@ -598,6 +601,12 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	CHECK("a start is late by at most its own wait", c1->nr_misses == 2 && c1->max_lateness_ns == 2 * MS &&
 	      c1->late_hist[11] == 1 && c1->late_sum_ns == 3 * MS, "misses %llu worst %llu sum %llu",
 	      c1->nr_misses, c1->max_lateness_ns, c1->late_sum_ns);
+	CHECK("a new worst names its own start", c1->max_late_pid == 102 && c1->max_late_wait_ns == 2 * MS &&
+	      c1->max_late_woke == 0, "pid %u wait %llu woke %u", c1->max_late_pid, c1->max_late_wait_ns,
+	      c1->max_late_woke);
+	fdl_entity_count(c1, v0 - 1 * MS, v0, 1 * MS, true, 103);	/* less late: not the worst */
+	CHECK("a start less late leaves the worst's task", c1->max_late_pid == 102 && c1->max_lateness_ns == 2 * MS,
+	      "pid %u worst %llu", c1->max_late_pid, c1->max_lateness_ns);
 	CHECK("vdt moved back to min_rr/4 before the missed deadline", v1 == dl1 - 1 * MS,
 	      "vdt - dl = %lld", (long long)(v1 - dl1));
 	fdl_miss(dl1, env.now);	/* a second CPU seeing the same miss */
@@ -608,7 +617,7 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	      (long long)(c2->dl - v1));
 	CHECK("an entity catches up with a halving only once", fdl_entity_key(c2, v1) == c2->dl &&
 	      c2->spread_gen == fdl.spread_gen, "gen %llu/%llu", c2->spread_gen, fdl.spread_gen);
-	fdl_entity_count(c2, fdl_entity_key(c2, vdt()), vdt(), 1 * MS, true);
+	fdl_entity_count(c2, fdl_entity_key(c2, vdt()), vdt(), 1 * MS, true, 104);
 	CHECK("right after a miss nobody is late", c2->nr_misses == 0, "%llu", c2->nr_misses);
 }
 

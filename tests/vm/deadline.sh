@@ -173,6 +173,13 @@ if [ "$sched" = fdl ]; then
     scx_fdl list | sed 's/^/    /'
     fdl_late=$(scx_json_field fdl max_lateness_ns)
     loose_late=$(scx_json_field loose max_lateness_ns)
+    # The worst lateness names the start that had it (the probe's threads have exited by now, so
+    # by thread id and wait; its name while it runs): a report an operator can act on.
+    for c in loose fdl; do
+        late=$(scx_json_field $c max_lateness_ns) tid=$(scx_json_field $c max_late_pid)
+        check "$c's worst lateness ($late ns) names its start: tid ${tid:-none}, after waiting $(scx_json_field $c max_late_wait_ns) ns" \
+            "${late:-0} == 0 || ${tid:-0} > 0"
+    done
     misses=$(( $(scx_json_field fdl nr_misses) + $(scx_json_field loose nr_misses) ))
     picks=$(( $(scx_json_field fdl nr_picks) + $(scx_json_field loose nr_picks) ))
     check_attached

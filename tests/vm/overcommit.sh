@@ -58,6 +58,13 @@ check "every one of the 8 tasks ran: the least-served got $slowest ms in $secs s
 misses=0
 for c in d1 d2 d3; do misses=$((misses + $(scx_json_field "$c" nr_misses))); done
 check "the overcommit shows as deadline misses ($misses)" "$misses > 0"
+# The worst lateness names its start: one of d1's busy loops, still running, by thread id and name.
+tid=$(scx_json_field d1 max_late_pid)
+comm=$(scx_fdl get d1 --json | sed -n 's/^ *"max_late_comm": "\(.*\)",\{0,1\}$/\1/p')
+cg=$(cat "/proc/${tid:-0}/cgroup" 2>/dev/null)
+[ "${tid:-0}" -gt 0 ] && [ "${cg##*/}" = d1 ] && [ -n "$comm" ] && [ "$comm" = "$(cat "/proc/$tid/comm")" ] &&
+    pass "d1's worst lateness ($(scx_json_field d1 max_lateness_ns) ns) names its start: tid $tid ($comm) of d1, after waiting $(scx_json_field d1 max_late_wait_ns) ns" ||
+    fail "d1's worst lateness names its start: a thread of d1 by id and name (got tid '$tid', name '$comm', cgroup '$cg')"
 kill_all
 
 # Guarantees at twice the machine (issue 11), set at run time: g1 and g2 (deadline_rr 2 ms) are

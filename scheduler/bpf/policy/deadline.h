@@ -258,9 +258,11 @@ static __always_inline u64 fdl_entity_promise(struct fdl_entity *e, u64 order)
  * ran) made it a miss, but its lateness is the container's debt, not this start's delay (seen:
  * 44.8 ms late where the probe's worst delay was 20 ms). woke: the start is the first since its
  * task became runnable (a wake-up's), counted apart as well (nr_wake_starts, nr_wake_misses).
+ * pid: the task that started (0: a pick, no task); a new worst lateness records it, its wait and
+ * woke (max_late_pid, max_late_wait_ns, max_late_woke), so a report can say who was late.
  */
 static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 vdt, u64 waited_ns,
-					     bool woke)
+					     bool woke, u32 pid)
 {
 	u64 late;
 	u32 b;
@@ -278,8 +280,12 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
 	if (b < FDL_LAT_BUCKETS)	/* for the verifier */
 		__sync_fetch_and_add(&e->late_hist[b], 1);
 	__sync_fetch_and_add(&e->late_sum_ns, late);
-	if (late > e->max_lateness_ns)
+	if (late > e->max_lateness_ns) {
 		e->max_lateness_ns = late;
+		e->max_late_pid = pid;
+		e->max_late_woke = woke;
+		e->max_late_wait_ns = waited_ns;
+	}
 }
 
 /*
@@ -296,7 +302,7 @@ static __always_inline void fdl_entity_picked(struct fdl_entity *e, u64 dl, u64 
 {
 	dl = fdl_entity_promise(e, dl);
 	if (e == &fdl.fair)
-		fdl_entity_count(e, dl, fdl_vdt(now), (u64)-1, false);
+		fdl_entity_count(e, dl, fdl_vdt(now), (u64)-1, false, 0);
 	else if (fdl_time_before(dl, fdl_vdt(now)))
 		fdl_miss(dl, now);
 }

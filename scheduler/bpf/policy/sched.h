@@ -1732,9 +1732,9 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 		 * Beyond its guarantee it made no promise (fdl_entity_promise).
 		 */
 		if (waited && cc && cc->pick_q == queue)	/* picked by its deadline (fdl_took) */
-			fdl_entity_count(e, cc->pick_dl, cc->pick_vdt, wait, woke);
+			fdl_entity_count(e, cc->pick_dl, cc->pick_vdt, wait, woke, p->pid);
 		else if (waited)
-			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt, wait, woke);
+			fdl_entity_count(e, fdl_entity_promise(e, dl), vdt, wait, woke, p->pid);
 	} else if (waited && top && top->ent.deadline_rr_ns) {
 		/*
 		 * Served as fair work (fdl_entity_orders): beyond its guarantee it promised nothing, a
@@ -1742,10 +1742,10 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 		 * would have placed it (fdl_entity_promise), so its misses are still the user's to see.
 		 */
 		if (top->ent.budget_rate)
-			fdl_entity_count(&top->ent, vdt, vdt, wait, woke);
+			fdl_entity_count(&top->ent, vdt, vdt, wait, woke, p->pid);
 		else
 			fdl_entity_count(&top->ent, fdl_entity_promise(&top->ent,
-					 fdl_entity_order(&top->ent, now, vdt)), vdt, wait, woke);
+					 fdl_entity_order(&top->ent, now, vdt)), vdt, wait, woke, p->pid);
 	}
 	if (cc)
 		cc->pick_q = 0;
