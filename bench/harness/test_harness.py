@@ -597,23 +597,29 @@ class Verdict(unittest.TestCase):
         self.assertIn("**The scx_fdl binary changed during the run** (sha256 prefix, built): abc900 (2026-11-23 "
                       "09:00:00 UTC): spin3-sleep20.rr4-20.shares900.config; abc7000", md)
 
-    def test_confirm_measures_again_where_a_verdict_is_at_stake(self):
-        """--confirm: which loads a first run sends to a second boot, and the verdict on the medians
-        over both boots' repeats (a FAIL of one 20 s run that two more runs do not repeat)."""
+    @staticmethod
+    def spin3_within_cell(d, loads):
+        """(spec, cell, scenario) of issue 10's spin3-sleep20 rr4-20 shares900 config cell with only
+        these loads, its scenario written in directory d as bench/matrix.sh writes it."""
         import copy
         sp = matrix.load_spec(matrix.DEFAULT_SPEC)
         cell = copy.copy(next(c for c in sp.cells if c.shares == 900 and c.shape == "spin3-sleep20"
                               and c.deadlines == "rr4-20" and c.path == "config" and c.workers == sp.workers))
-        cell.loads = ["quiet", "antagonist"]
+        cell.loads = loads
+        os.makedirs(os.path.join(d, "scenarios"))
+        spath = os.path.join(d, "scenarios", f"{cell.name}.toml")
+        with open(spath, "w") as f:
+            f.write(matrix.scenario_text(sp, cell, False))
+        return sp, cell, scenario.load(spath)
+
+    def test_confirm_measures_again_where_a_verdict_is_at_stake(self):
+        """--confirm: which loads a first run sends to a second boot, and the verdict on the medians
+        over both boots' repeats (a FAIL of one 20 s run that two more runs do not repeat)."""
         scheds = ["eevdf", "scx_fdl"]
         first = {"quiet": {"cfs": 13000, "loose": 3000, "fdl": 2000},         # cfs 1.3x: FAIL
                  "antagonist": {"cfs": 9000, "loose": 3000, "fdl": 2000}}     # clear PASS
         with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "scenarios"))
-            spath = os.path.join(d, "scenarios", f"{cell.name}.toml")
-            with open(spath, "w") as f:
-                f.write(matrix.scenario_text(sp, cell, False))
-            sc = scenario.load(spath)
+            sp, cell, sc = self.spin3_within_cell(d, ["quiet", "antagonist"])
 
             def write_run(cdir, recs, loads, **meta):
                 os.makedirs(cdir)
@@ -700,7 +706,6 @@ class Verdict(unittest.TestCase):
         """bench/matrix.sh --fdl-variant NAME=OPTIONS: scx_fdl with those options runs beside plain
         scx_fdl in the same boot of every cell and is judged by the same rules, in its own column
         and counts; its options reach bench/run.sh and its verdict can send a load to --confirm."""
-        import copy
         a = matrix.parse_args(["--fdl-variant", "lz=--lazy-preempt-us 500"])
         self.assertEqual(a.schedulers, ["eevdf", "scx_fdl", "scx_fdl+lz"])
         self.assertEqual(a.fdl_variants, {"lz": "--lazy-preempt-us 500"})
@@ -712,17 +717,9 @@ class Verdict(unittest.TestCase):
                     ["--schedulers", "eevdf,scx_fdl,eevdf"]):                    # named twice
             with self.assertRaises(SystemExit, msg=bad):
                 matrix.parse_args(bad)
-        sp = matrix.load_spec(matrix.DEFAULT_SPEC)
-        cell = copy.copy(next(c for c in sp.cells if c.shares == 900 and c.shape == "spin3-sleep20"
-                              and c.deadlines == "rr4-20" and c.path == "config" and c.workers == sp.workers))
-        cell.loads = ["quiet"]
         scheds = ["eevdf", "scx_fdl", "scx_fdl+lz"]
         with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "scenarios"))
-            spath = os.path.join(d, "scenarios", f"{cell.name}.toml")
-            with open(spath, "w") as f:
-                f.write(matrix.scenario_text(sp, cell, False))
-            sc = scenario.load(spath)
+            sp, cell, sc = self.spin3_within_cell(d, ["quiet"])
             recs = [self.rec("eevdf", "quiet", self.EEVDF, self.USE),
                     self.rec("scx_fdl", "quiet", {"cfs": 13000, "loose": 3000, "fdl": 2000}, self.USE),   # cfs 1.3x
                     self.rec("scx_fdl+lz", "quiet", {"cfs": 9000, "loose": 3000, "fdl": 2000}, self.USE)]
