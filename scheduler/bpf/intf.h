@@ -141,10 +141,12 @@ struct fdl_entity {
 	u64 max_lateness_ns;
 	u64 nr_picks;
 	/*
-	 * The start of the worst lateness: its task (pid, the thread's; 0: a pick of the fair
-	 * container, no task), how long it had waited, and whether it was a wake-up's start (1) or a
-	 * resumption (0). Which task was late, and whether the wait or the container's debt made it
-	 * so, is what a reader of max_lateness_ns asks next.
+	 * The start of the worst lateness: its task (pid: the thread's id in the host's namespace, as
+	 * /proc there names it; 0: a pick of the fair container, no task), how long it had waited,
+	 * and whether it was a wake-up's start (1) or a resumption (0). Which task was late, and
+	 * whether the wait or the container's debt made it so, is what a reader of max_lateness_ns
+	 * asks next. Written without a lock, as max_lateness_ns is: two CPUs that find a new worst at
+	 * the same moment may leave one's lateness beside the other's task (a report, not a decision).
 	 */
 	u32 max_late_pid;
 	u32 max_late_woke;
