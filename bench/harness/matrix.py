@@ -300,6 +300,15 @@ def fdl_schedulers(scheds):
     return [s for s in scheds if split_scheduler(s)[0] == "scx_fdl"]
 
 
+def judge(row, scheds):
+    """{scheduler: verdict} of one report row (cell, load, scenario, per-scheduler rows, reason) for
+    plain scx_fdl (n.a. where it did not run) and each --fdl-variant run among scheds; computed
+    once per row, for both the report and matrix.json."""
+    cell, v, sc, per, reason = row
+    return {s: verdict.cell(sc, v, per, fdl=s) if per and sc else {"verdict": "n.a.", "why": reason}
+            for s in dict.fromkeys(["scx_fdl"] + fdl_schedulers(scheds))}
+
+
 def snapshot_scx_fdl(out_dir):
     """A copy of scx_fdl for every cell of the run (kept on a resumed run): on a host where target/ is
     rebuilt while the matrix runs, the cells would otherwise measure different builds. Returns its
@@ -521,9 +530,10 @@ def wake_columns(per, scheds, probe, deadline):
     return [p99, late]
 
 
-def markdown(sp, rows, scheds, meta):
+def markdown(sp, rows, judged, scheds, meta):
     """The combined report: a row per (cell, load, cgroup), p50/p99 per scheduler and ratios to
-    EEVDF, scx_fdl's misses/starts (of wake-ups) and worst lateness, a verdict per cell; then why each cell failed."""
+    EEVDF, scx_fdl's misses/starts (of wake-ups) and worst lateness, a verdict per cell (judged: each
+    row's judge()); then why each cell failed."""
     hdr = ["cell", "load", "class", "cgroup", "deadline_rr"]
     # scx_fdl with --fdl-variant options: a verdict of its own beside scx_fdl's, same boot.
     extra = [s for s in fdl_schedulers(scheds) if s != "scx_fdl"]
@@ -536,19 +546,16 @@ def markdown(sp, rows, scheds, meta):
     lines = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     notes, counts = [], {"PASS": 0, "FAIL": 0, "n.a.": 0}
     extra_counts = {s: {"PASS": 0, "FAIL": 0, "n.a.": 0} for s in extra}
-    for cell, v, sc, per, reason in rows:
-        if per is None or sc is None:
-            counts["n.a."] += 1
-            for c in extra_counts.values():
-                c["n.a."] += 1
-            lines.append("| " + " | ".join([cell.name, v, "-", "-", "-"] + ["-"] * (len(hdr) - 6) + ["n.a."]) + " |")
-            notes.append(f"- **{cell.name} / {v}**: n.a.: {reason}")
-            continue
-        vd = verdict.cell(sc, v, per)
+    for (cell, v, sc, per, reason), j in zip(rows, judged):
+        vd, vds = j["scx_fdl"], {s: j[s] for s in extra}
         counts[vd["verdict"]] += 1
-        vds = {s: verdict.cell(sc, v, per, fdl=s) for s in extra}
         for s, x in vds.items():
             extra_counts[s][x["verdict"]] += 1
+        if per is None or sc is None:
+            lines.append("| " + " | ".join([cell.name, v, "-", "-", "-"] + ["-"] * (len(hdr) - 6)
+                                           + [" / ".join(["n.a."] * (1 + len(extra)))]) + " |")
+            notes.append(f"- **{cell.name} / {v}**: n.a.: {reason}")
+            continue
         conf = (meta.get("confirmed") or {}).get(cell.name, {}).get(v)
         load = f"{v} ({conf[0]}+{conf[1]})" if conf else v
         first = True
@@ -668,15 +675,15 @@ def write_report(sp, cells, scheds, out_dir, meta):
         again = _results(os.path.join(out_dir, "cells", c.name + CONFIRM_SUFFIX)) if c.name in meta["confirmed"] else None
         if again and again["meta"].get("rig"):
             meta["rig_again"][c.name] = again["meta"]["rig"]
-    md, counts = markdown(sp, rows, scheds, meta)
+    judged = [judge(row, scheds) for row in rows]
+    md, counts = markdown(sp, rows, judged, scheds, meta)
     with open(os.path.join(out_dir, "matrix.md"), "w") as f:
         f.write(md)
     verdicts = []
-    for cell, v, sc, per, reason in rows:
-        vd = verdict.cell(sc, v, per) if per and sc else {"verdict": "n.a.", "why": reason}
+    for (cell, v, _, _, _), j in zip(rows, judged):
+        vd = j["scx_fdl"]
         entry = {"cell": cell.name, "load": v, **{k: vd.get(k) for k in ("verdict", "class", "rules", "why")}}
-        extra = {s: verdict.cell(sc, v, per, fdl=s) if per and sc else {"verdict": "n.a.", "why": reason}
-                 for s in fdl_schedulers(scheds) if s != "scx_fdl"}
+        extra = {s: x for s, x in j.items() if s != "scx_fdl"}
         if extra:
             entry["variants"] = {s: {k: x.get(k) for k in ("verdict", "rules", "why")} for s, x in extra.items()}
         verdicts.append(entry)
@@ -696,11 +703,12 @@ def confirm_cell(a, sp, cell, out_dir, env):
     why = {}
     for v in cell.loads:
         per = res["results"]["variants"].get(v)
-        # Any run of scx_fdl's verdict (plain or a variant's) that one run cannot settle.
-        w = next((f"{s}: {w}" if s != "scx_fdl" else w for s in fdl_schedulers(res["meta"]["schedulers"])
-                  for w in [confirm_why(sc, v, per, fdl=s)] if w), None) if per else None
-        if w:
-            why[v] = w
+        # The first run of scx_fdl (plain, then each variant) whose verdict one run cannot settle.
+        for s in fdl_schedulers(res["meta"]["schedulers"]) if per else []:
+            w = confirm_why(sc, v, per, fdl=s)
+            if w:
+                why[v] = w if s == "scx_fdl" else f"{s}: {w}"
+                break
     if not why:
         return 0
     log(f"cell {cell.name}: measuring again ({a.confirm} repeat(s)): "
