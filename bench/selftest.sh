@@ -154,7 +154,8 @@ fi
 # scx_fdl's figures around a window (bench/guest/bench.sh fdl_dump, fdl_stats_json) with the guest's
 # busybox awk, on two synthetic dumps: misses and the window's worst lateness from the buckets (the
 # worst since start did not grow), none for a cgroup without buckets or misses; the wake-ups' starts
-# and misses, -1 for a cgroup whose dumps have none.
+# and misses, -1 for a cgroup whose dumps have none; the start of a worst lateness that grew in the
+# window (d3's, its name from the threads listed during the run), none where it did not.
 mkdir -p "$tmp/bb" "$tmp/fd"
 ln -s "$(command -v busybox)" "$tmp/bb/awk"
 "$py" - "$tmp/fd" <<'PY'
@@ -163,7 +164,10 @@ def dump(misses, hist):
     return {"scheduler": {}, "cgroups": [
         {"path": "/sys/fs/cgroup/fdl", "nr_misses": misses, "nr_picks": 100 + misses, "max_lateness_ns": 87000000,
          "lateness": hist, "nr_wake_starts": 50 + misses // 2, "nr_wake_misses": misses // 2},
-        {"path": "/sys/fs/cgroup/loose", "nr_misses": 0, "nr_picks": 5, "max_lateness_ns": 0, "lateness": []}]}
+        {"path": "/sys/fs/cgroup/loose", "nr_misses": 0, "nr_picks": 5, "max_lateness_ns": 0, "lateness": []},
+        {"path": "/sys/fs/cgroup/d3", "nr_misses": misses, "nr_picks": 100, "max_lateness_ns": 1500000 * misses,
+         "lateness": hist, "nr_wake_starts": 50, "nr_wake_misses": 0, "max_late_pid": 70 + misses,
+         "max_late_comm": "", "max_late_woke": misses > 1, "max_late_wait_ns": 1600000 * misses}]}
 h = [0] * 24
 h[17] = 1                      # the 87 ms miss, before the window
 after = list(h)
@@ -171,15 +175,17 @@ after[10] += 2                 # [512, 1024) us
 after[12] += 3                 # [2048, 4096) us: the window's worst is at most 4096 us
 for name, d in (("before", dump(1, h)), ("after", dump(6, after))):
     open(f"{sys.argv[1]}/{name}.json", "w").write(json.dumps(d, indent=2))
+# The thread had exited by the dump after (its name is empty there): bench.sh's own list names it.
+open(f"{sys.argv[1]}/threads", "w").write("75 probe-m0\n76 probe-w0.1\n")
 PY
-out=$(cd "$tmp/fd" && PATH="$tmp/bb:$PATH" CG=/sys/fs/cgroup OUT="$tmp/fd" BENCH_CGROUPS="loose fdl" FDL_CLI=scx_fdl bash -c '
+out=$(cd "$tmp/fd" && PATH="$tmp/bb:$PATH" CG=/sys/fs/cgroup OUT="$tmp/fd" BENCH_CGROUPS="loose fdl d3" FDL_CLI=scx_fdl bash -c '
     log_tail() { :; }
     eval "$(sed -n "/^# fdl_dump FILE:/,/^# prepare_params SCHED/p" "$0")"
     scx_fdl() { cat "$OUT/$which.json"; }
     which=before fdl_dump "$OUT/dump.before" && which=after fdl_dump "$OUT/dump.after" && fdl_stats_json
 ' "$root/bench/guest/bench.sh" 2>&1)
-want='{"fdl": {"misses": 5, "picks": 5, "max_lateness_us": 87000, "max_lateness_before_us": 87000, "max_lateness_window_us": 4096, "wake_starts": 3, "wake_misses": 3}, "loose": {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_before_us": 0, "max_lateness_window_us": 0, "wake_starts": -1, "wake_misses": -1}}'
-if [[ $out == "$want" ]]; then ok "scx_fdl's window figures with busybox awk: fdl worst late in window 4096 us (87000 since start)"
+want='{"fdl": {"misses": 5, "picks": 5, "max_lateness_us": 87000, "max_lateness_before_us": 87000, "max_lateness_window_us": 4096, "wake_starts": 3, "wake_misses": 3, "worst_start": null}, "loose": {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_before_us": 0, "max_lateness_window_us": 0, "wake_starts": -1, "wake_misses": -1, "worst_start": null}, "d3": {"misses": 5, "picks": 0, "max_lateness_us": 9000, "max_lateness_before_us": 1500, "max_lateness_window_us": 9000, "wake_starts": 0, "wake_misses": 0, "worst_start": {"tid": 76, "comm": "probe-w0.1", "woke": true, "wait_us": 9600}}}'
+if [[ $out == "$want" ]]; then ok "scx_fdl's window figures with busybox awk: fdl worst late in window 4096 us (87000 since start), d3's worst start named"
 else bad "scx_fdl's window figures with busybox awk: want $want, got $out"; fi
 
 if [[ ${1:-} != --no-vm ]]; then

@@ -95,10 +95,12 @@ machine_usec() {
 }
 
 # fdl_dump FILE: scx_fdl's own figures now (`scx_fdl dump`, pretty JSON), reduced to one line per
-# scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns LATENESS WAKE_STARTS WAKE_MISSES",
-# LATENESS its misses by lateness bucket (log2 microseconds, comma-separated; "-" if none were
-# reported), WAKE_* its starts and misses of wake-ups (-1 from an scx_fdl without them). On failure
-# FDL_STATS_ERR says why.
+# scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns LATENESS WAKE_STARTS WAKE_MISSES
+# LATE_TID LATE_COMM LATE_WOKE LATE_WAIT_NS", LATENESS its misses by lateness bucket (log2
+# microseconds, comma-separated; "-" if none were reported), WAKE_* its starts and misses of
+# wake-ups (-1 from an scx_fdl without them), LATE_* the start of its worst lateness: thread id,
+# name ("-": gone, or an scx_fdl without the field), 1 for a wake-up's start, and its wait. On
+# failure FDL_STATS_ERR says why.
 fdl_dump() {
     if ! $FDL_CLI dump > "$1.json" 2> "$1.err"; then
         FDL_STATS_ERR="${FDL_STATS_ERR}scx_fdl dump failed: $(log_tail "$1.err" 2); "
@@ -111,8 +113,10 @@ fdl_dump() {
         /^  "cgroups": \[/ { in_cg = 1; next }
         in_cg && /^  \]/ { in_cg = 0 }
         !in_cg { next }
-        /^    \{/ { name = ""; misses = picks = late = 0; ws = wm = -1; hist = ""; in_late = 0; next }
-        /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0, (hist == "" ? "-" : hist), ws + 0, wm + 0; next }
+        /^    \{/ { name = ""; misses = picks = late = 0; ws = wm = -1; hist = ""; in_late = 0
+                  ltid = lwoke = lwait = 0; lcomm = "-"; next }
+        /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0, (hist == "" ? "-" : hist), ws + 0, wm + 0,
+                       ltid + 0, lcomm, lwoke, lwait + 0; next }
         in_late && /^      \]/ { in_late = 0; next }
         in_late { v = $1; sub(/,$/, "", v); hist = hist (hist == "" ? "" : ",") v; next }
         /^      "lateness": \[$/ { in_late = 1; next }
@@ -122,7 +126,20 @@ fdl_dump() {
         /^      "nr_wake_starts":/ { ws = val($0) }
         /^      "nr_wake_misses":/ { wm = val($0) }
         /^      "max_lateness_ns":/ { late = val($0) }
+        /^      "max_late_pid":/ { ltid = val($0) }
+        /^      "max_late_comm":/ { lcomm = val($0); gsub(/[^A-Za-z0-9._:-]/, "_", lcomm); if (lcomm == "") lcomm = "-" }
+        /^      "max_late_woke":/ { lwoke = val($0) == "true" ? 1 : 0 }
+        /^      "max_late_wait_ns":/ { lwait = val($0) }
     ' "$1.json" > "$1"
+}
+
+# "TID NAME" for every thread in the scenario's cgroups now.
+thread_names() {
+    for c in $BENCH_CGROUPS; do
+        while read -r t; do
+            [ -r "/proc/$t/comm" ] && echo "$t $(tr -c 'A-Za-z0-9._:\n-' _ < "/proc/$t/comm")"
+        done < "$CG/$c/cgroup.threads"
+    done 2>/dev/null
 }
 
 # The FDL-BENCH "fdl_stats" object from the dumps before and after the window: per scenario cgroup
@@ -130,21 +147,30 @@ fdl_dump() {
 # before the window), and the worst lateness of the window itself (max_lateness_window_us): exact
 # when the worst since the start grew during the window; otherwise at most the upper bound of the
 # highest lateness bucket that gained misses (a power of two microseconds) and at most the worst
-# since the start; 0 when the window had no miss; -1 when this scx_fdl reports no buckets.
+# since the start; 0 when the window had no miss; -1 when this scx_fdl reports no buckets. Where the
+# worst since the start grew during the window, worst_start names that start (thread id and name,
+# a wake-up's or a resumption's, its wait; a name scx_fdl no longer found from $OUT/threads); else
+# null.
 fdl_stats_json() {
     if [ ! -s "$OUT/dump.before" ] || [ ! -s "$OUT/dump.after" ]; then
         echo null
         return
     fi
-    awk -v want=" $BENCH_CGROUPS " '
+    awk -v want=" $BENCH_CGROUPS " -v threads="$OUT/threads" '
+        BEGIN { while ((getline line < threads) > 0) { split(line, tn, " "); tname[tn[1]] = tn[2] } }
         FNR == NR { m[$1] = $2; p[$1] = $3; l[$1] = $4; h[$1] = $5; ws[$1] = $6; wm[$1] = $7; next }
         index(want, " " $1 " ") {
             win = $2 > m[$1] ? window($4, l[$1], $5, h[$1]) : 0
             # Wake-ups: -1 where either dump lacks them (an older scx_fdl, or no such columns).
             wake = ($6 == "" || $6 < 0 || ws[$1] == "" || ws[$1] < 0) ? 0 : 1
-            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d, \"max_lateness_window_us\": %d, \"wake_starts\": %d, \"wake_misses\": %d}", \
+            start = "null"
+            if ($4 > l[$1] && $8 > 0)
+                start = sprintf("{\"tid\": %d, \"comm\": \"%s\", \"woke\": %s, \"wait_us\": %d}",
+                                $8, $9 != "-" ? $9 : ($8 in tname ? tname[$8] : ""),
+                                $10 == 1 ? "true" : "false", $11 / 1000)
+            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d, \"max_lateness_window_us\": %d, \"wake_starts\": %d, \"wake_misses\": %d, \"worst_start\": %s}", \
                 sep, $1, $2 - m[$1], $3 - p[$1], $4 / 1000, l[$1] / 1000, win, \
-                wake ? $6 - ws[$1] : -1, wake ? $7 - wm[$1] : -1
+                wake ? $6 - ws[$1] : -1, wake ? $7 - wm[$1] : -1, start
             sep = ", "
         }
         # bucket 0: under 1 us; bucket i: under 2^i us; the last is unbounded (fdl_lat_bucket()).
@@ -322,6 +348,9 @@ measure() {
     # its preemptions are then part of the workload.
     [ "$BENCH_STALL_WATCH" = 1 ] && stall_watch_start
     "probes_$2"
+    # The names of the cgroups' threads, once they all run (within the warm-up): scx_fdl names the
+    # thread of a worst lateness while it exists, and the probe's have exited by the dump after.
+    [ -z "$PROBES" ] || ! is_fdl "$1" || { sleep 1; thread_names > "$OUT/threads"; }
     # Without a latency probe the window is the probe's would-be length (CPU shares only).
     [ -n "$PROBES" ] || sleep $((BENCH_WARMUP + BENCH_DURATION))
     err=""

@@ -165,14 +165,20 @@ def fdl_stats(good, errors):
     (max_lateness_window_us, the largest; bench.sh fdl_stats_json: exact, or an upper bound within a
     factor of two; where a repeat's scx_fdl reported no lateness buckets, its worst since the start),
     and the wake-ups' starts and misses (wake_starts, wake_misses: a task's first start after it became
-    runnable; None unless every repeat's scx_fdl reported them). {} for other schedulers."""
+    runnable; None unless every repeat's scx_fdl reported them), and worst_start: the start of the
+    largest worst lateness that grew within a window (bench.sh: thread id and name, wake-up or
+    resumption, its wait), None where no repeat's did. {} for other schedulers."""
     out = {}
     for r in good:
         if r.get("fdl_stats_error"):
             errors.append(f"repeat {r['repeat']}: {r['fdl_stats_error']}")
         for c, f in (r.get("fdl_stats") or {}).items():
             o = out.setdefault(c, {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_window_us": 0,
-                                   "wake_starts": 0, "wake_misses": 0, "n": 0})
+                                   "wake_starts": 0, "wake_misses": 0, "n": 0, "worst_start": None,
+                                   "worst_start_late_us": -1})
+            ws = f.get("worst_start")
+            if ws and f["max_lateness_us"] > o["worst_start_late_us"]:
+                o["worst_start"], o["worst_start_late_us"] = ws, f["max_lateness_us"]
             o["misses"] += f["misses"]
             o["picks"] += f["picks"]
             for k in ("wake_starts", "wake_misses"):
@@ -183,6 +189,14 @@ def fdl_stats(good, errors):
             o["max_lateness_window_us"] = max(o["max_lateness_window_us"], f["max_lateness_us"] if window < 0 else window)
             o["n"] += 1
     return out
+
+
+def worst_start_text(ws, late_us):
+    """'TID NAME, a wake-up|a resumption after waiting W us' for a worst_start (fdl_stats), '-' for none."""
+    if not ws:
+        return "-"
+    kind = "a wake-up" if ws.get("woke") else "a resumption"
+    return f"{late_us} us late: tid {ws['tid']} {ws.get('comm') or '(gone)'}, {kind} after waiting {ws['wait_us']} us"
 
 
 def _cell(s, fmt="{:.0f}"):
@@ -261,14 +275,16 @@ def text(agg, meta):
             out.append("\n" + stall[0].upper() + stall[1:])
         rows = [[s, c, f["misses"], f["picks"], f"{100 * f['misses'] / f['picks']:.2f}" if f["picks"] else "-",
                  "-" if f.get("wake_starts") is None else f"{f['wake_misses']} / {f['wake_starts']}",
-                 f.get("max_lateness_window_us", "-"), f["max_lateness_us"]]
+                 f.get("max_lateness_window_us", "-"), f["max_lateness_us"],
+                 worst_start_text(f.get("worst_start"), f.get("worst_start_late_us"))]
                 for s, row in per.items() for c, f in row.get("fdl_stats", {}).items() if f["picks"] or f["misses"]]
         if rows:
             out.append("\nscx_fdl's own figures (scx_fdl dump): deadline misses and picks in the windows, worst "
                        "lateness in the windows (exact, or an upper bound within 2x) and since it started")
             out.append(_table(["scheduler", "cgroup", "misses", "starts", "miss %", "wake-ups missed / started",
                                "worst late in windows (us)",
-                               "worst late since start (us)"], rows))
+                               "worst late since start (us)", "its start (the worst that grew in a window)"],
+                              rows))
         errs = [(s, e) for s, row in per.items() for e in row["errors"]]
         if errs:
             out.append("\nProblems")

@@ -766,7 +766,8 @@ class Verdict(unittest.TestCase):
         agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + [self.rec("scx_fdl", "quiet", self.EEVDF, self.USE)])
         self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"],
                          {"misses": 2, "picks": 1000, "max_lateness_us": 9000, "max_lateness_window_us": 9000,
-                          "wake_starts": None, "wake_misses": None, "n": 1})
+                          "wake_starts": None, "wake_misses": None, "n": 1, "worst_start": None,
+                          "worst_start_late_us": -1})
         # Over repeats: the largest worst-in-window; a repeat without buckets (-1) counts its worst since start.
         recs2 = [dict(self.rec("scx_fdl", "quiet", self.EEVDF, self.USE, stats={"fdl": {
             "misses": 1, "picks": 10, "max_lateness_us": 87000, "max_lateness_window_us": w}}), repeat=i + 1)
@@ -776,6 +777,17 @@ class Verdict(unittest.TestCase):
         recs2[0]["fdl_stats"]["fdl"]["max_lateness_window_us"] = -1
         agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + recs2)
         self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]["max_lateness_window_us"], 87000)
+        # The worst start named is that of the largest worst lateness that grew in a window.
+        for r, (late, tid) in zip(recs2, [(9000, 41), (12000, 42)]):
+            r["fdl_stats"]["fdl"].update(max_lateness_us=late, worst_start={
+                "tid": tid, "comm": "probe-m0", "woke": tid == 42, "wait_us": late + 500})
+        recs2.append(dict(self.rec("scx_fdl", "quiet", self.EEVDF, self.USE, stats={"fdl": {
+            "misses": 1, "picks": 10, "max_lateness_us": 15000, "worst_start": None}}), repeat=3))
+        f = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + recs2)["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]
+        self.assertEqual((f["worst_start"]["tid"], f["worst_start_late_us"]), (42, 12000))
+        self.assertEqual(report.worst_start_text(f["worst_start"], f["worst_start_late_us"]),
+                         "12000 us late: tid 42 probe-m0, a wake-up after waiting 12500 us")
+        self.assertEqual(report.worst_start_text(None, -1), "-")
 
 
 class SchedulerVariants(unittest.TestCase):

@@ -148,7 +148,8 @@ fn pipe_wake(opts: &Opts) -> Vec<u64> {
     let start = Instant::now();
     let (warm_ns, end_ns) = opts.window_ns();
     let (writer_cpu, all) = (cpus[0], cpus.clone());
-    let reader = thread::spawn(move || {
+    // Named as the spin probe's threads are (below): scx_fdl's worst lateness names its thread.
+    let reader = thread::Builder::new().name("probe-reader".into()).spawn(move || {
         let (mut out, mut behind) = (Vec::new(), 0usize);
         let mut buf = [0u8; 8];
         loop {
@@ -171,7 +172,7 @@ fn pipe_wake(opts: &Opts) -> Vec<u64> {
             }
         }
         (out, behind)
-    });
+    }).expect("fdl-probe: spawn the reader");
     set_cpus(&[writer_cpu]);
     let spin_ns = opts.spin_us * 1000;
     while now_ns(start) < end_ns {
@@ -272,13 +273,19 @@ fn main() {
 
     let mut handles = Vec::new();
     let mut groups = Vec::new();
-    for _ in 0..opts.message_threads {
+    // Threads are named (probe-m<i>, probe-w<i>.<j>: the kernel keeps 15 bytes) so that scx_fdl's
+    // worst lateness, which names its thread, says which of them started late.
+    let spawn_named = |name: String, f: Box<dyn FnOnce() + Send>| {
+        thread::Builder::new().name(name).spawn(f).expect("fdl-probe: spawn a thread")
+    };
+    for i in 0..opts.message_threads {
         let mut group = Vec::new();
-        for _ in 0..opts.workers {
+        for j in 0..opts.workers {
             let woken_at = Arc::new(AtomicU64::new(0));
             let (w, st, sm) = (woken_at.clone(), stop.clone(), samples.clone());
             let spin_ns = opts.spin_us * 1000;
-            let h = thread::spawn(move || worker_loop(&w, start, spin_ns, warm_ns, &st, &sm));
+            let h = spawn_named(format!("probe-w{i}.{j}"),
+                                Box::new(move || worker_loop(&w, start, spin_ns, warm_ns, &st, &sm)));
             group.push(Worker { thread: h.thread().clone(), woken_at });
             handles.push(h);
         }
@@ -286,9 +293,9 @@ fn main() {
     }
 
     let mut messengers = Vec::new();
-    for group in groups {
+    for (i, group) in groups.into_iter().enumerate() {
         let (o, st) = (opts.clone(), stop.clone());
-        messengers.push(thread::spawn(move || {
+        messengers.push(spawn_named(format!("probe-m{i}"), Box::new(move || {
             // fastrand: a small, maintained generator, seeded from the system per thread.
             let mut rng = fastrand::Rng::new();
             while now_ns(start) < end_ns {
@@ -309,7 +316,7 @@ fn main() {
             for w in &group {
                 w.thread.unpark();
             }
-        }));
+        })));
     }
     for m in messengers {
         m.join().unwrap();
