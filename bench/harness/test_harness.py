@@ -788,6 +788,10 @@ class Verdict(unittest.TestCase):
         self.assertEqual(report.worst_start_text(f["worst_start"], f["worst_start_late_us"]),
                          "12000 us late: tid 42 probe-m0, a wake-up after waiting 12500 us")
         self.assertEqual(report.worst_start_text(None, -1), "-")
+        v = verdict.cell(sc, "quiet", report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + recs2)["variants"]["quiet"])
+        late = [d for n, _, d in v["rules"] if n.startswith("worst lateness") and d.startswith("fdl:")]
+        self.assertEqual(late, ["fdl: 15000 us vs 20000; "
+                                "12000 us late: tid 42 probe-m0, a wake-up after waiting 12500 us"])
 
 
 class SchedulerVariants(unittest.TestCase):

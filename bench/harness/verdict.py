@@ -24,6 +24,7 @@ A cell is "within" when the guarantees of its deadline cgroups fit the machine
 """
 
 from .scenario import duration_ns
+from .report import worst_start_text
 
 SHARES_PER_CPU = 1024
 WAKEUP_FLOOR_US = 2000        # the VM's wake-up floor, allowed on top of deadline_rr
@@ -157,8 +158,11 @@ def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
                      f"{c.name}: {s['misses']} of {s['picks']}" + ("" if s["picks"] else " (no starts counted)"))
         # Within the measurement windows (report.fdl_stats), not since scx_fdl started.
         late = s.get("max_lateness_window_us", s["max_lateness_us"])
+        # Which start it was, where the report has it (report.fdl_stats' worst_start).
+        start = s.get("worst_start")
+        start = f"; {worst_start_text(start, s.get('worst_start_late_us'))}" if start else ""
         rule("worst lateness <= 5 x deadline_rr", late <= LATENESS_RRS * rr_us[c.name],
-             f"{c.name}: {late} us vs {LATENESS_RRS * rr_us[c.name]:.0f}")
+             f"{c.name}: {late} us vs {LATENESS_RRS * rr_us[c.name]:.0f}{start}")
     out["verdict"] = "PASS" if all(ok for _, ok, _ in rules) else "FAIL"
     return out
 
