@@ -220,6 +220,9 @@ for v in ("antagonist", "quiet"):
     # Its worst lateness within the window (from the lateness buckets) is known and no more than since start.
     assert 0 <= f["max_lateness_window_us"] <= max(f["max_lateness_us"], 0), (v, "scx_fdl window lateness", f)
     assert f["misses"] > 0 or f["max_lateness_window_us"] == 0, (v, "lateness without misses", f)
+    # Where its worst lateness grew in the window, the start is named; a start is never later than its wait.
+    ws = f.get("worst_start")
+    assert ws is None or (ws["tid"] > 0 and ws["wait_us"] >= f["worst_start_late_us"] > 0), (v, "worst start", f)
 print("results.json: both schedulers, both variants, p99, the probe's wake-ups, hackbench throughput and scx_fdl's figures present")
 PY
     then ok "results.json complete"; else bad "results.json incomplete (see above)"; cat "$tmp/tiny/report.txt"; fi
