@@ -55,8 +55,9 @@ if [[ $lines = 1 ]]; then
 fi
 rm -f "$out/blocks.txt"
 rc=0
+# The plugin slows the whole guest, its boot included: vm/run.sh's boot watch waits longer.
 FDL_EXTRA_BINS=$extra FDL_QEMU_ARGS="-plugin $(realpath "$plugin"),$plugin_args" \
-    vm/run.sh "${vm_args[@]}" --log "$out/console.log" bench/guest/spin-sched-trace.sh \
+    FDL_BOOT_TIMEOUT=${FDL_BOOT_TIMEOUT:-600} vm/run.sh "${vm_args[@]}" --log "$out/console.log" bench/guest/spin-sched-trace.sh \
     spin=50 sleep=10000 jitter=2500 shares=0 "${args[@]}" profile=1 "$@" || rc=$?
 if [[ $rc != 0 ]]; then
     # The guest prints everything the report needs before the scheduler stops; the emulator's

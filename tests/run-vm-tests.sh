@@ -15,6 +15,9 @@ mkdir -p "$logs"
 
 # name | scenario and args | expected outcome [| seconds before the VM is killed, default 300]
 cases=(
+    # The boot watch itself (vm/run.sh, FDL_BOOT_TIMEOUT=1 here: no guest begins that soon): the VM
+    # is stopped and the run fails as one that never began (125), which the other cases retry.
+    "boot-watch|attach|boot-hang"
     "attach|attach|pass"
     "weights|weights fdl check|pass"
     "nice|nice fdl|pass"
@@ -45,7 +48,8 @@ cases=(
 
 # A guest kernel that died while patching its own text (an int3 Oops: live patching under TCG's
 # cross-modifying-code emulation, at boot as well as when sched_ext switches) is an emulator fault,
-# not a verdict on scx_fdl; so is a run whose EEVDF reference measurement the host starved
+# not a verdict on scx_fdl; so is a guest that never began its scenario (it hung or died while
+# booting, before scx_fdl or any test ran); so is a run whose EEVDF reference measurement the host starved
 # (FDL-EMULATOR-STARVED: tests/vm/deadline.sh), and a timing case's boot whose host woke idle vCPUs
 # late before anything ran, or after a failed check, or stalled the emulator while a failed
 # check's measurement ran (FDL-EMULATOR-NOISY: lib.sh's rig_gate, in deadline.sh, limits.sh,
@@ -63,6 +67,9 @@ max_noisy=5
 emulator_fault() {
     if [[ $1 == 125 ]] && grep -q 'Oops: int3' "$2"; then
         echo "the guest kernel hit an int3 Oops (emulator text-patching fault)"
+    elif [[ $1 == 124 || $1 == 125 ]] && ! grep -q '^FDL-GUEST-BEGIN' "$2"; then
+        # vm/run.sh's boot watch (FDL_BOOT_TIMEOUT): no scheduler had run yet.
+        echo "the guest never began its scenario (an emulator hang or fault at boot)"
     elif [[ $1 != 0 ]] && grep -qE '^FDL-EMULATOR-(STARVED|NOISY) ' "$2"; then
         grep -m1 -E '^FDL-EMULATOR-(STARVED|NOISY) ' "$2" | sed -E 's/^FDL-EMULATOR-(STARVED|NOISY) //'
     else
@@ -83,10 +90,13 @@ for c in "${cases[@]}"; do
         # gives its verdict however noisy its host (lib.sh's rig_gate, fdl.rig=report).
         report=
         [[ $noisy -ge $max_noisy || $attempt -gt $max_retries ]] && report=fdl.rig=report
+        boot_timeout=${FDL_BOOT_TIMEOUT:-120}
+        [[ $expect == boot-hang ]] && boot_timeout=1
         # shellcheck disable=SC2086
-        FDL_KERNEL_ARGS="${FDL_KERNEL_ARGS:-} $report" \
+        FDL_KERNEL_ARGS="${FDL_KERNEL_ARGS:-} $report" FDL_BOOT_TIMEOUT=$boot_timeout \
             "$root/vm/run.sh" --timeout "${vm_timeout:-300}" --log "$log" $scenario > /dev/null 2> "$log.host"
         rc=$?
+        [[ $expect == boot-hang ]] && break
         why=$(emulator_fault "$rc" "$log") && [[ $attempt -le $max_retries ]] || break
         grep -q '^FDL-EMULATOR-NOISY' "$log" && { noisy=$((noisy + 1)); sleep 15; }
         echo "RETRY $name: $why; console kept as $log.fault$attempt"
@@ -100,6 +110,8 @@ for c in "${cases[@]}"; do
         # The broken variant must fail, and fail because the watchdog caught the stall.
         stall) [[ $rc != 0 ]] && grep -q 'runnable task stall' "$log" &&
                grep -q 'FDL-CHECK FAIL scx_fdl stayed attached' "$log" && ok=1 ;;
+        boot-hang) [[ $rc == 125 ]] && grep -q 'did not begin its scenario within 1 s' "$log.host" &&
+                   emulator_fault "$rc" "$log" > /dev/null && ok=1 ;;
     esac
     if [[ $ok == 1 ]]; then
         passed=$((passed + 1))

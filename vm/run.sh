@@ -22,7 +22,11 @@
 # FDL_KERNEL_ARGS (more guest kernel command-line parameters, e.g. idle=halt), FDL_QEMU_ARGS (more
 # QEMU options, e.g. bench/insn-profile.sh's -plugin), FDL_PIN_VCPUS (1: pin
 # each vCPU thread to a host CPU, 0: leave them to the host; default: pin when vCPUs <= host CPUs).
-# Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported.
+# FDL_BOOT_TIMEOUT: seconds the guest may take to begin its scenario (default 120; a boot takes
+# 5-40 s here): a guest that has not begun by then is stopped (an emulator hang at boot, before
+# any scheduler ran; the clean-clone CI of 2026-12-06 drew one that printed nothing for 300 s).
+# Exit status: the scenario's own (0 = pass); 124 if the VM timed out; 125 if it never reported
+# (never began its scenario included).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -130,10 +134,26 @@ pin_vcpus() {
     done
     log "could not pin the vCPU threads"
 }
+# The boot watch (FDL_BOOT_TIMEOUT): stop this VM's QEMU (not the timeout around it) if the guest
+# has not begun its scenario in time, and leave a mark for the verdict below.
+boot_timeout=${FDL_BOOT_TIMEOUT:-120}
+[[ $boot_timeout =~ ^[0-9]+$ && $boot_timeout -ge 1 ]] || die "FDL_BOOT_TIMEOUT wants a positive number, got '$boot_timeout'"
+boot_watch() {
+    local i=0
+    while ((i++ < boot_timeout)); do
+        sleep 1
+        grep -q '^FDL-GUEST-BEGIN' "$logfile" 2> /dev/null && return
+    done
+    pgrep -f "^qemu-system-x86_64 .*$work/initrd.cpio.gz" > /dev/null || return
+    touch "$work/boot-hang"
+    pkill -f "^qemu-system-x86_64 .*$work/initrd.cpio.gz"
+}
 pin=${FDL_PIN_VCPUS:-auto}
 [[ $pin == auto ]] && { ((cpus <= $(nproc))) && pin=1 || pin=0; }
 [[ $pin == 1 ]] && pin_vcpus &
 log "booting $(cat "$kdir/release") with $cpus vCPUs${max_cpus:+ online of $max_cpus}$([[ $numa -gt 1 ]] && echo " in $numa NUMA nodes")${llcs:+, $llcs LLCs} (TCG): scenario $scenario $*; console -> $logfile"
+boot_watch &
+watch_pid=$!
 set +e
 # FDL_QEMU_ARGS is split into words on purpose.
 # shellcheck disable=SC2086
@@ -145,8 +165,14 @@ timeout -k 10 "$timeout" qemu-system-x86_64 \
     -nodefaults -display none -serial stdio -no-reboot ${FDL_QEMU_ARGS:-} < /dev/null |
     stdbuf -oL tr -d '\r' | tee "$logfile"
 qemu_rc=${PIPESTATUS[0]}
+kill "$watch_pid" 2> /dev/null
+wait "$watch_pid" 2> /dev/null
 set -e
 
+if [[ -e $work/boot-hang ]]; then
+    log "FAIL: the guest did not begin its scenario within $boot_timeout s (FDL_BOOT_TIMEOUT; an emulator hang at boot, qemu exit $qemu_rc); console in $logfile"
+    exit 125
+fi
 if [[ $qemu_rc == 124 || $qemu_rc == 137 ]]; then
     log "FAIL: the VM did not finish within $timeout s (scenario $scenario); console in $logfile"
     exit 124
