@@ -85,13 +85,13 @@ for c in "${cases[@]}"; do
     log=$logs/$name.log
     start=$(date +%s)
     attempt=1 noisy=0
+    boot_timeout=${FDL_BOOT_TIMEOUT:-120}
+    [[ $expect == boot-hang ]] && boot_timeout=1
     while :; do
         # After max_noisy boots withheld for a noisy host, or on the last boot allowed, the case
         # gives its verdict however noisy its host (lib.sh's rig_gate, fdl.rig=report).
         report=
         [[ $noisy -ge $max_noisy || $attempt -gt $max_retries ]] && report=fdl.rig=report
-        boot_timeout=${FDL_BOOT_TIMEOUT:-120}
-        [[ $expect == boot-hang ]] && boot_timeout=1
         # shellcheck disable=SC2086
         FDL_KERNEL_ARGS="${FDL_KERNEL_ARGS:-} $report" FDL_BOOT_TIMEOUT=$boot_timeout \
             "$root/vm/run.sh" --timeout "${vm_timeout:-300}" --log "$log" $scenario > /dev/null 2> "$log.host"

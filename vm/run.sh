@@ -139,14 +139,15 @@ pin_vcpus() {
 boot_timeout=${FDL_BOOT_TIMEOUT:-120}
 [[ $boot_timeout =~ ^[0-9]+$ && $boot_timeout -ge 1 ]] || die "FDL_BOOT_TIMEOUT wants a positive number, got '$boot_timeout'"
 boot_watch() {
-    local i=0
+    local i=0 qemu="^qemu-system-x86_64 .*$work/initrd.cpio.gz"
     while ((i++ < boot_timeout)); do
         sleep 1
         grep -q '^FDL-GUEST-BEGIN' "$logfile" 2> /dev/null && return
     done
-    pgrep -f "^qemu-system-x86_64 .*$work/initrd.cpio.gz" > /dev/null || return
+    # The mark first: once QEMU is gone, the script below may stop this watch at any moment.
+    pgrep -f "$qemu" > /dev/null || return
     touch "$work/boot-hang"
-    pkill -f "^qemu-system-x86_64 .*$work/initrd.cpio.gz"
+    pkill -f "$qemu"
 }
 pin=${FDL_PIN_VCPUS:-auto}
 [[ $pin == auto ]] && { ((cpus <= $(nproc))) && pin=1 || pin=0; }

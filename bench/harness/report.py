@@ -192,7 +192,8 @@ def fdl_stats(good, errors):
 
 
 def worst_start_text(ws, late_us):
-    """'TID NAME, a wake-up|a resumption after waiting W us' for a worst_start (fdl_stats), '-' for none."""
+    """'L us late: tid TID NAME, a wake-up|a resumption after waiting W us' for a worst_start (fdl_stats)
+    whose lateness was late_us, '-' for none."""
     if not ws:
         return "-"
     kind = "a wake-up" if ws.get("woke") else "a resumption"

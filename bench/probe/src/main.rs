@@ -130,6 +130,12 @@ fn set_cpus(cpus: &[usize]) {
     }
 }
 
+/// A thread named `name` (probe-m<i>, probe-w<i>.<j>, probe-reader; the kernel keeps 15 bytes), so
+/// that scx_fdl's worst lateness, which names its thread, says which of the probe's started late.
+fn spawn_named<T: Send + 'static>(name: String, f: impl FnOnce() -> T + Send + 'static) -> thread::JoinHandle<T> {
+    thread::Builder::new().name(name).spawn(f).expect("fdl-probe: spawn a thread")
+}
+
 /// --pipe-wake: the writer's and reader's loops; returns the reader's samples (us after the write)
 /// and prints to stderr how many of them ran on the writer's CPU, behind the writer.
 fn pipe_wake(opts: &Opts) -> Vec<u64> {
@@ -148,8 +154,7 @@ fn pipe_wake(opts: &Opts) -> Vec<u64> {
     let start = Instant::now();
     let (warm_ns, end_ns) = opts.window_ns();
     let (writer_cpu, all) = (cpus[0], cpus.clone());
-    // Named as the spin probe's threads are (below): scx_fdl's worst lateness names its thread.
-    let reader = thread::Builder::new().name("probe-reader".into()).spawn(move || {
+    let reader = spawn_named("probe-reader".into(), move || {
         let (mut out, mut behind) = (Vec::new(), 0usize);
         let mut buf = [0u8; 8];
         loop {
@@ -172,7 +177,7 @@ fn pipe_wake(opts: &Opts) -> Vec<u64> {
             }
         }
         (out, behind)
-    }).expect("fdl-probe: spawn the reader");
+    });
     set_cpus(&[writer_cpu]);
     let spin_ns = opts.spin_us * 1000;
     while now_ns(start) < end_ns {
@@ -273,19 +278,13 @@ fn main() {
 
     let mut handles = Vec::new();
     let mut groups = Vec::new();
-    // Threads are named (probe-m<i>, probe-w<i>.<j>: the kernel keeps 15 bytes) so that scx_fdl's
-    // worst lateness, which names its thread, says which of them started late.
-    let spawn_named = |name: String, f: Box<dyn FnOnce() + Send>| {
-        thread::Builder::new().name(name).spawn(f).expect("fdl-probe: spawn a thread")
-    };
     for i in 0..opts.message_threads {
         let mut group = Vec::new();
         for j in 0..opts.workers {
             let woken_at = Arc::new(AtomicU64::new(0));
             let (w, st, sm) = (woken_at.clone(), stop.clone(), samples.clone());
             let spin_ns = opts.spin_us * 1000;
-            let h = spawn_named(format!("probe-w{i}.{j}"),
-                                Box::new(move || worker_loop(&w, start, spin_ns, warm_ns, &st, &sm)));
+            let h = spawn_named(format!("probe-w{i}.{j}"), move || worker_loop(&w, start, spin_ns, warm_ns, &st, &sm));
             group.push(Worker { thread: h.thread().clone(), woken_at });
             handles.push(h);
         }
@@ -295,7 +294,7 @@ fn main() {
     let mut messengers = Vec::new();
     for (i, group) in groups.into_iter().enumerate() {
         let (o, st) = (opts.clone(), stop.clone());
-        messengers.push(spawn_named(format!("probe-m{i}"), Box::new(move || {
+        messengers.push(spawn_named(format!("probe-m{i}"), move || {
             // fastrand: a small, maintained generator, seeded from the system per thread.
             let mut rng = fastrand::Rng::new();
             while now_ns(start) < end_ns {
@@ -316,7 +315,7 @@ fn main() {
             for w in &group {
                 w.thread.unpark();
             }
-        })));
+        }));
     }
     for m in messengers {
         m.join().unwrap();
