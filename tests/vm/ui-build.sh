@@ -58,6 +58,19 @@ run() {
     say "$1: build $BUILD_CPUS CPUs, $PREEMPTS fair preemptions, $SIBLINGS sibling preemptions, $INTERACTIVE interactive wake-ups"
 }
 
+# restart_scx OPTION...: scx_fdl again with other options. The build is frozen meanwhile: the
+# first start (below) loads scx_fdl beside it, as an operator would; the restarts only change
+# options, and beside four busy loops on two CPUs each took 20-25 s of the emulator to load
+# (8 s quiet).
+restart_scx() {
+    echo 1 > "$CG/build/cgroup.freeze"
+    stop_scx
+    start_sched fdl "$@"
+    rc=$?
+    echo 0 > "$CG/build/cgroup.freeze"
+    return $rc
+}
+
 sh -c "echo \$\$ > $CG/build/cgroup.procs; exec stress-ng --cpu 4 --cpu-load 100 --timeout 0" > /dev/null 2>&1 &
 PIDS="$PIDS $!"
 sleep 1
@@ -66,20 +79,17 @@ run on
 on_cpus=$BUILD_CPUS on_preempts=$PREEMPTS
 run sib-on build
 sib_on_cpus=$BUILD_CPUS sib_on=$SIBLINGS
-stop_scx
-start_sched fdl --sibling-preempt-us 0 || exit 1
+restart_scx --sibling-preempt-us 0 || exit 1
 run sib-off build
 sib_off_cpus=$BUILD_CPUS sib_off=$SIBLINGS
 SHAPE=$RENDER
 run render-off build
 render_off_cpus=$BUILD_CPUS render_off=$INTERACTIVE
-stop_scx
-start_sched fdl --interactive-us 5000 || exit 1
+restart_scx --interactive-us 5000 || exit 1
 run render-on build
 render_on_cpus=$BUILD_CPUS render_on=$INTERACTIVE
 SHAPE=$UI
-stop_scx
-start_sched fdl --fair-preempt-us 0 --sibling-preempt-us 0 || exit 1
+restart_scx --fair-preempt-us 0 --sibling-preempt-us 0 || exit 1
 run off
 off_cpus=$BUILD_CPUS off_preempts=$PREEMPTS
 
