@@ -105,6 +105,21 @@ mkcg() {
     echo "$2" > "$CG/$1/cpu.weight"
 }
 
+# hold CGROUP 1|0: freeze (1) or thaw (0) CGROUP's tasks (cgroup v2's cgroup.freeze); freezing
+# waits (bounded, 5 s) until the kernel reports the cgroup frozen. For a scheduler restart beside
+# a load that is not what the case measures: beside busy loops on every CPU, scx_fdl took 20-25 s
+# of the emulator to load, 8 s on CPUs left idle.
+hold() {
+    echo "$2" > "$CG/$1/cgroup.freeze" || { fail "cgroup.freeze $2 for $1"; return 1; }
+    [ "$2" = 1 ] || return 0
+    i=0
+    until grep -q '^frozen 1' "$CG/$1/cgroup.events"; do
+        i=$((i + 1))
+        [ $i -gt 50 ] && { say "$1 not frozen after 5 s; going on"; return 0; }
+        sleep 0.1
+    done
+}
+
 # hogs CGROUP N [NICE]: start N busy loops in CGROUP at nice NICE (default 0).
 hogs() {
     n=0

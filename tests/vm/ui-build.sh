@@ -58,16 +58,15 @@ run() {
     say "$1: build $BUILD_CPUS CPUs, $PREEMPTS fair preemptions, $SIBLINGS sibling preemptions, $INTERACTIVE interactive wake-ups"
 }
 
-# restart_scx OPTION...: scx_fdl again with other options. The build is frozen meanwhile: the
-# first start (below) loads scx_fdl beside it, as an operator would; the restarts only change
-# options, and beside four busy loops on two CPUs each took 20-25 s of the emulator to load
-# (8 s quiet).
+# restart_scx OPTION...: scx_fdl again with other options, the build frozen meanwhile (lib.sh's
+# hold). The first start (below) loads scx_fdl beside the build, as an operator would; the
+# restarts only change options.
 restart_scx() {
-    echo 1 > "$CG/build/cgroup.freeze"
+    hold build 1
     stop_scx
     start_sched fdl "$@"
     rc=$?
-    echo 0 > "$CG/build/cgroup.freeze"
+    hold build 0
     return $rc
 }
 
