@@ -28,7 +28,7 @@ case $ops in scx_fdl*) pass "root/ops names scx_fdl ($ops), state $state" ;;
 # verifier's paths shows here long before it fails to load (until 2026-11-27 a branch per bit in
 # fdl_ilog2 had the programs at 1.59M in all, fdl_dispatch 569k, and loading took 20-60 s in
 # this VM; then about 344k, fdl_dispatch 67k, 3 s; 560k on 2026-12-06, 37k of them in each of
-# six programs for fdl_cgroup_propagate's walk checked turn by turn; 412k since, 8-10 s).
+# four programs for fdl_cgroup_propagate's walk checked turn by turn; 412k since, 8-10 s).
 insns=$(sed -n 's/.*instructions verified: //p' "$SCX_LOG" | head -1)
 echo "$insns" | tr ',' '\n' | sed 's/^ */    verified: /'
 largest=$(echo "$insns" | tr ',' '\n' | awk '{ if ($2 + 0 > m) { m = $2 + 0; n = $1 } } END { print n, m + 0 }')

@@ -394,7 +394,7 @@ FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 	 * The task's own cgroup inline: most calls end there (its activity did not change), without
 	 * the loop's kfuncs. Its ancestors through fdl_for (bpf_for): the verifier checks the level
 	 * until its states repeat, where a plain loop of FDL_MAX_DEPTH turns was checked turn by turn
-	 * (some 40k instructions in each of the six programs that call this walk).
+	 * (some 37k instructions in each of the four programs that call this walk).
 	 */
 	if (!fdl_cgroup_propagate_level(&cgref, &dw, dn, vdt, &woke))
 		return woke;
