@@ -144,8 +144,8 @@ boot_watch() {
         sleep 1
         grep -q '^FDL-GUEST-BEGIN' "$logfile" 2> /dev/null && return
     done
-    # The mark first: once QEMU is gone, the script below may stop this watch at any moment.
     pgrep -f "$qemu" > /dev/null || return
+    # The mark first: once QEMU is gone, the script below may stop this watch at any moment.
     touch "$work/boot-hang"
     pkill -f "$qemu"
 }

@@ -347,14 +347,6 @@ static __always_inline s64 fdl_cgroup_settle_contrib(struct fdl_cgroup *cg)
 }
 
 /*
- * Add dw to the wsum of cgroup cgref and dn to its count of active members. A cgroup that thereby
- * becomes active starts contributing its weight to its parent (an inactive one stops), and so on
- * up the tree. A container (or first-level cgroup) that becomes active wakes in the fair order;
- * a deadline container also starts a new bucket. Returns 1 if a container woke: with dn > 0 from
- * a task's cgroup, the task's own container is the first the walk meets, and the walk ends there
- * unless that one woke.
- */
-/*
  * One level of fdl_cgroup_propagate's walk: cgroup *cgref takes dw and dn. Returns 1 if the walk
  * goes on to the parent (its activity changed: *cgref and *dw are then the parent and its
  * change), else 0; *woke is set if a container woke.
@@ -386,6 +378,14 @@ static __always_inline int fdl_cgroup_propagate_level(u64 *cgref, s64 *dw, s64 d
 	return *cgref != 0;
 }
 
+/*
+ * Add dw to the wsum of cgroup cgref and dn to its count of active members. A cgroup that thereby
+ * becomes active starts contributing its weight to its parent (an inactive one stops), and so on
+ * up the tree. A container (or first-level cgroup) that becomes active wakes in the fair order;
+ * a deadline container also starts a new bucket. Returns 1 if a container woke: with dn > 0 from
+ * a task's cgroup, the task's own container is the first the walk meets, and the walk ends there
+ * unless that one woke.
+ */
 FDL_GLOBAL int fdl_cgroup_propagate(u64 cgref, s64 dw, s64 dn, u64 vdt)
 {
 	int i, woke = 0;
