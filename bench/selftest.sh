@@ -180,13 +180,43 @@ open(f"{sys.argv[1]}/threads", "w").write("75 probe-m0\n76 probe-w0.1\n")
 PY
 out=$(cd "$tmp/fd" && PATH="$tmp/bb:$PATH" CG=/sys/fs/cgroup OUT="$tmp/fd" BENCH_CGROUPS="loose fdl d3" FDL_CLI=scx_fdl bash -c '
     log_tail() { :; }
-    eval "$(sed -n "/^# fdl_dump FILE:/,/^# prepare_params SCHED/p" "$0")"
+    eval "$(sed -n "/^# fdl_dump FILE/,/^# prepare_params SCHED/p" "$0")"
     scx_fdl() { cat "$OUT/$which.json"; }
     which=before fdl_dump "$OUT/dump.before" && which=after fdl_dump "$OUT/dump.after" && fdl_stats_json
 ' "$root/bench/guest/bench.sh" 2>&1)
-want='{"fdl": {"misses": 5, "picks": 5, "max_lateness_us": 87000, "max_lateness_before_us": 87000, "max_lateness_window_us": 4096, "wake_starts": 3, "wake_misses": 3, "worst_start": null}, "loose": {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_before_us": 0, "max_lateness_window_us": 0, "wake_starts": -1, "wake_misses": -1, "worst_start": null}, "d3": {"misses": 5, "picks": 0, "max_lateness_us": 9000, "max_lateness_before_us": 1500, "max_lateness_window_us": 9000, "wake_starts": 0, "wake_misses": 0, "worst_start": {"tid": 76, "comm": "probe-w0.1", "woke": true, "wait_us": 9600}}}'
+want='{"fdl": {"misses": 5, "picks": 5, "max_lateness_us": 87000, "max_lateness_before_us": 87000, "max_lateness_window_us": 4096, "window_exact": false, "wake_starts": 3, "wake_misses": 3, "worst_start": null}, "loose": {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_before_us": 0, "max_lateness_window_us": 0, "window_exact": true, "wake_starts": -1, "wake_misses": -1, "worst_start": null}, "d3": {"misses": 5, "picks": 0, "max_lateness_us": 9000, "max_lateness_before_us": 1500, "max_lateness_window_us": 9000, "window_exact": true, "wake_starts": 0, "wake_misses": 0, "worst_start": {"tid": 76, "comm": "probe-w0.1", "woke": true, "wait_us": 9600}}}'
 if [[ $out == "$want" ]]; then ok "scx_fdl's window figures with busybox awk: fdl worst late in window 4096 us (87000 since start), d3's worst start named"
 else bad "scx_fdl's window figures with busybox awk: want $want, got $out"; fi
+
+# The same with an scx_fdl that kept the measurement's window (dump --new-window began window 3
+# with the before-dump; the after-dump is of the same window): the window's worst as scx_fdl
+# counted it, exact, and its start; 0 where no start was late in it (d3, whose worst since the
+# start grew before the window began); the buckets are not looked at.
+"$py" - "$tmp/fd" <<'PY'
+import json, sys
+for name in ("before", "after"):
+    d = json.load(open(f"{sys.argv[1]}/{name}.json"))
+    d["scheduler"]["late_window"] = 3
+    for c in d["cgroups"]:
+        c["window_max_lateness_ns"] = 0
+    if name == "after":
+        f = d["cgroups"][0]
+        f.update(window_max_lateness_ns=2500000, window_late_pid=76, window_late_comm="", window_late_woke=True,
+                 window_late_wait_ns=3000000)
+    open(f"{sys.argv[1]}/{name}.json", "w").write(json.dumps(d, indent=2))
+PY
+out=$(cd "$tmp/fd" && PATH="$tmp/bb:$PATH" CG=/sys/fs/cgroup OUT="$tmp/fd" BENCH_CGROUPS="loose fdl d3" FDL_CLI=scx_fdl bash -c '
+    log_tail() { :; }
+    say() { :; }
+    eval "$(sed -n "/^# fdl_dump FILE/,/^# prepare_params SCHED/p" "$0")"
+    scx_fdl() { echo "$*" >> "$OUT/cli.args"; cat "$OUT/$which.json"; }
+    which=before fdl_dump "$OUT/dump.before" 19.5 && which=after fdl_dump "$OUT/dump.after" && fdl_stats_json
+' "$root/bench/guest/bench.sh" 2>&1)
+want='{"fdl": {"misses": 5, "picks": 5, "max_lateness_us": 87000, "max_lateness_before_us": 87000, "max_lateness_window_us": 2500, "window_exact": true, "wake_starts": 3, "wake_misses": 3, "worst_start": {"tid": 76, "comm": "probe-w0.1", "woke": true, "wait_us": 3000}}, "loose": {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_before_us": 0, "max_lateness_window_us": 0, "window_exact": true, "wake_starts": -1, "wake_misses": -1, "worst_start": null}, "d3": {"misses": 5, "picks": 0, "max_lateness_us": 9000, "max_lateness_before_us": 1500, "max_lateness_window_us": 0, "window_exact": true, "wake_starts": 0, "wake_misses": 0, "worst_start": null}}'
+args=$(tr '\n' ';' < "$tmp/fd/cli.args")
+if [[ $out == "$want" && $args == "dump --new-window --window-for 19500ms;dump;" ]]; then
+    ok "scx_fdl's own measurement window with busybox awk: fdl's worst 2500 us in it (87000 since start), its start named; d3 none in it"
+else bad "scx_fdl's own measurement window with busybox awk: want $want, got $out (scx_fdl called with: $args)"; fi
 
 if [[ ${1:-} != --no-vm ]]; then
     start=$(date +%s)
@@ -217,8 +247,10 @@ for v in ("antagonist", "quiet"):
     # scx_fdl's own figures (scx_fdl dump around the window) for its deadline cgroup.
     f = r[v]["scx_fdl"]["fdl_stats"].get("fdl")
     assert f and f["n"] == 1 and f["picks"] >= f["misses"] >= 0, (v, "scx_fdl fdl_stats", f)
-    # Its worst lateness within the window (from the lateness buckets) is known and no more than since start.
+    # Its worst lateness within the window is known, no more than since start, and exact: scx_fdl
+    # kept the probes' measurement window (bench.sh's dump --new-window at their warm-up's end).
     assert 0 <= f["max_lateness_window_us"] <= max(f["max_lateness_us"], 0), (v, "scx_fdl window lateness", f)
+    assert f["window_exact"] is True, (v, "scx_fdl's own measurement window", f)
     assert f["misses"] > 0 or f["max_lateness_window_us"] == 0, (v, "lateness without misses", f)
     # Where its worst lateness grew in the window, the start is named; a start is never later than its wait.
     ws = f.get("worst_start")

@@ -94,18 +94,31 @@ machine_usec() {
     echo "$idle $sched"
 }
 
-# fdl_dump FILE: scx_fdl's own figures now (`scx_fdl dump`, pretty JSON), reduced to one line per
-# scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns LATENESS WAKE_STARTS WAKE_MISSES
-# LATE_TID LATE_COMM LATE_WOKE LATE_WAIT_NS", LATENESS its misses by lateness bucket (log2
-# microseconds, comma-separated; "-" if none were reported), WAKE_* its starts and misses of
-# wake-ups (-1 from an scx_fdl without them), LATE_* the start of its worst lateness: thread id,
-# name ("-": gone, or an scx_fdl without the field), 1 for a wake-up's start, and its wait. On
-# failure FDL_STATS_ERR says why.
+# fdl_dump FILE [WINDOW_SECS]: scx_fdl's own figures now (`scx_fdl dump`, pretty JSON), reduced to
+# one line per scenario cgroup: "NAME nr_misses nr_picks max_lateness_ns LATENESS WAKE_STARTS
+# WAKE_MISSES LATE_TID LATE_COMM LATE_WOKE LATE_WAIT_NS WIN_LATE_NS WIN_TID WIN_COMM WIN_WOKE
+# WIN_WAIT_NS", LATENESS its misses by lateness bucket (log2 microseconds, comma-separated; "-" if
+# none were reported), WAKE_* its starts and misses of wake-ups (-1 from an scx_fdl without them),
+# LATE_* the start of its worst lateness: thread id, name ("-": gone, or an scx_fdl without the
+# field), 1 for a wake-up's start, and its wait; WIN_* the same for the worst lateness of the
+# measurement window (-1: an scx_fdl without windows). With WINDOW_SECS the dump first begins such
+# a window, lasting that long (`scx_fdl dump --new-window --window-for`); FILE.window then holds
+# the window's number, empty where this scx_fdl has none (the old dump is taken instead). The
+# after-dump's window number is in FILE.window as well. On failure FDL_STATS_ERR says why.
 fdl_dump() {
-    if ! $FDL_CLI dump > "$1.json" 2> "$1.err"; then
+    if [ -n "${2:-}" ]; then
+        fd_ms=$(awk -v s="$2" 'BEGIN { printf "%d", s * 1000 }')
+        if ! $FDL_CLI dump --new-window --window-for "${fd_ms}ms" > "$1.json" 2> "$1.err"; then
+            # An scx_fdl without windows (an older build under test): the dump as before.
+            grep -q -e '--new-window' "$1.err" || say "scx_fdl dump --new-window failed: $(log_tail "$1.err" 2)"
+            fdl_dump "$1"
+            return
+        fi
+    elif ! $FDL_CLI dump > "$1.json" 2> "$1.err"; then
         FDL_STATS_ERR="${FDL_STATS_ERR}scx_fdl dump failed: $(log_tail "$1.err" 2); "
         return 1
     fi
+    grep -o '"late_window": [0-9]*' "$1.json" | head -1 | awk '{ print $2 }' > "$1.window"
     # Only the "cgroups" array (it closes at two spaces' indent); one object per cgroup, its keys at six
     # spaces' indent in any order (serde_json sorts them), an array's members at eight.
     awk -v root="$CG/" '
@@ -114,9 +127,9 @@ fdl_dump() {
         in_cg && /^  \]/ { in_cg = 0 }
         !in_cg { next }
         /^    \{/ { name = ""; misses = picks = late = 0; ws = wm = -1; hist = ""; in_late = 0
-                  ltid = lwoke = lwait = 0; lcomm = "-"; next }
+                  ltid = lwoke = lwait = 0; lcomm = "-"; wlate = -1; wtid = wwoke = wwait = 0; wcomm = "-"; next }
         /^    \}/ { if (name != "") print name, misses + 0, picks + 0, late + 0, (hist == "" ? "-" : hist), ws + 0, wm + 0,
-                       ltid + 0, lcomm, lwoke, lwait + 0; next }
+                       ltid + 0, lcomm, lwoke, lwait + 0, wlate + 0, wtid + 0, wcomm, wwoke, wwait + 0; next }
         in_late && /^      \]/ { in_late = 0; next }
         in_late { v = $1; sub(/,$/, "", v); hist = hist (hist == "" ? "" : ",") v; next }
         /^      "lateness": \[$/ { in_late = 1; next }
@@ -130,6 +143,11 @@ fdl_dump() {
         /^      "max_late_comm":/ { lcomm = val($0); gsub(/[^A-Za-z0-9._:-]/, "_", lcomm); if (lcomm == "") lcomm = "-" }
         /^      "max_late_woke":/ { lwoke = val($0) == "true" ? 1 : 0 }
         /^      "max_late_wait_ns":/ { lwait = val($0) }
+        /^      "window_max_lateness_ns":/ { wlate = val($0) }
+        /^      "window_late_pid":/ { wtid = val($0) }
+        /^      "window_late_comm":/ { wcomm = val($0); gsub(/[^A-Za-z0-9._:-]/, "_", wcomm); if (wcomm == "") wcomm = "-" }
+        /^      "window_late_woke":/ { wwoke = val($0) == "true" ? 1 : 0 }
+        /^      "window_late_wait_ns":/ { wwait = val($0) }
     ' "$1.json" > "$1"
 }
 
@@ -144,34 +162,50 @@ thread_names() {
 
 # The FDL-BENCH "fdl_stats" object from the dumps before and after the window: per scenario cgroup
 # the misses and picks during the window, the worst lateness since scx_fdl started (at the end, and
-# before the window), and the worst lateness of the window itself (max_lateness_window_us): exact
-# when the worst since the start grew during the window; otherwise at most the upper bound of the
-# highest lateness bucket that gained misses (a power of two microseconds) and at most the worst
-# since the start; 0 when the window had no miss; -1 when this scx_fdl reports no buckets. Where the
-# worst since the start grew during the window, worst_start names that start (thread id and name,
-# a wake-up's or a resumption's, its wait; a name scx_fdl no longer found from $OUT/threads); else
+# before the window), and the worst lateness of the window itself (max_lateness_window_us). Exact
+# (window_exact) where scx_fdl kept the measurement's own window (the before-dump began it, from
+# the probes' warm-up's end for their duration, and no other began since: WIN_* of the after-dump),
+# or where the worst since the start grew during the window; otherwise at most the upper bound of
+# the highest lateness bucket that gained misses (a power of two microseconds) and at most the
+# worst since the start; 0 when the window had no miss; -1 when this scx_fdl reports no buckets.
+# worst_start names the start of the window's worst (thread id and name, a wake-up's or a
+# resumption's, its wait; a name scx_fdl no longer found from $OUT/threads) where it is known; else
 # null.
 fdl_stats_json() {
     if [ ! -s "$OUT/dump.before" ] || [ ! -s "$OUT/dump.after" ]; then
         echo null
         return
     fi
-    awk -v want=" $BENCH_CGROUPS " -v threads="$OUT/threads" '
+    fs_wb=$(cat "$OUT/dump.before.window" 2>/dev/null) fs_wa=$(cat "$OUT/dump.after.window" 2>/dev/null)
+    fs_windowed=0
+    [ -n "$fs_wb" ] && [ "$fs_wb" = "$fs_wa" ] && [ "$fs_wb" != 0 ] && fs_windowed=1
+    awk -v want=" $BENCH_CGROUPS " -v threads="$OUT/threads" -v windowed=$fs_windowed '
         BEGIN { while ((getline line < threads) > 0) { split(line, tn, " "); tname[tn[1]] = tn[2] } }
         FNR == NR { m[$1] = $2; p[$1] = $3; l[$1] = $4; h[$1] = $5; ws[$1] = $6; wm[$1] = $7; next }
         index(want, " " $1 " ") {
-            win = $2 > m[$1] ? window($4, l[$1], $5, h[$1]) : 0
+            exact = windowed && $12 != "" && $12 >= 0
+            if (exact)
+                win = int($12 / 1000)
+            else {
+                win = $2 > m[$1] ? window($4, l[$1], $5, h[$1]) : 0
+                exact = $4 > l[$1] || win == 0
+            }
             # Wake-ups: -1 where either dump lacks them (an older scx_fdl, or no such columns).
             wake = ($6 == "" || $6 < 0 || ws[$1] == "" || ws[$1] < 0) ? 0 : 1
             start = "null"
-            if ($4 > l[$1] && $8 > 0)
-                start = sprintf("{\"tid\": %d, \"comm\": \"%s\", \"woke\": %s, \"wait_us\": %d}",
-                                $8, $9 != "-" ? $9 : ($8 in tname ? tname[$8] : ""),
-                                $10 == 1 ? "true" : "false", $11 / 1000)
-            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d, \"max_lateness_window_us\": %d, \"wake_starts\": %d, \"wake_misses\": %d, \"worst_start\": %s}", \
-                sep, $1, $2 - m[$1], $3 - p[$1], $4 / 1000, l[$1] / 1000, win, \
+            if (windowed && $12 > 0 && $13 > 0)
+                start = started($13, $14, $15, $16)
+            else if (!windowed && $4 > l[$1] && $8 > 0)
+                start = started($8, $9, $10, $11)
+            printf "%s\"%s\": {\"misses\": %d, \"picks\": %d, \"max_lateness_us\": %d, \"max_lateness_before_us\": %d, \"max_lateness_window_us\": %d, \"window_exact\": %s, \"wake_starts\": %d, \"wake_misses\": %d, \"worst_start\": %s}", \
+                sep, $1, $2 - m[$1], $3 - p[$1], $4 / 1000, l[$1] / 1000, win, exact ? "true" : "false", \
                 wake ? $6 - ws[$1] : -1, wake ? $7 - wm[$1] : -1, start
             sep = ", "
+        }
+        function started(tid, comm, woke, wait) {
+            return sprintf("{\"tid\": %d, \"comm\": \"%s\", \"woke\": %s, \"wait_us\": %d}",
+                           tid, comm != "-" ? comm : (tid in tname ? tname[tid] : ""),
+                           woke == 1 ? "true" : "false", wait / 1000)
         }
         # bucket 0: under 1 us; bucket i: under 2^i us; the last is unbounded (fdl_lat_bucket()).
         function window(after, before, ha, hb,    na, nb, a, b, i, top, bound) {
@@ -328,6 +362,29 @@ emit_result() {
     echo '}}'
 }
 
+# sleep_until T0 SECS: sleep until SECS after T0 (now's), if that is still ahead.
+sleep_until() {
+    su_left=$(awk -v t0="$1" -v s="$2" -v n="$(now)" 'BEGIN { d = t0 + s - n; printf "%.2f", (d > 0 ? d : 0) }')
+    [ "$su_left" = 0.00 ] || sleep "$su_left"
+}
+
+# measure_window T0: the before-dump, at the end of the probes' warm-up (fdl-probe -w; schbench
+# has none; without probes, at once), and with it scx_fdl's measurement window of the worst
+# lateness, until 0.25 s before the probes' measurement ends (T0: when they started). So the worst
+# lateness, the starts and the misses counted are the probes' window's, not their start-up's (a
+# new process, new threads) nor their exit's: the probe's main thread, which only ever waits for
+# its threads, was the worst start of the 1 ms container beside busy loops in one of six windows
+# (8.0 ms, a resumption after 8.6 ms; docs/benchmarks.md, 2026-12-06 17:45). The exit still counts
+# in the misses and starts (the after-dump comes after it): a few starts of the thousands.
+measure_window() {
+    mw_warm=0
+    [ -z "$PROBES" ] || [ "$BENCH_PROBE" = schbench ] || mw_warm=$BENCH_WARMUP
+    sleep_until "$1" "$mw_warm"
+    mw_len=$(awk -v t0="$1" -v w="$mw_warm" -v d="$BENCH_DURATION" -v n="$(now)" -v p="$PROBES" \
+        'BEGIN { if (p == "") d += w; l = t0 + w + d - 0.25 - n; printf "%.2f", (l > 0.1 ? l : 0.1) }')
+    fdl_dump "$OUT/dump.before" "$mw_len"
+}
+
 # measure SCHED VARIANT REPEAT: one run of the variant's workload under the running scheduler.
 measure() {
     rm -rf "$OUT"
@@ -336,7 +393,6 @@ measure() {
     OPS=$(scx_ops)
     "load_$2"
     sleep "$BENCH_SETTLE"
-    ! is_fdl "$1" || fdl_dump "$OUT/dump.before"
     t0=$(now)
     before=""
     for c in $BENCH_CGROUPS; do before="$before $c=$(usage "$c")"; done
@@ -351,8 +407,10 @@ measure() {
     # The names of the cgroups' threads, once they all run (within the warm-up): scx_fdl names the
     # thread of a worst lateness while it exists, and the probe's have exited by the dump after.
     [ -z "$PROBES" ] || ! is_fdl "$1" || { sleep 1; thread_names > "$OUT/threads"; }
+    # scx_fdl's figures over the probes' measurement (measure_window): the before-dump begins it.
+    ! is_fdl "$1" || measure_window "$t0"
     # Without a latency probe the window is the probe's would-be length (CPU shares only).
-    [ -n "$PROBES" ] || sleep $((BENCH_WARMUP + BENCH_DURATION))
+    [ -n "$PROBES" ] || sleep_until "$t0" $((BENCH_WARMUP + BENCH_DURATION))
     err=""
     for p in $PROBES; do wait "${p#*:}" || err="${err}probe ${p%%:*} failed; "; done
     [ "$BENCH_STALL_WATCH" = 1 ] && stall_watch_stop "$1/$2/$3"

@@ -617,8 +617,9 @@ def markdown(sp, rows, judged, scheds, meta):
                       f"{c['PASS']} PASS, {c['FAIL']} FAIL, {c['n.a.']} n.a." for s, c in extra_counts.items()),
             "p50/p99: wake-up latency of the probe (median over repeats). Under EEVDF and the peers every cgroup "
             "has cpu.weight 100 (no stand-in for guaranteed_shares). scx_fdl's worst lateness is the worst within the "
-            "measurement windows: exact where it was scx_fdl's worst since it started, else an upper bound within "
-            "2x from its lateness histogram. The probe's wake-up alone: from its message thread's wake-up call to "
+            "measurement windows (the probes' own, from their warm-up's end, their start and exit left out): exact "
+            "where scx_fdl kept the window (dump --new-window) or its worst since it started grew in it, else an "
+            "upper bound within 2x from its lateness histogram. The probe's wake-up alone: from its message thread's wake-up call to "
             "the worker running, before its spin (p50/p99 add what the spin lost to preemption). "
             "The probe's wake-ups later than the wake-up deadline: fdl-probe's "
             "own count, under every scheduler alike, of its workers' wake-ups (its message thread's wake-up call "

@@ -162,23 +162,31 @@ def fdl_stats(good, errors):
     """scx_fdl's own figures per cgroup over the repeats: misses and starts (nr_picks) during the windows
     (summed), the worst lateness at the end of a window (the largest; it counts since scx_fdl started,
     so it covers earlier variants of the same start too), and the worst lateness within the windows
-    (max_lateness_window_us, the largest; bench.sh fdl_stats_json: exact, or an upper bound within a
-    factor of two; where a repeat's scx_fdl reported no lateness buckets, its worst since the start),
+    (max_lateness_window_us, the largest; bench.sh fdl_stats_json: exact where scx_fdl kept the
+    measurement's window or its worst since the start grew in it, else an upper bound within a
+    factor of two; where a repeat's scx_fdl reported no lateness buckets, its worst since the start;
+    window_exact: every repeat's was exact),
     and the wake-ups' starts and misses (wake_starts, wake_misses: a task's first start after it became
     runnable; None unless every repeat's scx_fdl reported them), and worst_start: the start of the
-    largest worst lateness that grew within a window (bench.sh: thread id and name, wake-up or
-    resumption, its wait), None where no repeat's did. {} for other schedulers."""
+    largest worst lateness within a window (bench.sh: thread id and name, wake-up or resumption, its
+    wait), None where no repeat's was known. {} for other schedulers."""
     out = {}
     for r in good:
         if r.get("fdl_stats_error"):
             errors.append(f"repeat {r['repeat']}: {r['fdl_stats_error']}")
         for c, f in (r.get("fdl_stats") or {}).items():
             o = out.setdefault(c, {"misses": 0, "picks": 0, "max_lateness_us": 0, "max_lateness_window_us": 0,
-                                   "wake_starts": 0, "wake_misses": 0, "n": 0, "worst_start": None,
-                                   "worst_start_late_us": -1})
+                                   "window_exact": True, "wake_starts": 0, "wake_misses": 0, "n": 0,
+                                   "worst_start": None, "worst_start_late_us": -1})
+            # Exact where every repeat's was (bench.sh; a result without the field: a bound).
+            o["window_exact"] = o["window_exact"] and f.get("window_exact", False)
+            # The start named is the window's worst (bench.sh: of scx_fdl's measurement window
+            # where it kept one, else of the worst since the start that grew within the window).
             ws = f.get("worst_start")
-            if ws and f["max_lateness_us"] > o["worst_start_late_us"]:
-                o["worst_start"], o["worst_start_late_us"] = ws, f["max_lateness_us"]
+            late = f.get("max_lateness_window_us", -1)
+            late = f["max_lateness_us"] if late < 0 else late
+            if ws and late > o["worst_start_late_us"]:
+                o["worst_start"], o["worst_start_late_us"] = ws, late
             o["misses"] += f["misses"]
             o["picks"] += f["picks"]
             for k in ("wake_starts", "wake_misses"):
@@ -281,10 +289,11 @@ def text(agg, meta):
                 for s, row in per.items() for c, f in row.get("fdl_stats", {}).items() if f["picks"] or f["misses"]]
         if rows:
             out.append("\nscx_fdl's own figures (scx_fdl dump): deadline misses and picks in the windows, worst "
-                       "lateness in the windows (exact, or an upper bound within 2x) and since it started")
+                       "lateness in the windows (the probes' measurement, their start and exit left out: exact, or an upper "
+                       "bound within 2x) and since it started")
             out.append(_table(["scheduler", "cgroup", "misses", "starts", "miss %", "wake-ups missed / started",
                                "worst late in windows (us)",
-                               "worst late since start (us)", "its start (the worst that grew in a window)"],
+                               "worst late since start (us)", "its start (the window's worst)"],
                               rows))
         errs = [(s, e) for s, row in per.items() for e in row["errors"]]
         if errs:

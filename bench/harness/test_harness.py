@@ -766,8 +766,17 @@ class Verdict(unittest.TestCase):
         agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + [self.rec("scx_fdl", "quiet", self.EEVDF, self.USE)])
         self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"],
                          {"misses": 2, "picks": 1000, "max_lateness_us": 9000, "max_lateness_window_us": 9000,
-                          "wake_starts": None, "wake_misses": None, "n": 1, "worst_start": None,
-                          "worst_start_late_us": -1})
+                          "window_exact": False, "wake_starts": None, "wake_misses": None, "n": 1,
+                          "worst_start": None, "worst_start_late_us": -1})
+        # Exact where every repeat's window was (scx_fdl kept the probes' window: bench.sh).
+        exact = [dict(self.rec("scx_fdl", "quiet", self.EEVDF, self.USE, stats={"fdl": {
+            "misses": 1, "picks": 10, "max_lateness_us": 87000, "max_lateness_window_us": 700, "window_exact": e}}),
+            repeat=i + 1) for i, e in enumerate([True, True])]
+        f = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + exact)["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]
+        self.assertEqual((f["window_exact"], f["max_lateness_window_us"]), (True, 700))
+        exact[1]["fdl_stats"]["fdl"]["window_exact"] = False
+        f = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + exact)["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]
+        self.assertFalse(f["window_exact"])
         # Over repeats: the largest worst-in-window; a repeat without buckets (-1) counts its worst since start.
         recs2 = [dict(self.rec("scx_fdl", "quiet", self.EEVDF, self.USE, stats={"fdl": {
             "misses": 1, "picks": 10, "max_lateness_us": 87000, "max_lateness_window_us": w}}), repeat=i + 1)
@@ -777,9 +786,10 @@ class Verdict(unittest.TestCase):
         recs2[0]["fdl_stats"]["fdl"]["max_lateness_window_us"] = -1
         agg = report.aggregate(sc, ["eevdf", "scx_fdl"], {}, recs + recs2)
         self.assertEqual(agg["variants"]["quiet"]["scx_fdl"]["fdl_stats"]["fdl"]["max_lateness_window_us"], 87000)
-        # The worst start named is that of the largest worst lateness that grew in a window.
+        # The worst start named is that of the largest worst lateness of a window (bench.sh names
+        # a start only where it knows it: the window's worst is then that start's lateness).
         for r, (late, tid) in zip(recs2, [(9000, 41), (12000, 42)]):
-            r["fdl_stats"]["fdl"].update(max_lateness_us=late, worst_start={
+            r["fdl_stats"]["fdl"].update(max_lateness_us=late, max_lateness_window_us=late, worst_start={
                 "tid": tid, "comm": "probe-m0", "woke": tid == 42, "wait_us": late + 500})
         recs2.append(dict(self.rec("scx_fdl", "quiet", self.EEVDF, self.USE, stats={"fdl": {
             "misses": 1, "picks": 10, "max_lateness_us": 15000, "worst_start": None}}), repeat=3))

@@ -168,6 +168,19 @@ struct fdl_entity {
 	u64 late_hist[FDL_LAT_BUCKETS];
 	u64 late_sum_ns;	/* the misses' lateness summed */
 	/*
+	 * The worst lateness of the measurement window, and its start (as max_lateness_ns and
+	 * max_late_*): a window is fdl_state.late_window, begun by `scx_fdl dump --new-window`
+	 * (fdl_new_window) for a time or until the next one, so that a benchmark reads the worst of
+	 * its own measurement exactly: not the worst since scx_fdl started (its workload's start-up
+	 * and exit included) nor a bucket's bound. win_gen: the window these figures are of (figures
+	 * of an older window mean none in this one); the first miss of a window resets them.
+	 */
+	u64 win_gen;
+	u64 win_max_ns;
+	u32 win_pid;
+	u32 win_woke;
+	u64 win_wait_ns;
+	/*
 	 * A deadline container's granted guarantee as a budget (policy/deadline.h): CPU time earned
 	 * at budget_rate (CPUs, fixed point FDL_SHARE_ONE; 0: no guarantee) since budget_at, spent by
 	 * its work however it got the CPU, held within one guarantee window either way. While it is
@@ -268,6 +281,12 @@ struct fdl_cgroup {
 	 * virtual time.
 	 */
 	u64 cv_reserve;
+};
+
+/* fdl_new_window: begins a new measurement window of the worst lateness (fdl_entity.win_*). */
+struct fdl_window_args {
+	u64 window_ns;		/* how long the window lasts (0: until the next one) */
+	u64 window;		/* out: the window begun */
 };
 
 /*

@@ -564,6 +564,14 @@ int fdl_set_summed(struct fdl_summed_args *args)
 	return 0;
 }
 
+/* `scx_fdl dump --new-window`: a new measurement window of the worst lateness (fdl_late_window_begin). */
+SEC("syscall")
+int fdl_new_window(struct fdl_window_args *args)
+{
+	args->window = fdl_late_window_begin(args->window_ns, scx_bpf_now());
+	return 0;
+}
+
 /* The control plane writes a cgroup's deadlines through this program (fdl_cgroup_set_deadlines). */
 SEC("syscall")
 int fdl_set_params(struct fdl_params_args *args)

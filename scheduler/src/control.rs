@@ -44,6 +44,12 @@ pub enum Request {
     List,
     /// Everything: scheduler-wide figures and every cgroup (up to stats::MAX_EXPORTED_CGROUPS).
     Dump,
+    /// Begin a new measurement window of the worst lateness, lasting window_ns (0: until the
+    /// next one), then everything as `Dump`.
+    Window {
+        #[serde(default)]
+        window_ns: u64,
+    },
 }
 
 /// A cgroup's parameters and what it got.
@@ -90,6 +96,19 @@ pub struct CgroupReport {
     pub max_late_wait_ns: u64,
     #[serde(default)]
     pub max_late_woke: bool,
+    /// Deadline containers: the worst lateness of the measurement window
+    /// (SchedulerStats::late_window; since the start if none was begun) and its start, as above;
+    /// 0 where none of its starts was late in the window.
+    #[serde(default)]
+    pub window_max_lateness_ns: u64,
+    #[serde(default)]
+    pub window_late_pid: u32,
+    #[serde(default)]
+    pub window_late_comm: String,
+    #[serde(default)]
+    pub window_late_wait_ns: u64,
+    #[serde(default)]
+    pub window_late_woke: bool,
     /// Deadline containers: the misses by lateness, counts per bucket (the buckets of
     /// runq_latency, stats::lat_bucket_bound_us), and their lateness summed. Two reads
     /// differenced give the worst lateness between them.
@@ -493,6 +512,10 @@ mod tests {
         assert_eq!(text, r#"{"cmd":"set","cgroup":"web","assign":["deadline_rr=200us"]}"#);
         assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), req);
         assert!(serde_json::from_str::<Request>(r#"{"cmd":"reboot"}"#).is_err());
+        // `dump --new-window [--window-for]`: the window's length in ns, 0 (until the next) if not given.
+        let w = Request::Window { window_ns: 20_000_000_000 };
+        assert_eq!(serde_json::to_string(&w).unwrap(), r#"{"cmd":"window","window_ns":20000000000}"#);
+        assert_eq!(serde_json::from_str::<Request>(r#"{"cmd":"window"}"#).unwrap(), Request::Window { window_ns: 0 });
     }
 
     #[test]

@@ -216,8 +216,12 @@ fn client(cmd: &Command, socket: &Path) -> Result<()> {
             }
             return Ok(());
         }
-        Command::Dump => {
-            let resp = control::request(socket, &Request::Dump)?;
+        Command::Dump { new_window, window_for } => {
+            let req = match (*new_window, window_for) {
+                (false, _) => Request::Dump,
+                (true, d) => Request::Window { window_ns: d.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64) },
+            };
+            let resp = control::request(socket, &req)?;
             let dump = serde_json::json!({ "scheduler": resp.scheduler, "cgroups": resp.cgroups });
             println!("{}", serde_json::to_string_pretty(&dump)?);
             return Ok(());

@@ -70,6 +70,14 @@ impl Bpf<'_> {
         }
     }
 
+    /// Begins a new measurement window of the cgroups' worst lateness (fdl_new_window), lasting
+    /// window_ns (0: until the next one): the window's number.
+    pub fn new_window(&self, window_ns: u64) -> Result<u64> {
+        let mut args = bpf_intf::fdl_window_args { window_ns, window: 0 };
+        run_syscall(&self.skel.progs.fdl_new_window, &mut args).context("running fdl_new_window")?;
+        Ok(args.window)
+    }
+
     /// Sets a cgroup's effective weight (0: back to its cpu.weight) through the BPF side.
     pub fn set_boost(&self, cgid: u64, weight: u32) -> Result<()> {
         let mut args = bpf_intf::fdl_boost_args { cgid, weight, ret: 0 };
@@ -311,6 +319,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         fair_misses: fdl.fair.nr_misses,
         fair_max_lateness_ns: fdl.fair.max_lateness_ns,
         fair_picks: fdl.fair.nr_picks,
+        late_window: fdl.late_window,
         lag_steps: c.nr_lag_steps,
         timer_kicks: s.nr_timer_kicks,
         timer_lapsed: s.nr_timer_lapsed,

@@ -345,7 +345,18 @@ pub enum Command {
     /// Print everything once as JSON: scheduler-wide counters (dispatch paths, kicks,
     /// migrations, the kernel's sched_ext events) and every cgroup's figures with its run-queue
     /// latency histogram (at most 1024 cgroups, as exported to Prometheus).
-    Dump,
+    Dump {
+        /// First begin a new measurement window: each cgroup's window_max_lateness_ns (and
+        /// window_late_*) counts from here, until the next --new-window or for --window-for
+        /// (a benchmark reads the worst lateness of its own measurement, not since the start,
+        /// its workload's start-up and exit included). Printed: the figures as it begins.
+        #[arg(long)]
+        new_window: bool,
+        /// With --new-window: the window ends after this long (e.g. 20s, 500ms); later misses
+        /// leave its figures as they were.
+        #[arg(long, value_name = "DURATION", requires = "new_window", value_parser = humantime::parse_duration)]
+        window_for: Option<std::time::Duration>,
+    },
     /// Print the machine as scx_fdl sees it: NUMA nodes, their last-level caches and CPUs, the
     /// online set (no root or running scheduler needed).
     Topology {

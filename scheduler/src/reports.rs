@@ -155,7 +155,23 @@ pub fn take(bpf: &Bpf, cfg: &mut InForce, pending: Pending) -> Option<(Request, 
                 None
             }
         },
+        // Begun on the loop, before the View of the answer is taken: its figures are of it.
+        Request::Window { window_ns } => match bpf.new_window(window_ns) {
+            Ok(window) => Some((Request::Window { window_ns }, Some(window_message(window, window_ns)), reply)),
+            Err(e) => {
+                reply.send(Response::error(&e));
+                None
+            }
+        },
         other => Some((other, None, reply)),
+    }
+}
+
+/// What `dump --new-window` says it began.
+fn window_message(window: u64, window_ns: u64) -> String {
+    match window_ns {
+        0 => format!("lateness window {window} begun, until the next one"),
+        ns => format!("lateness window {window} begun, for {}", humantime::format_duration(std::time::Duration::from_nanos(ns))),
     }
 }
 
@@ -215,10 +231,10 @@ impl View {
                 vec![path]
             }
             Request::List => return Ok(self.list()),
-            Request::Dump => {
+            Request::Dump | Request::Window { .. } => {
                 let (scheduler, cgroups) = self.snapshot();
                 let cgroups = cgroups.into_iter().map(|(_, r)| r).collect();
-                return Ok(Response { ok: true, cgroups, scheduler: Some(scheduler), ..Default::default() });
+                return Ok(Response { ok: true, message, cgroups, scheduler: Some(scheduler), ..Default::default() });
             }
         };
         let tree = self.cgroup_tree();
@@ -263,6 +279,14 @@ impl View {
                 r.max_late_comm = thread_comm(cg.ent.max_late_pid);
                 r.max_late_wait_ns = cg.ent.max_late_wait_ns;
                 r.max_late_woke = cg.ent.max_late_woke != 0;
+                // Figures of an older window: none of its starts was late in this one.
+                if cg.ent.win_gen == self.scheduler.late_window {
+                    r.window_max_lateness_ns = cg.ent.win_max_ns;
+                    r.window_late_pid = cg.ent.win_pid;
+                    r.window_late_comm = thread_comm(cg.ent.win_pid);
+                    r.window_late_wait_ns = cg.ent.win_wait_ns;
+                    r.window_late_woke = cg.ent.win_woke != 0;
+                }
                 r.lateness = cg.ent.late_hist.to_vec();
                 r.lateness_sum_ns = cg.ent.late_sum_ns;
                 r.nr_picks = cg.ent.nr_picks;

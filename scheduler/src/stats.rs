@@ -96,6 +96,9 @@ pub struct SchedulerStats {
     pub fair_max_lateness_ns: u64,
     #[stat(desc = "Starts of fair work after a wait (the fair container's misses' denominator)")]
     pub fair_picks: u64,
+    #[stat(desc = "The measurement window of the cgroups' worst lateness (window_max_lateness_ns), begun by `scx_fdl dump --new-window`; 0: none begun, the window is since the start")]
+    #[serde(default)]
+    pub late_window: u64,
     #[stat(desc = "Deadline misses that moved virtual deadline time back (each also halved the deadline spread)")]
     pub lag_steps: u64,
     #[stat(desc = "CPUs preempted by a deadline timer inside a tick")]

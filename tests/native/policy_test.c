@@ -562,6 +562,44 @@ static void test_idle_wake_sets_the_deadline(void)
 	      "ran %llu ns, waited %llu ns", b->ran_ns, b->max_delay_ns);
 }
 
+/*
+ * The worst lateness of a measurement window (`scx_fdl dump --new-window`): a benchmark reads the
+ * worst of its own measurement, not the worst since the start (its workload's start-up included),
+ * and a window that has ended keeps its figures while the workload exits.
+ */
+static void test_lateness_window(void)
+{
+	struct fdl_entity *c;
+	u64 v0, w;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 0);
+	c = &env.cg[10].ent;
+	v0 = vdt();
+	fdl_entity_count(c, v0 - 3 * MS, v0, 5 * MS, true, 101);	/* 3 ms late, before any window */
+	CHECK("without a window begun, the window is since the start",
+	      c->win_gen == 0 && c->win_max_ns == 3 * MS && c->win_pid == 101 && c->win_woke == 1,
+	      "gen %llu worst %llu pid %u", c->win_gen, c->win_max_ns, c->win_pid);
+	w = fdl_late_window_begin(10 * MS, env.now);
+	CHECK("a window begun has the next number", w == 1 && fdl.late_window == 1, "window %llu", w);
+	fdl_entity_count(c, v0 - 1 * MS, v0, 5 * MS, false, 102);	/* 1 ms late, in the window */
+	CHECK("the window's worst is its own, the worst since the start stays",
+	      c->win_gen == 1 && c->win_max_ns == 1 * MS && c->win_pid == 102 && c->win_woke == 0 &&
+	      c->win_wait_ns == 5 * MS && c->max_lateness_ns == 3 * MS && c->max_late_pid == 101,
+	      "gen %llu worst %llu pid %u; since the start %llu pid %u", c->win_gen, c->win_max_ns,
+	      c->win_pid, c->max_lateness_ns, c->max_late_pid);
+	env.now += 11 * MS;	/* past the window's end */
+	fdl_entity_count(c, v0 - 2 * MS, v0, 5 * MS, true, 103);
+	CHECK("a window that ended keeps its figures; the miss still counts",
+	      c->win_max_ns == 1 * MS && c->win_pid == 102 && c->nr_misses == 3,
+	      "worst %llu pid %u misses %llu", c->win_max_ns, c->win_pid, c->nr_misses);
+	w = fdl_late_window_begin(0, env.now);	/* until the next one */
+	fdl_entity_count(c, v0 - MS / 2, v0, 5 * MS, true, 104);
+	CHECK("a window without an end counts from its first miss",
+	      w == 2 && c->win_gen == 2 && c->win_max_ns == MS / 2 && c->win_pid == 104,
+	      "window %llu gen %llu worst %llu pid %u", w, c->win_gen, c->win_max_ns, c->win_pid);
+}
+
 /* Defect 2: a miss moves vdt back once (compare-and-swap), by the RFC's step with the smallest
  * rr, and halves the spread of the deadlines. */
 static void test_miss_moves_vdt_once_and_halves_the_spread(void)
@@ -4928,6 +4966,7 @@ int main(void)
 	test_deadlines_set_at_run_time();
 	test_idle_wake_sets_the_deadline();
 	test_miss_moves_vdt_once_and_halves_the_spread();
+	test_lateness_window();
 	test_overcommit_shares_lateness();
 	test_woken_task_beats_busy_sibling();
 	test_late_container_within_guarantee_competes();

@@ -259,12 +259,13 @@ static __always_inline u64 fdl_entity_promise(struct fdl_entity *e, u64 order)
  * 44.8 ms late where the probe's worst delay was 20 ms). woke: the start is the first since its
  * task became runnable (a wake-up's), counted apart as well (nr_wake_starts, nr_wake_misses).
  * pid: the task that started (0: a pick, no task); a new worst lateness records it, its wait and
- * woke (max_late_pid, max_late_wait_ns, max_late_woke), so a report can say who was late.
+ * woke (max_late_pid, max_late_wait_ns, max_late_woke), so a report can say who was late; the
+ * same for the current measurement window (win_*, fdl_state.late_window).
  */
 static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 vdt, u64 waited_ns,
 					     bool woke, u32 pid)
 {
-	u64 late;
+	u64 late, gen, end;
 	u32 b;
 
 	__sync_fetch_and_add(&e->nr_picks, 1);
@@ -286,6 +287,34 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
 		e->max_late_woke = woke;
 		e->max_late_wait_ns = waited_ns;
 	}
+	/*
+	 * The window's worst, as the worst since the start (unlocked alike: a report). Past the
+	 * window's end the figures stay as they were at its end (a clock read, on misses only).
+	 */
+	gen = fdl.late_window;
+	if (e->win_gen != gen) {
+		e->win_gen = gen;
+		e->win_max_ns = 0;
+	}
+	end = fdl.late_window_end;
+	if (late > e->win_max_ns && (!end || fdl_time_before(env_now(), end))) {
+		e->win_max_ns = late;
+		e->win_pid = pid;
+		e->win_woke = woke;
+		e->win_wait_ns = waited_ns;
+	}
+}
+
+/*
+ * A new measurement window of the worst lateness (fdl_entity.win_*, fdl_entity_count) begins now,
+ * for window_ns (0: until the next one): `scx_fdl dump --new-window` (fdl_new_window). Returns its
+ * number. Each entity's figures reset at its first miss in it; a report shows them only where they
+ * are of this window (a miss between the two writes is the old window's).
+ */
+static __always_inline u64 fdl_late_window_begin(u64 window_ns, u64 now)
+{
+	fdl.late_window_end = window_ns ? (now + window_ns) ?: 1 : 0;
+	return __sync_add_and_fetch(&fdl.late_window, 1);
 }
 
 /*

@@ -104,6 +104,13 @@ struct fdl_state {
 	 * (fdl_queued_took_first).
 	 */
 	s64 nr_queued_pinned;
+	/*
+	 * The measurement window of the worst lateness (fdl_entity.win_*; fdl_new_window, from
+	 * `scx_fdl dump --new-window`); 0 until one is begun: the window is then since the start.
+	 * late_window_end: when it ends, by env_now() (0: at the next one).
+	 */
+	u64 late_window;
+	u64 late_window_end;
 	/* When a scan last looked at every container's queue (fdl_full_scan_due), ns. */
 	u64 full_scan_at;
 	/* Full scans so far: each asks the kernel about one domain's DSQs, in turn. */
