@@ -5,6 +5,11 @@ instructions and translated blocks executed in its own code per run, and both pe
 over all BPF code, then the kernel functions that executed most.
 
     python3 bench/insn-profile.py [--lines [--prog NAME]] CONSOLE_LOG BLOCKS [--top N]
+    python3 bench/insn-profile.py CONSOLE_LOG BLOCKS --base BASE_LOG BASE_BLOCKS [--top N]
+
+--base (a shorter run of the same scheduler, e.g. bench/insn-profile.sh secs=6 beside secs=18): the
+steady state instead, all kernel code and the BPF programs per task started between the two runs,
+so that the boot, the load and the scenario's set-up cancel out (see steady()).
 
 A program's own code excludes what it calls in the kernel (helpers, kfuncs: those are in the
 kernel's table, summed over the whole boot) and its BPF subprograms and timer callbacks, listed
@@ -25,16 +30,12 @@ import gzip
 import json
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("log")
-    ap.add_argument("blocks")
-    ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--lines", action="store_true", help="counts per BPF source line")
-    ap.add_argument("--prog", help="with --lines: only the programs whose symbol ends in _PROG")
-    a = ap.parse_args()
+def read_profile(log, blocks_path, keep_blocks=None):
+    """One profile: the symbols (address, name, is_bpf) sorted, their start addresses, the guest
+    instructions and translated blocks executed per symbol index, the programs' stats (BPFPROG),
+    the JIT line records, and the blocks keep_blocks(symbol) asks for (their plugin lines, split)."""
     bpf_syms, progs, ksyms_b64, jit_b64 = [], [], [], []
-    for line in open(a.log, errors="replace"):
+    for line in open(log, errors="replace"):
         line = line.rstrip("\n")
         if line.startswith("BPFSYM "):
             addr, _, name = line.split()[1:4]
@@ -46,7 +47,7 @@ def main():
         elif line.startswith("JITLINES "):
             jit_b64.append(line[len("JITLINES "):])
     if not bpf_syms or not ksyms_b64:
-        raise SystemExit(f"{a.log}: no BPFSYM or KSYMS lines (did the guest run with profile=1?)")
+        raise SystemExit(f"{log}: no BPFSYM or KSYMS lines (did the guest run with profile=1?)")
     syms = [(addr, name, True) for addr, name in bpf_syms]
     bpf_addrs = {addr for addr, _ in bpf_syms}
     for line in gzip.decompress(base64.b64decode("".join(ksyms_b64))).decode().splitlines():
@@ -59,14 +60,70 @@ def main():
     insns = collections.Counter()
     execs_of = collections.Counter()  # translated blocks executed, per symbol
     blocks = []
-    for line in open(a.blocks):
+    for line in open(blocks_path):
         vaddr, n, execs = line.split()[:3]
         i = bisect.bisect_right(starts, int(vaddr, 16)) - 1
         if i >= 0:
             insns[i] += int(n) * int(execs)
             execs_of[i] += int(execs)
-            if a.lines and syms[i][2] and (not a.prog or syms[i][1].endswith("_" + a.prog)):
+            if keep_blocks and keep_blocks(syms[i]):
                 blocks.append(line.split())
+    return syms, starts, insns, execs_of, progs, jit_b64, blocks
+
+
+def tasks_started(progs):
+    """Tasks started: the runs of the program named *_running."""
+    return sum(p.get("run_cnt", 0) for p in progs if p.get("name", "").endswith("_running"))
+
+
+def steady(base, log, blocks_path, top):
+    """What the steady state costs per task started, every kernel function and BPF program: the
+    counts of this profile less those of a shorter run of the same scheduler (base: its console
+    log and block counts), over the tasks started in between. Boot, load and the scenario's
+    set-up cancel out, but for work that varies between boots (calibration loops, page clearing,
+    console output): those rows are the two boots' difference, not the scheduler's."""
+    def by_name(prof):
+        syms, _, insns, execs, progs, _, _ = prof
+        n, b = collections.Counter(), collections.Counter()
+        for i, v in insns.items():
+            name = syms[i][1]
+            if syms[i][2]:
+                parts = name.split("_", 3)
+                name = "bpf:" + (parts[3] if len(parts) > 3 else name)
+            n[name] += v
+            b[name] += execs[i]
+        return n, b, tasks_started(progs)
+    n0, b0, s0 = by_name(read_profile(*base))
+    n1, b1, s1 = by_name(read_profile(log, blocks_path))
+    if s1 <= s0:
+        raise SystemExit(f"--base: the longer run started {s1} tasks, the base {s0}: nothing to difference")
+    d = s1 - s0
+    dn = {k: (n1[k] - n0.get(k, 0)) / d for k in set(n1) | set(n0)}
+    db = {k: (b1[k] - b0.get(k, 0)) / d for k in set(b1) | set(b0)}
+    bpf = [k for k in dn if k.startswith("bpf:")]
+    print(f"Steady state: {d} tasks started between the base run ({s0}) and this one ({s1})")
+    print(f"per task started, all kernel code: {sum(dn.values()):.0f} instructions, {sum(db.values()):.0f} blocks;"
+          f" of them BPF code: {sum(dn[k] for k in bpf):.0f} instructions, {sum(db[k] for k in bpf):.0f} blocks")
+    print(f"{'function (bpf: a program of the scheduler)':48} {'insns/start':>12} {'blocks/start':>13}")
+    for k in sorted(dn, key=lambda k: -db[k])[:top]:
+        print(f"{k[:48]:48} {dn[k]:12.1f} {db[k]:13.1f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("log")
+    ap.add_argument("blocks")
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--lines", action="store_true", help="counts per BPF source line")
+    ap.add_argument("--prog", help="with --lines: only the programs whose symbol ends in _PROG")
+    ap.add_argument("--base", nargs=2, metavar=("LOG", "BLOCKS"),
+                    help="a shorter run of the same scheduler: print the steady state's cost per task started instead")
+    a = ap.parse_args()
+    if a.base:
+        steady(a.base, a.log, a.blocks, a.top)
+        return
+    keep = (lambda sym: sym[2] and (not a.prog or sym[1].endswith("_" + a.prog))) if a.lines else None
+    syms, starts, insns, execs_of, progs, jit_b64, blocks = read_profile(a.log, a.blocks, keep)
     # bpf_prog_<tag>_<name>: a program's run count by its tag.
     runs = {p["tag"]: p.get("run_cnt", 0) for p in progs if "tag" in p}
     print("BPF code (own instructions, without the kernel functions it calls; blocks: the emulator's")
@@ -80,7 +137,7 @@ def main():
         per = f"{n / r:9.0f}" if r else f"{'-':>9}"
         bper = f"{b / r:10.1f}" if r else f"{'-':>10}"
         print(f"{name[:48]:48} {r:9d} {n:14d} {per} {bper}")
-    started = sum(p.get("run_cnt", 0) for p in progs if p.get("name", "").endswith("_running"))
+    started = tasks_started(progs)
     if started:
         print(f"all BPF code: {sum(r[1] for r in rows) / started:.0f} instructions and "
               f"{sum(r[2] for r in rows) / started:.0f} blocks per task started ({started} started)")

@@ -104,6 +104,22 @@ if grep -Eq '^main.bpf.c:53 +80 +8.0 ' <<< "$out" && grep -Eq '^env.h:216 +40 +4
 else
     bad "insn-profile --lines: $out"
 fi
+# --base: a longer run less a shorter one of the same scheduler, per task started in between (10
+# -> 30 runs of fdl_running): scx_bpf_now 100 -> 500 executions of 9 instructions is 180 and 20.0
+# per start; the program's own 40 -> 120 blocks of 5 is 20 and 4.0; a kernel function only the
+# base ran (boot work that varies) shows below zero.
+sed 's/"run_cnt":10/"run_cnt":30/' "$tmp/prof.log" > "$tmp/prof2.log"
+printf 'ffffffffc0000010 5 40\nffffffff81000104 9 100\nffffffff81000000 2 50\n' > "$tmp/prof.blocks"
+printf 'ffffffffc0000010 5 120\nffffffff81000104 9 500\n' > "$tmp/prof2.blocks"
+out=$(python3 bench/insn-profile.py "$tmp/prof2.log" "$tmp/prof2.blocks" --base "$tmp/prof.log" "$tmp/prof.blocks" 2>&1)
+if grep -q '^Steady state: 20 tasks started between the base run (10) and this one (30)$' <<< "$out" &&
+        grep -Eq '^scx_bpf_now +180.0 +20.0$' <<< "$out" && grep -Eq '^bpf:fdl_running +20.0 +4.0$' <<< "$out" &&
+        grep -Eq '^schedule +-5.0 +-2.5$' <<< "$out" &&
+        grep -q '^per task started, all kernel code: 195 instructions, 22 blocks; of them BPF code: 20 instructions, 4 blocks$' <<< "$out"; then
+    ok "insn-profile --base on synthetic counts (scx_bpf_now 180 instructions per task started, fdl_running's own 20)"
+else
+    bad "insn-profile --base: $out"
+fi
 
 # bench/run-ratios.py on a synthetic raw.jsonl: p99 over EEVDF's of the same repeat and load, over
 # cfs's in the same measurement, and the mean of the latter per scheduler and load.
