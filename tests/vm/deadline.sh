@@ -71,6 +71,15 @@ if [ "$load" = antagonist ]; then
         > /dev/null 2>&1 &
     PIDS="$PIDS $!"
 fi
+# antagonist_held CMD...: CMD with the antagonist frozen meanwhile (lib.sh's hold), where there is
+# one; CMD's status.
+antagonist_held() {
+    [ "$load" = antagonist ] && hold antagonist 1
+    "$@"
+    ah_rc=$?
+    [ "$load" = antagonist ] && hold antagonist 0
+    return $ah_rc
+}
 
 # The kernel's own run-queue figures over the measurement (/proc/schedstat, any scheduler class):
 # CPU time run, time runnable tasks waited after being activated, timeslices. A wake-up's delay
@@ -121,11 +130,7 @@ checking=0
 # deadline-antagonist and deadline-within (1.8 % in deadline-quiet, the same boot's host), so these
 # cases were withheld as noisy two or three times in each clean-clone CI run of 2026-12-06 and -07
 # before a boot read just under the 10 % bound, and the gate could not tell a noisy host there.
-if [ $checking = 1 ]; then
-    [ "$load" = antagonist ] && hold antagonist 1
-    rig_gate
-    [ "$load" = antagonist ] && hold antagonist 0
-fi
+[ $checking = 1 ] && antagonist_held rig_gate
 [ $checking = 1 ] && measure eevdf
 # The reference itself, checked: a run whose EEVDF probes got under 70 % of the wake-ups their
 # period allows (2 workers x secs / (spin + sleep) each) ran on an emulator the host starved: the
@@ -147,13 +152,14 @@ fi
 # The antagonist is frozen while the scheduler starts and stops (lib.sh's hold): the probes are
 # what the case measures, and beside hackbench each load took the emulator 20-25 s (8 s beside
 # idle CPUs). The parameters set at runtime (path set) are set beside it.
-[ "$load" = antagonist ] && hold antagonist 1
-case $sched-$path in
-    fdl-config) start_sched fdl --config /tmp/deadline.toml || exit 1 ;;
-    fdl-set) start_sched fdl || exit 1 ;;
-    *) start_sched "$sched" ;;
-esac
-[ "$load" = antagonist ] && hold antagonist 0
+start_case() {
+    case $sched-$path in
+        fdl-config) start_sched fdl --config /tmp/deadline.toml ;;
+        fdl-set) start_sched fdl ;;
+        *) start_sched "$sched"; return 0 ;;
+    esac
+}
+antagonist_held start_case || exit 1
 if [ "$sched-$path" = fdl-set ]; then
     scx_fdl set fdl $params_fdl || fail "scx_fdl set fdl $params_fdl"
     scx_fdl set loose $params_loose || fail "scx_fdl set loose $params_loose"
@@ -203,9 +209,7 @@ if [ "$sched" = fdl ]; then
 fi
 if [ $checking = 1 ]; then
     # scx_fdl stops (the antagonist frozen meanwhile, as at its start), for EEVDF's second run.
-    [ "$load" = antagonist ] && hold antagonist 1
-    stop_scx
-    [ "$load" = antagonist ] && hold antagonist 0
+    antagonist_held stop_scx
     [ "$SCX_RC" = 0 ] || fail "scx_fdl exited 0 (got $SCX_RC)"
     measure eevdf2
     kill_all
