@@ -120,6 +120,20 @@ enum fdl_dispatch_path {
 #define FDL_DSQ_HOLD		0x1000000000000002ULL
 
 /*
+ * A start of a deadline entity's work that came after its deadline (fdl_entity_count): how late,
+ * its task (pid: the thread's id in the host's namespace, as /proc there names it; 0: a pick of
+ * the fair container, no task), how long that task had waited, and whether it was a wake-up's
+ * start (1) or a resumption (0). Which task was late, and whether the wait or the container's debt
+ * made it so, is what a reader of the worst lateness asks next.
+ */
+struct fdl_late_start {
+	u64 late_ns;
+	u64 wait_ns;
+	u32 pid;
+	u32 woke;
+};
+
+/*
  * A deadline entity of the draining-buckets model: a deadline container, or all fair work taken
  * together (the fair container). Its bucket deadline dl fills as it runs; its members run in
  * vtime order among themselves.
@@ -138,19 +152,13 @@ struct fdl_entity {
 	 * container: picks from the fair queue, and those after its deadline.
 	 */
 	u64 nr_misses;
-	u64 max_lateness_ns;
 	u64 nr_picks;
 	/*
-	 * The start of the worst lateness: its task (pid: the thread's id in the host's namespace, as
-	 * /proc there names it; 0: a pick of the fair container, no task), how long it had waited,
-	 * and whether it was a wake-up's start (1) or a resumption (0). Which task was late, and
-	 * whether the wait or the container's debt made it so, is what a reader of max_lateness_ns
-	 * asks next. Written without a lock, as max_lateness_ns is: two CPUs that find a new worst at
-	 * the same moment may leave one's lateness beside the other's task (a report, not a decision).
+	 * The worst lateness since scx_fdl started, and its start (struct fdl_late_start). Written
+	 * without a lock: two CPUs that find a new worst at the same moment may leave one's lateness
+	 * beside the other's task (a report, not a decision).
 	 */
-	u32 max_late_pid;
-	u32 max_late_woke;
-	u64 max_late_wait_ns;
+	struct fdl_late_start max_late;
 	/*
 	 * A deadline container: of those starts, the first after a task became runnable (its
 	 * wake-up's start, not a resumption after a preemption or a slice's end), and how many of
@@ -168,18 +176,15 @@ struct fdl_entity {
 	u64 late_hist[FDL_LAT_BUCKETS];
 	u64 late_sum_ns;	/* the misses' lateness summed */
 	/*
-	 * The worst lateness of the measurement window, and its start (as max_lateness_ns and
-	 * max_late_*): a window is fdl_state.late_window, begun by `scx_fdl dump --new-window`
-	 * (fdl_new_window) for a time or until the next one, so that a benchmark reads the worst of
-	 * its own measurement exactly: not the worst since scx_fdl started (its workload's start-up
-	 * and exit included) nor a bucket's bound. win_gen: the window these figures are of (figures
-	 * of an older window mean none in this one); the first miss of a window resets them.
+	 * The worst lateness of the measurement window, and its start (as max_late): a window is
+	 * fdl_state.late_window, begun by `scx_fdl dump --new-window` (fdl_new_window) for a time or
+	 * until the next one, so that a benchmark reads the worst of its own measurement exactly: not
+	 * the worst since scx_fdl started (its workload's start-up and exit included) nor a bucket's
+	 * bound. win_gen: the window these figures are of (figures of an older window mean none in
+	 * this one); the first miss of a window resets them.
 	 */
 	u64 win_gen;
-	u64 win_max_ns;
-	u32 win_pid;
-	u32 win_woke;
-	u64 win_wait_ns;
+	struct fdl_late_start win_late;
 	/*
 	 * A deadline container's granted guarantee as a budget (policy/deadline.h): CPU time earned
 	 * at budget_rate (CPUs, fixed point FDL_SHARE_ONE; 0: no guarantee) since budget_at, spent by

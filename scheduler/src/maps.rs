@@ -317,7 +317,7 @@ fn read_scheduler(skel: &BpfSkel, doms: &topology::Domains) -> SchedulerStats {
         starvation_clamps: s.nr_starvation_clamps,
         migrations: s.nr_migrations,
         fair_misses: fdl.fair.nr_misses,
-        fair_max_lateness_ns: fdl.fair.max_lateness_ns,
+        fair_max_lateness_ns: fdl.fair.max_late.late_ns,
         fair_picks: fdl.fair.nr_picks,
         late_window: fdl.late_window,
         lag_steps: c.nr_lag_steps,

@@ -274,18 +274,12 @@ impl View {
                 r.cpu_weight = cg.cpu_weight;
                 r.effective_weight = cg.weight;
                 r.nr_misses = cg.ent.nr_misses;
-                r.max_lateness_ns = cg.ent.max_lateness_ns;
-                r.max_late_pid = cg.ent.max_late_pid;
-                r.max_late_comm = thread_comm(cg.ent.max_late_pid);
-                r.max_late_wait_ns = cg.ent.max_late_wait_ns;
-                r.max_late_woke = cg.ent.max_late_woke != 0;
+                (r.max_lateness_ns, r.max_late_pid, r.max_late_comm, r.max_late_wait_ns, r.max_late_woke) =
+                    late_start(&cg.ent.max_late);
                 // Figures of an older window: none of its starts was late in this one.
                 if cg.ent.win_gen == self.scheduler.late_window {
-                    r.window_max_lateness_ns = cg.ent.win_max_ns;
-                    r.window_late_pid = cg.ent.win_pid;
-                    r.window_late_comm = thread_comm(cg.ent.win_pid);
-                    r.window_late_wait_ns = cg.ent.win_wait_ns;
-                    r.window_late_woke = cg.ent.win_woke != 0;
+                    (r.window_max_lateness_ns, r.window_late_pid, r.window_late_comm, r.window_late_wait_ns,
+                     r.window_late_woke) = late_start(&cg.ent.win_late);
                 }
                 r.lateness = cg.ent.late_hist.to_vec();
                 r.lateness_sum_ns = cg.ent.late_sum_ns;
@@ -425,6 +419,12 @@ fn thread_comm(tid: u32) -> String {
         return String::new();
     }
     std::fs::read_to_string(format!("/proc/{tid}/comm")).map(|s| s.trim_end().to_string()).unwrap_or_default()
+}
+
+/// A late start's record as the report's fields: lateness, task, its name (thread_comm), its
+/// wait, whether it was a wake-up's.
+fn late_start(s: &crate::bpf_intf::fdl_late_start) -> (u64, u32, String, u64, bool) {
+    (s.late_ns, s.pid, thread_comm(s.pid), s.wait_ns, s.woke != 0)
 }
 
 /// The log line's account of the worst lateness's start: which task, how long it had waited and

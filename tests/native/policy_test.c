@@ -578,26 +578,26 @@ static void test_lateness_window(void)
 	v0 = vdt();
 	fdl_entity_count(c, v0 - 3 * MS, v0, 5 * MS, true, 101);	/* 3 ms late, before any window */
 	CHECK("without a window begun, the window is since the start",
-	      c->win_gen == 0 && c->win_max_ns == 3 * MS && c->win_pid == 101 && c->win_woke == 1,
-	      "gen %llu worst %llu pid %u", c->win_gen, c->win_max_ns, c->win_pid);
+	      c->win_gen == 0 && c->win_late.late_ns == 3 * MS && c->win_late.pid == 101 && c->win_late.woke == 1,
+	      "gen %llu worst %llu pid %u", c->win_gen, c->win_late.late_ns, c->win_late.pid);
 	w = fdl_late_window_begin(10 * MS, env.now);
 	CHECK("a window begun has the next number", w == 1 && fdl.late_window == 1, "window %llu", w);
 	fdl_entity_count(c, v0 - 1 * MS, v0, 5 * MS, false, 102);	/* 1 ms late, in the window */
 	CHECK("the window's worst is its own, the worst since the start stays",
-	      c->win_gen == 1 && c->win_max_ns == 1 * MS && c->win_pid == 102 && c->win_woke == 0 &&
-	      c->win_wait_ns == 5 * MS && c->max_lateness_ns == 3 * MS && c->max_late_pid == 101,
-	      "gen %llu worst %llu pid %u; since the start %llu pid %u", c->win_gen, c->win_max_ns,
-	      c->win_pid, c->max_lateness_ns, c->max_late_pid);
+	      c->win_gen == 1 && c->win_late.late_ns == 1 * MS && c->win_late.pid == 102 && c->win_late.woke == 0 &&
+	      c->win_late.wait_ns == 5 * MS && c->max_late.late_ns == 3 * MS && c->max_late.pid == 101,
+	      "gen %llu worst %llu pid %u; since the start %llu pid %u", c->win_gen, c->win_late.late_ns,
+	      c->win_late.pid, c->max_late.late_ns, c->max_late.pid);
 	env.now += 11 * MS;	/* past the window's end */
 	fdl_entity_count(c, v0 - 2 * MS, v0, 5 * MS, true, 103);
 	CHECK("a window that ended keeps its figures; the miss still counts",
-	      c->win_max_ns == 1 * MS && c->win_pid == 102 && c->nr_misses == 3,
-	      "worst %llu pid %u misses %llu", c->win_max_ns, c->win_pid, c->nr_misses);
+	      c->win_late.late_ns == 1 * MS && c->win_late.pid == 102 && c->nr_misses == 3,
+	      "worst %llu pid %u misses %llu", c->win_late.late_ns, c->win_late.pid, c->nr_misses);
 	w = fdl_late_window_begin(0, env.now);	/* until the next one */
 	fdl_entity_count(c, v0 - MS / 2, v0, 5 * MS, true, 104);
 	CHECK("a window without an end counts from its first miss",
-	      w == 2 && c->win_gen == 2 && c->win_max_ns == MS / 2 && c->win_pid == 104,
-	      "window %llu gen %llu worst %llu pid %u", w, c->win_gen, c->win_max_ns, c->win_pid);
+	      w == 2 && c->win_gen == 2 && c->win_late.late_ns == MS / 2 && c->win_late.pid == 104,
+	      "window %llu gen %llu worst %llu pid %u", w, c->win_gen, c->win_late.late_ns, c->win_late.pid);
 }
 
 /* Defect 2: a miss moves vdt back once (compare-and-swap), by the RFC's step with the smallest
@@ -621,11 +621,11 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	/* Picked at its order key: without a guarantee, in the second tier (fdl_entity_order). */
 	fdl_entity_picked(c1, fdl_tier_key(dl1, 0), env.now);
 	v1 = vdt();
-	CHECK("a late start is a miss", c1->nr_misses == 1 && c1->max_lateness_ns == 1 * MS,
-	      "misses %llu lateness %llu", c1->nr_misses, c1->max_lateness_ns);
+	CHECK("a late start is a miss", c1->nr_misses == 1 && c1->max_late.late_ns == 1 * MS,
+	      "misses %llu lateness %llu", c1->nr_misses, c1->max_late.late_ns);
 	CHECK("the worst lateness names its start: task, wait, a wake-up's",
-	      c1->max_late_pid == 101 && c1->max_late_wait_ns == 3 * MS && c1->max_late_woke == 1,
-	      "pid %u wait %llu woke %u", c1->max_late_pid, c1->max_late_wait_ns, c1->max_late_woke);
+	      c1->max_late.pid == 101 && c1->max_late.wait_ns == 3 * MS && c1->max_late.woke == 1,
+	      "pid %u wait %llu woke %u", c1->max_late.pid, c1->max_late.wait_ns, c1->max_late.woke);
 	/* 1 ms = 1000 us: bucket floor(log2(1000)) + 1 = 10, which holds [512, 1024) us. */
 	CHECK("the miss is counted by its lateness", c1->late_hist[10] == 1 && c1->late_hist[9] == 0 &&
 	      c1->late_hist[11] == 0, "buckets 9..11: %llu %llu %llu", c1->late_hist[9], c1->late_hist[10],
@@ -636,15 +636,15 @@ static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 	      c1->nr_picks == 2 && c1->nr_wake_starts == 1 && c1->nr_wake_misses == 1,
 	      "starts %llu, of wake-ups %llu, missed %llu", c1->nr_picks, c1->nr_wake_starts,
 	      c1->nr_wake_misses);
-	CHECK("a start is late by at most its own wait", c1->nr_misses == 2 && c1->max_lateness_ns == 2 * MS &&
+	CHECK("a start is late by at most its own wait", c1->nr_misses == 2 && c1->max_late.late_ns == 2 * MS &&
 	      c1->late_hist[11] == 1 && c1->late_sum_ns == 3 * MS, "misses %llu worst %llu sum %llu",
-	      c1->nr_misses, c1->max_lateness_ns, c1->late_sum_ns);
-	CHECK("a new worst names its own start", c1->max_late_pid == 102 && c1->max_late_wait_ns == 2 * MS &&
-	      c1->max_late_woke == 0, "pid %u wait %llu woke %u", c1->max_late_pid, c1->max_late_wait_ns,
-	      c1->max_late_woke);
+	      c1->nr_misses, c1->max_late.late_ns, c1->late_sum_ns);
+	CHECK("a new worst names its own start", c1->max_late.pid == 102 && c1->max_late.wait_ns == 2 * MS &&
+	      c1->max_late.woke == 0, "pid %u wait %llu woke %u", c1->max_late.pid, c1->max_late.wait_ns,
+	      c1->max_late.woke);
 	fdl_entity_count(c1, v0 - 1 * MS, v0, 1 * MS, true, 103);	/* less late: not the worst */
-	CHECK("a start less late leaves the worst's task", c1->max_late_pid == 102 && c1->max_lateness_ns == 2 * MS,
-	      "pid %u worst %llu", c1->max_late_pid, c1->max_lateness_ns);
+	CHECK("a start less late leaves the worst's task", c1->max_late.pid == 102 && c1->max_late.late_ns == 2 * MS,
+	      "pid %u worst %llu", c1->max_late.pid, c1->max_late.late_ns);
 	CHECK("vdt moved back to min_rr/4 before the missed deadline", v1 == dl1 - 1 * MS,
 	      "vdt - dl = %lld", (long long)(v1 - dl1));
 	fdl_miss(dl1, env.now);	/* a second CPU seeing the same miss */
@@ -690,8 +690,8 @@ static void test_overcommit_shares_lateness(void)
 	      (env.now - t0) / MS);
 	u64 worst = 0;
 	for (i = 0; i < 3; i++)
-		worst = fdl_max(worst, env.cg[10 + i].ent.max_lateness_ns);
-	worst = fdl_max(worst, fdl.fair.max_lateness_ns);
+		worst = fdl_max(worst, env.cg[10 + i].ent.max_late.late_ns);
+	worst = fdl_max(worst, fdl.fair.max_late.late_ns);
 	CHECK("vdt_lag grew by at most (worst lateness + margin) per step",
 	      fdl.vdt_lag <= fdl.counters.nr_lag_steps * (worst + 1 * MS),
 	      "lag %llu ms over %llu steps, worst lateness %llu us", fdl.vdt_lag / MS,
@@ -801,7 +801,7 @@ static void test_slice_ends_inside_a_tick(void)
 	printf("slice inside a tick: 3 ms container worst delay %llu us, %llu of %llu starts late, "
 	       "worst by %llu us; %u timer preemptions\n", b->max_delay_ns / US,
 	       env.cg[11].ent.nr_misses, env.cg[11].ent.nr_picks,
-	       env.cg[11].ent.max_lateness_ns / US, env.timer_fires[0]);
+	       env.cg[11].ent.max_late.late_ns / US, env.timer_fires[0]);
 	CHECK("the 3 ms container starts within its deadline, not at the next tick",
 	      b->nr_delays > 50 && b->max_delay_ns <= 3 * MS && env.cg[11].ent.nr_misses == 0,
 	      "%llu wake-ups, worst delay %llu us, %llu late", b->nr_delays, b->max_delay_ns / US,
@@ -969,9 +969,9 @@ static void test_late_pick_is_counted(void)
 	env.now += 5 * MS;	/* it waits 5 ms for a 1 ms deadline */
 	reschedule(0);
 	CHECK("the late start is counted, 4 ms late", running[0] == k && c->nr_misses == 1 &&
-	      c->max_lateness_ns == 4 * MS && fdl.counters.nr_lag_steps == 1,
+	      c->max_late.late_ns == 4 * MS && fdl.counters.nr_lag_steps == 1,
 	      "running %d, misses %llu, lateness %llu us, lag steps %llu", running[0] == k,
-	      c->nr_misses, c->max_lateness_ns / US, fdl.counters.nr_lag_steps);
+	      c->nr_misses, c->max_late.late_ns / US, fdl.counters.nr_lag_steps);
 }
 
 /*
@@ -1731,9 +1731,9 @@ static void test_fair_order_keeps_the_deadline_fresh(void)
 	run_for(3000 * MS);
 	e = &env.cg[11].ent;
 	printf("fresh deadline: %llu misses of %llu picks, worst lateness %llu us\n", e->nr_misses,
-	       e->nr_picks, e->max_lateness_ns / US);
-	CHECK("worst lateness within 5 x deadline_rr", e->max_lateness_ns <= 100 * MS, "%llu us",
-	      e->max_lateness_ns / US);
+	       e->nr_picks, e->max_late.late_ns / US);
+	CHECK("worst lateness within 5 x deadline_rr", e->max_late.late_ns <= 100 * MS, "%llu us",
+	      e->max_late.late_ns / US);
 	CHECK("the container progresses", tasks[0].ran_ns + tasks[1].ran_ns >= 1000 * MS, "%llu ms",
 	      (tasks[0].ran_ns + tasks[1].ran_ns) / MS);
 }

@@ -250,6 +250,16 @@ static __always_inline u64 fdl_entity_promise(struct fdl_entity *e, u64 order)
 	return e->budget_rate ? order : order - FDL_TIER_NS;
 }
 
+/* Record s is now the start `late` late, of task pid after waiting waited_ns (woke: a wake-up's). */
+static __always_inline void fdl_late_start_set(struct fdl_late_start *s, u64 late, u64 waited_ns,
+					       u32 pid, bool woke)
+{
+	s->late_ns = late;
+	s->wait_ns = waited_ns;
+	s->pid = pid;
+	s->woke = woke;
+}
+
 /*
  * Count a start (or pick) of the entity's work whose key was dl, and a miss if vdt had passed it,
  * by its lateness: how long after the deadline it started, but at most how long it waited
@@ -259,8 +269,8 @@ static __always_inline u64 fdl_entity_promise(struct fdl_entity *e, u64 order)
  * 44.8 ms late where the probe's worst delay was 20 ms). woke: the start is the first since its
  * task became runnable (a wake-up's), counted apart as well (nr_wake_starts, nr_wake_misses).
  * pid: the task that started (0: a pick, no task); a new worst lateness records it, its wait and
- * woke (max_late_pid, max_late_wait_ns, max_late_woke), so a report can say who was late; the
- * same for the current measurement window (win_*, fdl_state.late_window).
+ * woke (max_late), so a report can say who was late; the same for the current measurement window
+ * (win_late, fdl_state.late_window).
  */
 static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 vdt, u64 waited_ns,
 					     bool woke, u32 pid)
@@ -281,12 +291,8 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
 	if (b < FDL_LAT_BUCKETS)	/* for the verifier */
 		__sync_fetch_and_add(&e->late_hist[b], 1);
 	__sync_fetch_and_add(&e->late_sum_ns, late);
-	if (late > e->max_lateness_ns) {
-		e->max_lateness_ns = late;
-		e->max_late_pid = pid;
-		e->max_late_woke = woke;
-		e->max_late_wait_ns = waited_ns;
-	}
+	if (late > e->max_late.late_ns)
+		fdl_late_start_set(&e->max_late, late, waited_ns, pid, woke);
 	/*
 	 * The window's worst, as the worst since the start (unlocked alike: a report). Past the
 	 * window's end the figures stay as they were at its end (a clock read, on misses only).
@@ -294,15 +300,11 @@ static __always_inline void fdl_entity_count(struct fdl_entity *e, u64 dl, u64 v
 	gen = fdl.late_window;
 	if (e->win_gen != gen) {
 		e->win_gen = gen;
-		e->win_max_ns = 0;
+		e->win_late.late_ns = 0;
 	}
 	end = fdl.late_window_end;
-	if (late > e->win_max_ns && (!end || fdl_time_before(env_now(), end))) {
-		e->win_max_ns = late;
-		e->win_pid = pid;
-		e->win_woke = woke;
-		e->win_wait_ns = waited_ns;
-	}
+	if (late > e->win_late.late_ns && (!end || fdl_time_before(env_now(), end)))
+		fdl_late_start_set(&e->win_late, late, waited_ns, pid, woke);
 }
 
 /*
