@@ -222,6 +222,11 @@ fn client(cmd: &Command, socket: &Path) -> Result<()> {
                 (true, d) => Request::Window { window_ns: d.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64) },
             };
             let resp = control::request(socket, &req)?;
+            // What --new-window began (its number, its length): on stderr, so that stdout stays
+            // the dump's JSON for the scripts that read it.
+            if let Some(m) = &resp.message {
+                eprintln!("{m}");
+            }
             let dump = serde_json::json!({ "scheduler": resp.scheduler, "cgroups": resp.cgroups });
             println!("{}", serde_json::to_string_pretty(&dump)?);
             return Ok(());

@@ -349,7 +349,8 @@ pub enum Command {
         /// First begin a new measurement window: each cgroup's window_max_lateness_ns (and
         /// window_late_*) counts from here, until the next --new-window or for --window-for
         /// (a benchmark reads the worst lateness of its own measurement, not since the start,
-        /// its workload's start-up and exit included). Printed: the figures as it begins.
+        /// its workload's start-up and exit included). Printed: the figures as it begins, and on
+        /// stderr the window's number and length.
         #[arg(long)]
         new_window: bool,
         /// With --new-window: the window ends after this long (e.g. 20s, 500ms); later misses

@@ -44,6 +44,13 @@ check "after set, g gets its guarantee: $after CPUs (at least 0.8)" "$after >= 0
 weight=$(scx_json_field g effective_weight)
 check "the control loop raised g's effective weight to $weight (above cpu.weight 100)" "$weight > 100"
 
+# dump --new-window: the dump on stdout (JSON, as without it), on stderr the window it began.
+scx_fdl dump --new-window --window-for 2s > /tmp/win.json 2> /tmp/win.err || fail "dump --new-window (exit $?)"
+win=$(sed -n 's/.*"late_window": \([0-9]*\).*/\1/p' /tmp/win.json | head -1)
+[ -n "$win" ] && [ "$win" -ge 1 ] && grep -qx "lateness window $win begun, for 2s" /tmp/win.err &&
+    pass "dump --new-window says the window it began: $(cat /tmp/win.err)" ||
+    { fail "dump --new-window says the window it began (window ${win:-none} in the dump)"; cat /tmp/win.err; }
+
 say "3. bad input changes nothing"
 # try WANT ARGS...: the command must fail and say WANT.
 try() {
@@ -59,6 +66,7 @@ try "guaranteed_shares is 0" scx_fdl set lat guaranteed_shares=0
 try "out of range" scx_fdl set lat guaranteed_shares=-5
 try "not a cgroup path" scx_fdl set ../etc deadline_rr=1ms
 try "no such cgroup" scx_fdl get nosuch
+try "required arguments were not provided" scx_fdl dump --window-for 2s
 # A cgroup whose parent does not enable the cpu controller is scheduled as its parent: parameters
 # for it would do nothing, so they are refused, by set and at start-up (issue 14).
 mkcg nocpu 100
