@@ -121,6 +121,22 @@ else
     bad "insn-profile --base: $out"
 fi
 
+# bench/split-trace.py on a synthetic log of two traced runs in one boot: one log per run, each
+# with the boot's lines before the first run (the rig check's), its own THREADS, FDL-LATENCY and TR.
+{
+    echo "RIG samples=4000 over_1ms=3 max_us=1500 periods=0"
+    printf 'THREADS cfs 10 11 12\nTHREADS loose 20 21 22\nFDL-LATENCY scx_fdl cfs p50=1\nTR a\n'
+    printf 'THREADS cfs 30 31 32\nTHREADS loose 40 41 42\nFDL-LATENCY scx_flash cfs p50=2\nTR b\nTR c\n'
+} > "$tmp/multi.log"
+out=$(python3 bench/split-trace.py "$tmp/multi.log" 2>&1)
+if [[ $(cat "$tmp/multi.run1-scx_fdl.log" 2>/dev/null) == "$(printf 'RIG samples=4000 over_1ms=3 max_us=1500 periods=0\nTHREADS cfs 10 11 12\nTHREADS loose 20 21 22\nFDL-LATENCY scx_fdl cfs p50=1\nTR a')" &&
+        $(grep -c . "$tmp/multi.run2-scx_flash.log" 2>/dev/null) == 6 &&
+        $(grep -c '^TR ' "$tmp/multi.run2-scx_flash.log") == 2 ]]; then
+    ok "split-trace cuts a two-run log into its runs, the rig check's line in each"
+else
+    bad "split-trace: $out"
+fi
+
 # bench/run-ratios.py on a synthetic raw.jsonl: p99 over EEVDF's of the same repeat and load, over
 # cfs's in the same measurement, and the mean of the latter per scheduler and load.
 mkdir -p "$tmp/rr"

@@ -3,7 +3,8 @@
 its wake-up (sched_waking) to running (sched_switch to it), per cgroup and role (main, worker,
 message thread); then the workers' wake-ups by where they ran (the waker's CPU or another) and
 whether that CPU was busy when they were woken, and, on the waker's CPU, by what left it for the
-worker (the message thread going to sleep, or preempted; or another task). With --show N, the
+worker (the message thread going to sleep, or preempted; or another task), with how many of each
+class waited over --behind-ms (what makes a probe's tail). With --show N, the
 first N waits longer than --over-ms with every context switch meanwhile. The workers' waits over
 2 ms during which a CPU idled for over 0.5 ms (summed over the CPUs) are counted: work left
 waiting beside an idle CPU. The workers' waits over --behind-ms are classed by what held the CPUs
@@ -117,7 +118,8 @@ def main():
     print(f"workers' waits over 2 ms with a CPU idle over 0.5 ms of it: {idle_waits} of {worker_waits}")
     print("workers, by where they ran:")
     for k in sorted(classes, key=lambda k: -len(classes[k])):
-        print(f"  {k:55s} {summary(classes[k])}")
+        over = sum(ms > a.behind_ms for ms in classes[k])
+        print(f"  {k:55s} {summary(classes[k])} over {a.behind_ms} ms: {over}")
     print(f"workers' waits over {a.behind_ms} ms, per cgroup, by what held the CPUs longest meanwhile:")
     for c in sorted(behind):
         held_by = ", ".join(f"{k} {n}" for k, n in behind[c].most_common())
