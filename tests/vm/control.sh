@@ -46,7 +46,7 @@ check "the control loop raised g's effective weight to $weight (above cpu.weight
 
 # dump --new-window: the dump on stdout (JSON, as without it), on stderr the window it began.
 scx_fdl dump --new-window --window-for 2s > /tmp/win.json 2> /tmp/win.err || fail "dump --new-window (exit $?)"
-win=$(sed -n 's/.*"late_window": \([0-9]*\).*/\1/p' /tmp/win.json | head -1)
+win=$(json_field /tmp/win.json late_window | head -1)
 [ -n "$win" ] && [ "$win" -ge 1 ] && grep -qx "lateness window $win begun, for 2s" /tmp/win.err &&
     pass "dump --new-window says the window it began: $(cat /tmp/win.err)" ||
     { fail "dump --new-window says the window it began (window ${win:-none} in the dump)"; cat /tmp/win.err; }
