@@ -41,6 +41,9 @@ bench_fdl_set() {
         say "scx_fdl set $*"
     fi
 }
+# pin: the words that start a workload on its CPUs (the plan's BENCH_CPUS, a workload's `cpus`:
+# taskset -c, which execs the command in its own process, so $! is still the workload's), or none.
+pin() { [ -z "${BENCH_CPUS:-}" ] || echo "taskset -c $BENCH_CPUS"; }
 bench_probe() {
     cg=$1 name=$2
     shift 2
@@ -49,7 +52,7 @@ bench_probe() {
     else
         cmd="fdl-probe $* -r $BENCH_DURATION -w $BENCH_WARMUP --json"
     fi
-    sh -c "echo \$\$ > $CG/$cg/cgroup.procs; exec $cmd" > "$OUT/$name.probe" 2> "$OUT/$name.err" &
+    $(pin) sh -c "echo \$\$ > $CG/$cg/cgroup.procs; exec $cmd" > "$OUT/$name.probe" 2> "$OUT/$name.err" &
     PROBES="$PROBES $name:$!"
 }
 # hackbench runs again and again so that its throughput can be read while the probes run: each
@@ -57,7 +60,7 @@ bench_probe() {
 bench_hackbench() {
     cg=$1 name=$2
     shift 2
-    sh -c "echo \$\$ > $CG/$cg/cgroup.procs; while :; do hackbench $* 2>&1 | awk '/^Time:/ {print \$2}' >> $OUT/$name.hb; done" \
+    $(pin) sh -c "echo \$\$ > $CG/$cg/cgroup.procs; while :; do hackbench $* 2>&1 | awk '/^Time:/ {print \$2}' >> $OUT/$name.hb; done" \
         > /dev/null 2>&1 &
     BG="$BG $!"
     HACKBENCH="$HACKBENCH $name"
@@ -65,13 +68,13 @@ bench_hackbench() {
 bench_stress() {
     cg=$1 name=$2
     shift 2
-    sh -c "echo \$\$ > $CG/$cg/cgroup.procs; exec stress-ng $* --metrics-brief -t 100000" > "$OUT/$name.stress" 2>&1 &
+    $(pin) sh -c "echo \$\$ > $CG/$cg/cgroup.procs; exec stress-ng $* --metrics-brief -t 100000" > "$OUT/$name.stress" 2>&1 &
     STRESS="$STRESS $name:$!"
 }
 bench_hogs() {
     n=0
     while [ $n -lt "$2" ]; do
-        sh -c "echo \$\$ > $CG/$1/cgroup.procs; while :; do :; done" &
+        $(pin) sh -c "echo \$\$ > $CG/$1/cgroup.procs; while :; do :; done" &
         BG="$BG $!"
         n=$((n + 1))
     done

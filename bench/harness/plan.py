@@ -29,6 +29,12 @@ def probe_args(w, probe, cg=None):
     return f"-m {w.message_threads} -t {w.workers} --sleep-us {w.sleep_us}{jitter} --spin-us {w.spin_us} --wake{late}"
 
 
+def affinity(w):
+    """The shell words before a workload's start: its allowed CPUs (bench.sh runs it under taskset -c
+    $BENCH_CPUS; empty: all CPUs). Set for every workload, so none inherits another's."""
+    return f"BENCH_CPUS={shlex.quote(w.cpus)}; "
+
+
 def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=(), stall_watch=False):
     """Text of plan.sh. scheds: the schedulers to run, in order ("eevdf" = no sched_ext scheduler);
     sched_cmds: the command line of each other scheduler; skip: (sched, repeat) pairs measured
@@ -88,13 +94,14 @@ def write(sc, scheds, sched_cmds, probe, duration_s, repeat, skip=(), stall_watc
         out.append("    :")
         for w in load:
             if w.kind == "hackbench":
-                out.append(f"    bench_hackbench {w.cgroup} {w.name} {w.args}")
+                out.append(f"    {affinity(w)}bench_hackbench {w.cgroup} {w.name} {w.args}")
             elif w.kind == "stress-ng":
-                out.append(f"    bench_stress {w.cgroup} {w.name} {w.args}")
+                out.append(f"    {affinity(w)}bench_stress {w.cgroup} {w.name} {w.args}")
             else:
-                out.append(f"    bench_hogs {w.cgroup} {w.count}")
-        out += ["}", f"probes_{v}() {{", "    :"]
+                out.append(f"    {affinity(w)}bench_hogs {w.cgroup} {w.count}")
+        out += ["    BENCH_CPUS=", "}", f"probes_{v}() {{", "    :"]
         for w in probes:
-            out.append(f"    bench_probe {w.cgroup} {w.name} {probe_args(w, probe, sc.cgroups.get(w.cgroup))}")
-        out += ["}", ""]
+            out.append(f"    {affinity(w)}bench_probe {w.cgroup} {w.name} "
+                       f"{probe_args(w, probe, sc.cgroups.get(w.cgroup))}")
+        out += ["    BENCH_CPUS=", "}", ""]
     return "\n".join(out) + "\n"

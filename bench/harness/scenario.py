@@ -17,11 +17,16 @@ FDL_PARAMS = ("config", "set")
 RESCAN_WAIT_S = 2
 CGROUP_KEYS = {"cpu_weight", "weight_without_fdl", "deadline_rr", "deadline_wakeup", "guaranteed_shares"}
 WORKLOAD_KEYS = {
-    "probe": {"kind", "cgroup", "name", "variants", "message_threads", "workers", "sleep", "jitter", "spin"},
-    "hackbench": {"kind", "cgroup", "name", "variants", "args"},
-    "stress-ng": {"kind", "cgroup", "name", "variants", "args"},
-    "hogs": {"kind", "cgroup", "name", "variants", "count"},
+    "probe": {"kind", "cgroup", "name", "variants", "cpus", "message_threads", "workers", "sleep", "jitter",
+              "spin"},
+    "hackbench": {"kind", "cgroup", "name", "variants", "cpus", "args"},
+    "stress-ng": {"kind", "cgroup", "name", "variants", "cpus", "args"},
+    "hogs": {"kind", "cgroup", "name", "variants", "cpus", "count"},
 }
+# A workload's CPUs (`cpus`, taskset's list: "1", "0,2", "0-3"): its threads may run there only,
+# as a pod's under the kubelet's static CPU manager (cpuset.cpus) or a process that set its own
+# affinity. Both reach the scheduler the same way: the task's allowed CPUs.
+CPU_LIST_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 # Names end up in cgroup paths, shell words and file names in the guest: keep them plain.
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 VARIANT_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -64,6 +69,8 @@ class Workload:
     spin_us: int = 30_000
     args: str = ""
     count: int = 1
+    # Its allowed CPUs (taskset -c), or "" for all of them.
+    cpus: str = ""
 
 
 @dataclass
@@ -170,6 +177,20 @@ def _duration(r, where, value, lo_ns, hi_ns, table=None, key=None, index=None):
     if not lo_ns <= ns <= hi_ns:
         r.error(where, f"{value} is out of range ({lo_ns / 1e9:g} s to {hi_ns / 1e9:g} s)", table, key, index)
     return ns
+
+
+def _cpu_list(r, where, value, vcpus, table=None, key=None, index=None):
+    """A CPU list as taskset -c takes it, each CPU below vcpus; returned as written."""
+    if not isinstance(value, str) or not CPU_LIST_RE.match(value):
+        r.error(where, f'{value!r} is not a CPU list (write e.g. "1", "0,2" or "0-3")', table, key, index)
+    for part in value.split(","):
+        lo, _, hi = part.partition("-")
+        lo, hi = int(lo), int(hi or lo)
+        if lo > hi:
+            r.error(where, f"{part}: a range runs from the lower CPU to the higher", table, key, index)
+        if hi >= vcpus:
+            r.error(where, f"CPU {hi} does not exist: the VM has {vcpus} vCPUs (0-{vcpus - 1})", table, key, index)
+    return value
 
 
 def _unknown(r, where, got, allowed, table=None, index=None):
@@ -299,6 +320,8 @@ def parse(path, doc, text):
             r.error(where + "variants", f"{wv!r}: every name must be one of the scenario's variants {variants}",
                     t, "variants", i)
         wl = Workload(kind=kind, cgroup=cg, name=wname, variants=wv)
+        if "cpus" in w:
+            wl.cpus = _cpu_list(r, where + "cpus", w["cpus"], sc.vcpus, t, "cpus", i)
         if kind == "probe":
             wl.message_threads = _int(r, where + "message_threads", w.get("message_threads", 2), 1, 1024, t,
                                       "message_threads", i)

@@ -154,6 +154,24 @@ class Scenarios(unittest.TestCase):
         msg = self.error(GOOD.replace('spin = "3ms"', 'spin = "3ms"\njitter = "25ms"'))
         self.assertTrue(msg.startswith("F:24: [[workload]] #2 jitter: 25ms is longer than sleep 20ms"), msg)
 
+    def test_cpus_pins_a_workload(self):
+        """A workload's `cpus` runs it under taskset -c in the guest; the others run everywhere, and
+        a list that names no CPU of the VM is refused before anything runs."""
+        path, load = self.load(GOOD.replace('spin = "3ms"', 'spin = "3ms"\ncpus = "1"'))
+        sc = load(path)
+        self.assertEqual([w.cpus for w in sc.workloads], ["", "1"])
+        text = plan.write(sc, ["eevdf"], {}, "fdl-probe", 5, 1)
+        self.assertIn("    BENCH_CPUS=1; bench_probe fdl fdl ", text)
+        self.assertIn("    BENCH_CPUS=''; bench_hackbench antagonist ", text)
+        # Reset at each function's end: the next function's workloads never inherit it.
+        self.assertEqual(text.count("    BENCH_CPUS=\n"), 2 * len(sc.variants))
+        for value, want in (('"0-1,3"', "CPU 3 does not exist: the VM has 2 vCPUs (0-1)"),
+                            ('"1-0"', "1-0: a range runs from the lower CPU to the higher"),
+                            ('"1 2"', "'1 2' is not a CPU list"), ("1", "1 is not a CPU list")):
+            with self.subTest(value=value):
+                msg = self.error(GOOD.replace('spin = "3ms"', f'spin = "3ms"\ncpus = {value}'))
+                self.assertTrue(msg.startswith(f"F:24: [[workload]] #2 cpus: {want}"), msg)
+
     def test_probe_counts_wake_ups_past_the_wake_deadline(self):
         """fdl-probe counts its wake-ups later than the cgroup's wake-up deadline, under every
         scheduler (the same command line), and the report sums them over the repeats."""
