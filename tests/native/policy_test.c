@@ -3516,6 +3516,56 @@ static void test_parallel_burst_beside_busy_loops(void)
 }
 
 /*
+ * A deadline container whose tasks may run on one CPU only (a pod given CPU 1 by the kubelet's
+ * static CPU manager, bench/scenarios/pinned.toml), within its guarantee, beside two busy loops
+ * bound to that CPU, while fair work leaves the other CPU idle most of the time. Fair work then
+ * uses less than its bandwidth over the machine, so its bucket stays at its floor, deadline_rr
+ * behind vdt, and within its protected share (which it also is) it stood in the first tier at
+ * that key: every wake-up of the container (vdt + 2 ms) came after it, and waited for a busy
+ * loop's slice (in the VM, 21 % of the container's starts late, its message thread up to 8 ms).
+ * Fair work that has held its CPU without sleeping as long as a loan lasts (fdl_cpu_bound) is
+ * not late there, whatever its bucket says about the machine: to a waker that may not use the
+ * idle CPUs it is preempted as work of the second tier.
+ */
+static void test_pinned_container_takes_its_cpu_from_busy_loops(void)
+{
+	struct fdl_entity *c = &env.cg[10].ent;
+	u64 p99, hogs, fair_p99;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 2 * MS);
+	grant(10, 293);
+	add_cgroup(12, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	step_ns = 100 * US;
+	tick_ms = 4;
+	probe_wakes = true;
+	jitter_us = 2500;
+	probe_pair(0, 10, 1 * MS, 10 * MS);
+	tasks[0].p.allowed = tasks[1].p.allowed = 1u << 1;
+	probe_pair(2, 12, 1 * MS, 10 * MS);
+	for (int i = 4; i < 6; i++) {
+		new_task(i, 20)->p.allowed = 1u << 1;
+		wake(&tasks[i]);
+	}
+	run_for(8000 * MS);
+	p99 = pct_late(0, 2, 99);
+	fair_p99 = pct_late(2, 2, 99);
+	hogs = ran(4, 2) / MS;
+	printf("a container bound to CPU 1 beside busy loops bound there: p99 lateness %llu us "
+	       "(the cgroup without parameters %llu us), %llu of %llu wake-ups late, busy loops "
+	       "%llu ms of 8000\n", p99 / US, fair_p99 / US, c->nr_wake_misses, c->nr_wake_starts,
+	       hogs);
+	CHECK("the container bound to one CPU: under 1 % of its wake-ups late",
+	      c->nr_wake_starts > 1000 && c->nr_wake_misses * 100 < c->nr_wake_starts,
+	      "%llu of %llu", c->nr_wake_misses, c->nr_wake_starts);
+	/* Its floor: the other worker's 1 ms spin, on the one CPU both may use. */
+	CHECK("its p99 lateness within its wake-up deadline", p99 <= 2 * MS, "%llu us", p99 / US);
+	CHECK("the busy loops keep the rest of CPU 1 (at least 0.9 of it less the probe's 0.2)",
+	      hogs * 10 >= (8000 - 8000 / 5) * 9, "%llu ms", hogs);
+}
+
+/*
  * The fair clock follows the least cgroup virtual time with work queued, never back. A cgroup
  * whose tasks all ran at that moment (the hogs on both CPUs, the preempted one not queued again
  * yet) was not counted, so when the only queued work in the fair order was a guaranteed
@@ -4939,6 +4989,7 @@ int main(void)
 	test_fair_clock_waits_for_running_cgroups();
 	test_container_wake_credit_per_task_up_to_the_cpus();
 	test_parallel_burst_beside_busy_loops();
+	test_pinned_container_takes_its_cpu_from_busy_loops();
 	test_cgroup_vtime_counts_cpu_time_at_weight();
 	test_root_tasks_wake_at_a_fresh_clock();
 	test_limited_cgroup_does_not_hold_the_fair_clock();

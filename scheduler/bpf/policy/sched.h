@@ -510,6 +510,13 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 			/* Work of the fair order taken by a deadline: a loan (fdl_loan_due). */
 			lend = cc->queue == FDL_DSQ_FAIR && entity != FDL_DSQ_FAIR ? cc->cont : 0;
 			bound = lend && fdl_cpu_bound(cc, now);
+			/*
+			 * Not to CPU-bound work taken for a waker that may not use every CPU
+			 * (fdl_choose_among took it as work of the second tier): the loan would
+			 * give it the CPU back before the waker ran, by its first-tier key.
+			 */
+			if (bound && env_task_pinned(p))
+				lend = 0;
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, queue, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
 				    fdl_entity_budget_left(e, now));
