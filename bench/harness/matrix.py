@@ -24,7 +24,10 @@ AXES = ("shape", "deadlines", "shares", "path")
 # Per cell, the number of tasks (the spec's message_threads and workers unless a cell says
 # otherwise): how many wake at once and who wakes whom.
 TASK_KEYS = ("message_threads", "workers")
-CELL_KEYS = set(AXES) | set(TASK_KEYS) | {"name", "why", "quick", "loads"}
+# A cell's `cpus` binds probes to CPUs: { fdl = "1" } runs every thread of the fdl probe under
+# taskset -c 1 (a pod given CPUs by the kubelet's static CPU manager, or a service that pins its
+# workers); the others run on every CPU. Its name then ends in .cpus-fdl1 (a comma as _).
+CELL_KEYS = set(AXES) | set(TASK_KEYS) | {"name", "why", "quick", "loads", "cpus"}
 # quiet: the probes alone; antagonist: beside hackbench (wake-ups and short runs, in cgroup
 # "antagonist"); overcommit: beside CPU-bound work that never sleeps, more of it than CPUs (busy
 # loops, in cgroup "antagonist"): a woken probe finds every CPU busy with work that must be preempted.
@@ -49,10 +52,11 @@ CONFIRM_SUFFIX = ".confirm"
 
 
 class Cell:
-    def __init__(self, name, why, quick, shape, deadlines, shares, path, loads, message_threads, workers):
+    def __init__(self, name, why, quick, shape, deadlines, shares, path, loads, message_threads, workers, cpus=None):
         self.name, self.why, self.quick = name, why, quick
         self.shape, self.deadlines, self.shares, self.path, self.loads = shape, deadlines, shares, path, loads
         self.message_threads, self.workers = message_threads, workers
+        self.cpus = cpus or {}      # probe cgroup -> taskset list
 
 
 class Spec:
@@ -154,6 +158,17 @@ def load_spec(path):
             default_name += f".m{tasks['message_threads']}"
         if tasks["workers"] != sp.workers:
             default_name += f".t{tasks['workers']}"
+        cpus = c.get("cpus", {})
+        if not isinstance(cpus, dict) or ("cpus" in c and not cpus):
+            r.error(where + "cpus", f"{cpus!r}: want a table of probes and CPU lists, e.g. {{ fdl = \"1\" }}",
+                    "cell", "cpus", i)
+        for cg, lst in cpus.items():
+            if cg not in PROBE_CGROUPS:
+                r.error(where + f"cpus.{cg}", f"not a probe (known: {', '.join(PROBE_CGROUPS)})", "cell", "cpus", i)
+            scenario._cpu_list(r, where + f"cpus.{cg}", lst, sp.vcpus, "cell", "cpus", i)
+        if cpus:
+            default_name += ".cpus-" + "-".join(f"{cg}{cpus[cg].replace(',', '_')}" for cg in PROBE_CGROUPS
+                                                 if cg in cpus)
         name = c.get("name", default_name)
         if not isinstance(name, str) or not scenario.NAME_RE.match(name):
             r.error(where + "name", f"{name!r}: letters, digits, _ . -", "cell", "name", i)
@@ -163,7 +178,7 @@ def load_spec(path):
         names.add(name)
         loads = _loads(r, c["loads"], i, where + "loads") if "loads" in c else sp.loads
         sp.cells.append(Cell(name, why, quick, v["shape"], v["deadlines"], v["shares"], v["path"], loads,
-                             tasks["message_threads"], tasks["workers"]))
+                             tasks["message_threads"], tasks["workers"], cpus))
     for i, sc in enumerate(generate(sp, False)):
         # A generated scenario that does not pass the scenario checks is the spec's fault.
         try:
@@ -199,7 +214,8 @@ def scenario_text(sp, cell, quick, repeat=None):
            f"# Why: {cell.why}",
            f'description = "matrix cell {cell.name}: shape {cell.shape}, deadlines {cell.deadlines}, '
            f'shares {cell.shares}, parameters by {cell.path}, {cell.message_threads} message thread(s) x '
-           f'{cell.workers} worker(s) per probe"',
+           f'{cell.workers} worker(s) per probe'
+           + "".join(f", {cg} bound to CPUs {cell.cpus[cg]}" for cg in PROBE_CGROUPS if cg in cell.cpus) + '"',
            f"vcpus = {sp.vcpus}", f"numa = {sp.numa}",
            f'duration = "{sp.quick_duration if quick else sp.duration}"',
            f'warmup = "{sp.warmup}"', f'settle = "{sp.settle}"', f"repeat = {repeat or sp.repeat}",
@@ -225,7 +241,8 @@ def scenario_text(sp, cell, quick, repeat=None):
                 'variants = ["overcommit"]', ""]
     for cg in PROBE_CGROUPS:
         out += ["[[workload]]", 'kind = "probe"', f'cgroup = "{cg}"', f"message_threads = {cell.message_threads}",
-                f"workers = {cell.workers}", f'sleep = "{sleep}"', f'jitter = "{jitter}"', f'spin = "{spin}"', ""]
+                f"workers = {cell.workers}", f'sleep = "{sleep}"', f'jitter = "{jitter}"', f'spin = "{spin}"']
+        out += ([f'cpus = "{cell.cpus[cg]}"'] if cg in cell.cpus else []) + [""]
     return "\n".join(out)
 
 

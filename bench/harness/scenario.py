@@ -193,6 +193,15 @@ def _cpu_list(r, where, value, vcpus, table=None, key=None, index=None):
     return value
 
 
+def cpu_set(value):
+    """The CPUs of a list _cpu_list accepted ("0-1,3" -> {0, 1, 3}); every CPU for "" (no binding)."""
+    out = set()
+    for part in filter(None, value.split(",")):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
 def _unknown(r, where, got, allowed, table=None, index=None):
     for k in got:
         if k not in allowed:

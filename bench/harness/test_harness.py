@@ -355,10 +355,10 @@ class Matrix(unittest.TestCase):
         quick = matrix.generate(sp, True)
         self.assertTrue(0 < len(quick) < len(sp.cells))
         self.assertLessEqual(matrix.estimate_s(sp, [c for c, _ in quick], ["eevdf", "scx_fdl"], True), 12 * 60)
-        # The whole matrix within 80 min by the estimate (which runs high: 20 cells beside scx_flash
+        # The whole matrix within 95 min by the estimate (which runs high: 20 cells beside scx_flash
         # took 50 min on 2026-11-29; 21 cells, EEVDF and scx_fdl, 47 min on 2026-12-05 against an
         # estimate of 78).
-        self.assertLessEqual(matrix.estimate_s(sp, sp.cells, ["eevdf", "scx_fdl"], False), 80 * 60)
+        self.assertLessEqual(matrix.estimate_s(sp, sp.cells, ["eevdf", "scx_fdl"], False), 95 * 60)
         for cell, text in matrix.generate(sp, False):
             sc = scenario.parse(cell.name, __import__("tomllib").loads(text), text)
             self.assertEqual(sc.cgroups["fdl"].guaranteed_shares, cell.shares or None)
@@ -382,6 +382,15 @@ class Matrix(unittest.TestCase):
             for w in sc.workloads:
                 if w.kind == "probe":
                     self.assertEqual(w.jitter_us, w.sleep_us // 4, cell.name)
+            # A cell's bound probes run on their CPUs only, every other workload everywhere.
+            self.assertEqual({w.cgroup: w.cpus for w in sc.workloads if w.cpus}, cell.cpus, cell.name)
+            self.assertEqual(bool(cell.cpus), ".cpus-" in cell.name, cell.name)
+        # Bound probes: a deadline cgroup alone on its CPU, within its guarantee, beside busy loops
+        # free to run anywhere; two deadline cgroups on one CPU; one beside the cgroup without parameters.
+        bound = [c for c in sp.cells if c.cpus]
+        self.assertTrue(any("overcommit" in c.loads and c.shares == 900 for c in bound))
+        self.assertTrue(any(set(c.cpus) >= set(matrix.DEADLINE_CGROUPS) for c in bound))
+        self.assertTrue(any("cfs" in c.cpus for c in bound))
 
     def test_topology_spec(self):
         """The 8-vCPU spec (issue 13): every cell's VM has two NUMA nodes, the probes issue 10's."""
@@ -419,6 +428,14 @@ class Matrix(unittest.TestCase):
             (good[:first] + '[[cell]]\nloads = ["quiet", "overcomit"]\nwhy = "x"\n',
              "[[cell]] #1 loads: ['quiet', 'overcomit']: want a list of distinct loads from quiet, antagonist, overcommit"),
             (good.replace("overcommit = 4", "overcommit = 0"), "overcommit: 0 is not a whole number in 1..4096"),
+            (good[:first] + '[[cell]]\ncpus = { fdl = "2" }\nwhy = "x"\n',
+             "[[cell]] #1 cpus.fdl: CPU 2 does not exist: the VM has 2 vCPUs (0-1)"),
+            (good[:first] + '[[cell]]\ncpus = { antagonist = "1" }\nwhy = "x"\n',
+             "[[cell]] #1 cpus.antagonist: not a probe (known: cfs, loose, fdl)"),
+            (good[:first] + '[[cell]]\ncpus = "1"\nwhy = "x"\n',
+             "[[cell]] #1 cpus: '1': want a table of probes and CPU lists"),
+            (good[:first] + '[[cell]]\ncpus = { fdl = "1 2" }\nwhy = "x"\n',
+             "[[cell]] #1 cpus.fdl: '1 2' is not a CPU list"),
             # Two nodes need two sockets each: not on the default 2 vCPUs.
             ("numa = 2\n" + good, "numa: vcpus (2) must be a multiple of twice numa (2)"),
         ]
@@ -466,6 +483,25 @@ class Verdict(unittest.TestCase):
 
     def failed(self, v):
         return [n for n, ok, _ in v["rules"] if not ok]
+
+    def test_bound_guarantees_must_fit_their_cpus(self):
+        """Guarantees that fit the machine but not the one CPU both deadline cgroups are bound to:
+        the cell is judged above its guarantees, not within them."""
+        sc = self.cell(900)
+        good = {"cfs": 11000, "loose": 4500, "fdl": 3000}
+        self.assertEqual(self.verdict(sc, good)["class"], "within")
+        for w in sc.workloads:
+            if w.cgroup == "fdl":
+                w.cpus = "1"
+        self.assertEqual(self.verdict(sc, good)["class"], "within")     # 0.88 CPU on CPU 1 fits
+        for w in sc.workloads:
+            if w.cgroup == "loose":
+                w.cpus = "1"
+        self.assertEqual(self.verdict(sc, good)["class"], "above")      # 1.76 CPUs on CPU 1 do not
+        for w in sc.workloads:
+            if w.cgroup == "loose":
+                w.cpus = "0"
+        self.assertEqual(self.verdict(sc, good)["class"], "within")     # one on each CPU
 
     def test_within_pass_and_each_rule(self):
         sc = self.cell(900)

@@ -3,7 +3,7 @@ EEVDF and scx_fdl on the same boot. Pure functions of the aggregated results (re
 so that they can be checked on synthetic numbers.
 
 A cell is "within" when the guarantees of its deadline cgroups fit the machine
-(sum(guaranteed_shares) / 1024 <= vCPUs) and every deadline cgroup used less CPU than its guarantee
+(sum(guaranteed_shares) / 1024 <= vCPUs, and those of cgroups bound to some CPUs fit those CPUs) and every deadline cgroup used less CPU than its guarantee
 (the larger of its use under EEVDF and under scx_fdl); otherwise it is "above". Rules:
   within:   each deadline cgroup's p99 <= deadline_rr + 2 ms and <= 0.5 x EEVDF's p99; the tighter
             deadline has the lower p99; every probe has samples;
@@ -23,7 +23,7 @@ A cell is "within" when the guarantees of its deadline cgroups fit the machine
             without wake-up counts, the rule falls back to all starts.
 """
 
-from .scenario import duration_ns
+from .scenario import cpu_set, duration_ns
 from .report import worst_start_text
 
 SHARES_PER_CPU = 1024
@@ -76,6 +76,14 @@ def cell(sc, variant, per, fdl="scx_fdl", base="eevdf"):
             return out
         use[c.name] = max(u)
     fits = sum(guar.values()) <= sc.vcpus
+    # Deadline cgroups whose probes may run on some CPUs only (a workload's cpus): their guarantees
+    # must also fit the CPUs they may use, a guarantee on one CPU being no more than that CPU.
+    bound = {}
+    for w in probes:
+        if w.cpus and w.cgroup in guar:
+            bound[w.cgroup] = bound.get(w.cgroup, set()) | cpu_set(w.cpus)
+    if bound:
+        fits = fits and sum(guar[c] for c in bound) <= len(set().union(*bound.values()))
     below = all(use[c] < guar[c] for c in guar)
     out["class"] = "within" if deadline and fits and below else "above"
     out["use"] = {c: (round(use[c], 3), round(guar[c], 3)) for c in guar}
