@@ -34,14 +34,18 @@
 # breaktrace=USEC: the same watch with cyclictest's -b USEC: the first wake-up later than USEC
 # stops the trace there, and only its last 8000 lines are printed (FDL-BREAK says whether it
 # stopped): what the CPUs did up to a stall, in a run long enough to meet one. secs=N: the
-# probes' run (12 s).
+# probes' run (12 s). pin=1: the fdl probe's threads bound to CPU 1 (taskset), as the matrix's
+# .cpus-fdl1 cells, and only CPU 1's events recorded (tracing_cpumask; the probe's own timers and
+# wake-ups are there), so that a buffer holds a whole run. latestop=USEC (scx_fdl only): every
+# half second scx_fdl's worst lateness is read (scx_fdl dump); once it passes USEC the trace
+# stops, so that the buffer ends at the rare late start it looks for (FDL-LATESTOP says when).
 . ./lib.sh
 secs=12 spin=3000 sleep=20000 jitter=5000 workers=2 shares=900 sched=scx_fdl cost=0 profile=0 antagonist=0 overcommit=0 ipi=0 rig=0
-stall=0 breaktrace=0
+stall=0 breaktrace=0 pin=0 latestop=0
 deadlines=rr4-20
 while [ $# -gt 0 ]; do
     case $1 in
-        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|overcommit=*|deadlines=*|ipi=*|rig=*|stall=*|breaktrace=*|secs=*) eval "${1%%=*}=\${1#*=}"; shift ;;
+        spin=*|sleep=*|jitter=*|workers=*|shares=*|sched=*|cost=*|profile=*|antagonist=*|overcommit=*|deadlines=*|ipi=*|rig=*|stall=*|breaktrace=*|secs=*|pin=*|latestop=*) eval "${1%%=*}=\${1#*=}"; shift ;;
         *) break ;;
     esac
 done
@@ -64,6 +68,7 @@ T=/sys/kernel/tracing
 # breaktrace: the last moments only, in a buffer small enough to print in the emulator (about 0.2 s
 # of events per CPU beside hackbench).
 if [ "$breaktrace" != 0 ]; then echo 8000 > $T/buffer_size_kb; else echo 60000 > $T/buffer_size_kb; fi
+[ "$pin" = 1 ] && echo 2 > $T/tracing_cpumask
 for c in cfs loose fdl antagonist; do mkcg $c 100; done
 g=; [ "$shares" -gt 0 ] && g="guaranteed_shares = $shares"
 case $deadlines in
@@ -130,10 +135,24 @@ for s in $scheds; do
         hb=$!
     fi
     for c in cfs loose fdl; do
-        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec fdl-probe -m 1 -t $workers --sleep-us $sleep --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 1 --json" \
+        bind=
+        [ "$pin" = 1 ] && [ $c = fdl ] && bind="taskset -c 1"
+        sh -c "echo \$\$ > $CG/$c/cgroup.procs; exec $bind fdl-probe -m 1 -t $workers --sleep-us $sleep --sleep-jitter-us $jitter --spin-us $spin -r $secs -w 1 --json" \
             > "/tmp/p-$c.json" 2> "/tmp/p-$c.err" &
         pids="$pids $!"
     done
+    lw=
+    if [ "$latestop" != 0 ] && [ "$s" = scx_fdl ]; then
+        (sleep 3; while [ "$(cat $T/tracing_on)" = 1 ]; do
+            worst=$(scx_fdl dump 2>/dev/null | grep -o '"max_lateness_ns": *[0-9]*' | grep -o '[0-9]*$' | sort -n | tail -1)
+            if [ "${worst:-0}" -gt $((latestop * 1000)) ]; then
+                echo 0 > $T/tracing_on
+                echo "FDL-LATESTOP worst lateness ${worst} ns at $(cut -d' ' -f1 /proc/uptime) s"
+            fi
+            sleep 0.5
+        done) &
+        lw=$!
+    fi
     if [ "$breaktrace" != 0 ]; then
         stall_watch_start -b "$breaktrace" --tracemark
     elif [ "$stall" = 1 ]; then
@@ -143,6 +162,7 @@ for s in $scheds; do
     for c in cfs loose fdl; do echo "THREADS $c $(tr '\n' ' ' < $CG/$c/cgroup.threads)"; done
     [ "$cost" != 0 ] && [ "$s" != eevdf ] && scx_fdl cost --secs $((secs - 4)) 2>&1 | sed "s/^/COST $s /"
     wait $pids
+    [ -n "$lw" ] && kill $lw 2>/dev/null
     broke=0
     [ "$breaktrace" != 0 ] && [ "$(cat $T/tracing_on)" = 0 ] && broke=1
     [ "$stall$breaktrace" != 00 ] && stall_watch_stop "$s"
