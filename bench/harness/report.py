@@ -50,10 +50,11 @@ def aggregate(sc, scheds, statuses, records):
             errors = [f"repeat {r['repeat']}: {r['error']}" for r in recs if r.get("error")]
             good = [r for r in recs if not r.get("error")]
             row = {"status": statuses.get(s, "ok"), "measurements": len(good), "errors": errors,
-                   "latency": {}, "wake": {}, "throughput": {}, "cpus": {}, "fdl_stats": fdl_stats(good, errors)}
+                   "latency": {}, "wake": {}, "timer": {}, "throughput": {}, "cpus": {},
+                   "fdl_stats": fdl_stats(good, errors)}
             for w in (p for p in probes if v in p.variants):
                 vals = {k: [] for k in LAT_KEYS + ["samples"]}
-                wakes = []
+                wakes, timers = [], []
                 for r in good:
                     try:
                         res = probe_result(w.kind, r["probes"].get(w.name))
@@ -63,8 +64,10 @@ def aggregate(sc, scheds, statuses, records):
                     for k in vals:
                         vals[k].append(res.get(k))
                     wakes.append(res.get("wake"))
+                    timers.append(res.get("timer"))
                 row["latency"][w.name] = {k: stats.summarize(x) for k, x in vals.items()}
                 row["wake"][w.name] = wake_delays(wakes)
+                row["timer"][w.name] = timer_wakes(timers)
             for w in (a for a in antagonists if v in a.variants):
                 key = "hackbench" if w.kind == "hackbench" else "stress"
                 tp = [stats.throughput(w.kind, w.args, r[key].get(w.name)) for r in good]
@@ -102,6 +105,18 @@ def wake_delays(wakes):
     if all(w.get("late") is not None for w in wakes) and len({w.get("late_after_us") for w in wakes}) == 1:
         out.update(late=sum(w["late"] for w in wakes), late_after_us=wakes[0]["late_after_us"])
     return out
+
+
+def timer_wakes(timers):
+    """fdl-probe's message threads' timer wake-ups (each repeat's "timer", or None): how late past
+    their sleeps' end they ran again, p99 as medians and the worst of all repeats; None unless every
+    repeat has them. The workers' figures start at the message thread's wake-up call, after this
+    delay: it is the one a scheduler's own count of a message thread's late starts (scx_fdl's) sees
+    and the probe's latencies do not, measured here alike under every scheduler."""
+    if not timers or any(not t or t.get("samples") is None for t in timers):
+        return None
+    return {"p99": stats.summarize([t.get("p99") for t in timers]), "max": max(t["max"] for t in timers),
+            "samples": sum(t["samples"] for t in timers), "n": len(timers)}
 
 
 def machine_cpus(good):
@@ -259,6 +274,12 @@ def text(agg, meta):
                        "late: wake-ups later than the cgroup's wake-up deadline)")
             out.append(_table(["scheduler", "cgroup", "p50", "p99", "p99.9", "p99/EEVDF", "wake-up alone p99",
                                "late wake-ups", "note"], rows))
+        trows = [[s, n, _cell(t["p99"]), str(t["max"]), str(t["samples"])] for s, row in per.items()
+                 if row["status"] == "ok" for n, t in (row.get("timer") or {}).items() if t]
+        if trows:
+            out.append("Message threads' timer wake-ups (us past each sleep's end; before the workers' figures, "
+                       "which start at its wake-up call): p99, the worst of all repeats")
+            out.append(_table(["scheduler", "cgroup", "p99", "worst", "samples"], trows))
         names = sorted({n for row in per.values() for n in row["throughput"]})
         if names:
             rows = []
@@ -377,6 +398,11 @@ def write_csv(agg, path):
                     for k, x in lat.items():
                         w.writerow([agg["scenario"], v, s, st, "latency_us", n, k, x["median"], x["min"], x["max"],
                                     x["n"], row["p99_ratio_to_eevdf"].get(n) if k == "p99" else ""])
+                for n, x in (row.get("timer") or {}).items():
+                    if x:
+                        w.writerow([agg["scenario"], v, s, st, "timer_us", n, "p99", x["p99"]["median"],
+                                    x["p99"]["min"], x["p99"]["max"], x["n"], ""])
+                        w.writerow([agg["scenario"], v, s, st, "timer_us", n, "worst", x["max"], "", "", x["n"], ""])
                 for n, x in (row.get("wake") or {}).items():
                     for k in ("p50", "p99"):
                         if x:

@@ -193,6 +193,22 @@ class Scenarios(unittest.TestCase):
                  "stress": {}, "cpu_usec": {}} for r, p, n in ((1, 900, 40), (2, 700, 10), (3, 800, 25))]
         w = report.aggregate(sc, ["eevdf"], {}, recs)["variants"]["antagonist"]["eevdf"]["wake"]["fdl"]
         self.assertEqual((w["late"], w["samples"], w["late_after_us"]), (75, 1500, 500))
+        # The message threads' timer wake-ups ("timer"): p99 as medians, the worst of all repeats,
+        # in the report's own table and the CSV; none where a repeat lacks them.
+        for r, worst in zip(recs, (900, 15400, 700)):
+            r["probes"]["fdl"]["timer"] = {"p50": 60, "p99": worst // 10, "max": worst, "samples": 400}
+        agg = report.aggregate(sc, ["eevdf"], {}, recs)
+        t = agg["variants"]["antagonist"]["eevdf"]["timer"]["fdl"]
+        self.assertEqual((t["p99"]["median"], t["max"], t["samples"]), (90, 15400, 1200))
+        text = report.text(agg, {"runner_desc": "VM", "repeat": 3, "duration_s": 10})
+        self.assertIn("Message threads' timer wake-ups", text)
+        self.assertRegex(text, r"eevdf\s+fdl\s+90 \[70-1540\]\s+15400\s+1200")
+        with tempfile.TemporaryDirectory() as d:
+            report.write_csv(agg, os.path.join(d, "r.csv"))
+            with open(os.path.join(d, "r.csv")) as f:
+                self.assertIn("timer_us,fdl,worst,15400", f.read())
+        del recs[1]["probes"]["fdl"]["timer"]
+        self.assertIsNone(report.aggregate(sc, ["eevdf"], {}, recs)["variants"]["antagonist"]["eevdf"]["timer"]["fdl"])
         self.assertEqual(w["p99"]["median"], 800)
         # A repeat without the count (an older fdl-probe): no figure rather than a partial one.
         del recs[2]["probes"]["fdl"]["wake"]

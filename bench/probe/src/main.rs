@@ -47,8 +47,10 @@ struct Opts {
     #[arg(long)]
     late_after_us: Option<u64>,
     /// Also report the workers' wake-up delays alone (from the wake-up call to the worker running
-    /// again, before it spins): "wake" at the end of the JSON line, a second table otherwise. Off
-    /// by default, so that the line stays what scripts reading its first "p99" expect.
+    /// again, before it spins): "wake" at the end of the JSON line, a second table otherwise; and
+    /// how late each message thread ran after its sleep's end ("timer": the timer's wake-up, which
+    /// the workers' figures start after). Off by default, so that the line stays what scripts
+    /// reading its first "p99" expect.
     #[arg(long, conflicts_with_all = ["gaps", "pipe_wake"])]
     wake: bool,
     /// With --wake, also count the wake-up delays above this many microseconds (a wake-up
@@ -223,12 +225,15 @@ fn spin_cpu(ns: u64) {
     }
 }
 
-/// The workers' samples, in microseconds: `spin` the delay until the end of the spin, less the
-/// spin (the headline, schbench's); `wake` the wake-up delay alone, until the worker ran again.
+/// The samples, in microseconds: the workers' `spin`, the delay until the end of the spin, less
+/// the spin (the headline, schbench's), and `wake`, the wake-up delay alone, until the worker ran
+/// again; the message threads' `timer`, how long after its sleep's end each ran again (its
+/// timer's wake-up: a delay the workers' figures do not hold, since they start at its wake-up call).
 #[derive(Default)]
 struct Samples {
     spin: Vec<u64>,
     wake: Vec<u64>,
+    timer: Vec<u64>,
 }
 
 fn worker_loop(woken_at: &AtomicU64, start: Instant, spin_ns: u64, warm_ns: u64, stop: &AtomicBool,
@@ -293,16 +298,21 @@ fn main() {
 
     let mut messengers = Vec::new();
     for (i, group) in groups.into_iter().enumerate() {
-        let (o, st) = (opts.clone(), stop.clone());
+        let (o, st, sm) = (opts.clone(), stop.clone(), samples.clone());
         messengers.push(spawn_named(format!("probe-m{i}"), move || {
             // fastrand: a small, maintained generator, seeded from the system per thread.
             let mut rng = fastrand::Rng::new();
+            let mut timer = Vec::new();
             while now_ns(start) < end_ns {
                 let sleep_us = match o.sleep_jitter_us {
                     0 => o.sleep_us,
                     j => rng.u64(o.sleep_us - j..=o.sleep_us + j).max(1),
                 };
+                let due = now_ns(start) + sleep_us * 1000;
                 thread::sleep(Duration::from_micros(sleep_us));
+                if due >= warm_ns {
+                    timer.push(now_ns(start).saturating_sub(due) / 1000);
+                }
                 for w in &group {
                     // A worker still spinning from the last round is not woken again.
                     if w.woken_at.load(Ordering::Acquire) == 0 {
@@ -315,6 +325,7 @@ fn main() {
             for w in &group {
                 w.thread.unpark();
             }
+            sm.lock().unwrap().timer.extend(timer);
         }));
     }
     for m in messengers {
@@ -325,20 +336,29 @@ fn main() {
     }
 
     let mut samples = samples.lock().unwrap();
-    let Samples { spin, wake } = &mut *samples;
-    report(spin, if opts.wake { Some(wake) } else { None }, &opts);
+    let Samples { spin, wake, timer } = &mut *samples;
+    report(spin, if opts.wake { Some((wake, timer)) } else { None }, &opts);
 }
 
-/// Print the samples' summary as --json asks (with the wake-up delays' apart, where given), or exit
-/// 1 without any.
-fn report(samples: &mut [u64], wake: Option<&mut [u64]>, opts: &Opts) {
-    let wake = wake.and_then(|w| stats::summarize(w, opts.wake_late_after_us));
+/// Print the samples' summary as --json asks (with the wake-up delays' and the message threads'
+/// timer wake-ups apart, where given), or exit 1 without any.
+fn report(samples: &mut [u64], wake: Option<(&mut Vec<u64>, &mut Vec<u64>)>, opts: &Opts) {
+    let (wake, timer) = match wake {
+        Some((w, t)) => (stats::summarize(w, opts.wake_late_after_us), stats::summarize(t, None)),
+        None => (None, None),
+    };
     match stats::summarize(samples, opts.late_after_us) {
-        Some(s) if opts.json => println!("{}", stats::json_with_wake(&s, wake.as_ref(), opts.runtime_secs)),
+        Some(s) if opts.json => {
+            println!("{}", stats::json_with_wake(&s, wake.as_ref(), timer.as_ref(), opts.runtime_secs))
+        }
         Some(s) => {
             print!("{}", s.table(opts.runtime_secs));
             if let Some(w) = wake {
                 print!("Wake-up delay alone (until the worker ran again):\n{}", w.table(opts.runtime_secs));
+            }
+            if let Some(t) = timer {
+                print!("Message threads' timer wake-ups (how late past the sleep's end):\n{}",
+                       t.table(opts.runtime_secs));
             }
         }
         None => {

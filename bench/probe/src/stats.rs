@@ -73,12 +73,15 @@ impl Summary {
     }
 }
 
-/// One JSON line: the headline summary, with the wake-up delays' summary as its "wake", where given.
-pub fn json_with_wake(s: &Summary, wake: Option<&Summary>, runtime_secs: u64) -> String {
+/// One JSON line: the headline summary, with the wake-up delays' summary as its "wake" and the
+/// message threads' timer wake-ups as its "timer", where given.
+pub fn json_with_wake(s: &Summary, wake: Option<&Summary>, timer: Option<&Summary>, runtime_secs: u64) -> String {
     let mut line = s.json(runtime_secs);
-    if let Some(w) = wake {
-        line.pop(); // its closing brace
-        line += &format!(", \"wake\": {}}}", w.json(runtime_secs));
+    for (key, x) in [("wake", wake), ("timer", timer)] {
+        if let Some(x) = x {
+            line.pop(); // its closing brace
+            line += &format!(", \"{key}\": {}}}", x.json(runtime_secs));
+        }
     }
     line
 }
@@ -124,9 +127,13 @@ mod tests {
         assert!(late.json(30).ends_with("\"late_after_us\": 90, \"late\": 10}"), "{}", late.json(30));
         assert!(late.table(30).ends_with("late (above 90 usec): 10 of 100\n"));
         // The wake-up delays ride along as "wake", with their own late count.
-        let line = json_with_wake(&sum, Some(&late), 30);
+        let line = json_with_wake(&sum, Some(&late), None, 30);
         assert!(line.starts_with(&sum.json(30)[..sum.json(30).len() - 1]), "{line}");
         assert!(line.ends_with(&format!(", \"wake\": {}}}", late.json(30))), "{line}");
-        assert_eq!(json_with_wake(&sum, None, 30), sum.json(30));
+        assert_eq!(json_with_wake(&sum, None, None, 30), sum.json(30));
+        // The message threads' timer wake-ups after it, as "timer".
+        let both = json_with_wake(&sum, Some(&late), Some(&sum), 30);
+        assert!(both.starts_with(&line[..line.len() - 1]), "{both}");
+        assert!(both.ends_with(&format!(", \"timer\": {}}}", sum.json(30))), "{both}");
     }
 }
