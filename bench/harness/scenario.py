@@ -183,9 +183,7 @@ def _cpu_list(r, where, value, vcpus, table=None, key=None, index=None):
     """A CPU list as taskset -c takes it, each CPU below vcpus; returned as written."""
     if not isinstance(value, str) or not CPU_LIST_RE.match(value):
         r.error(where, f'{value!r} is not a CPU list (write e.g. "1", "0,2" or "0-3")', table, key, index)
-    for part in value.split(","):
-        lo, _, hi = part.partition("-")
-        lo, hi = int(lo), int(hi or lo)
+    for part, lo, hi in _cpu_ranges(value):
         if lo > hi:
             r.error(where, f"{part}: a range runs from the lower CPU to the higher", table, key, index)
         if hi >= vcpus:
@@ -193,13 +191,17 @@ def _cpu_list(r, where, value, vcpus, table=None, key=None, index=None):
     return value
 
 
-def cpu_set(value):
-    """The CPUs of a list _cpu_list accepted ("0-1,3" -> {0, 1, 3}); every CPU for "" (no binding)."""
-    out = set()
+def _cpu_ranges(value):
+    """(part, first CPU, last CPU) of each comma-separated part of a CPU list ("0-1,3")."""
     for part in filter(None, value.split(",")):
         lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
+        yield part, int(lo), int(hi or lo)
+
+
+def cpu_set(value):
+    """The CPUs of a list _cpu_list accepted ("0-1,3" -> {0, 1, 3}); empty for "" (a workload
+    without a binding, which may run on every CPU)."""
+    return {c for _, lo, hi in _cpu_ranges(value) for c in range(lo, hi + 1)}
 
 
 def _unknown(r, where, got, allowed, table=None, index=None):

@@ -3,8 +3,9 @@ EEVDF and scx_fdl on the same boot. Pure functions of the aggregated results (re
 so that they can be checked on synthetic numbers.
 
 A cell is "within" when the guarantees of its deadline cgroups fit the machine
-(sum(guaranteed_shares) / 1024 <= vCPUs, and those of cgroups bound to some CPUs fit those CPUs) and every deadline cgroup used less CPU than its guarantee
-(the larger of its use under EEVDF and under scx_fdl); otherwise it is "above". Rules:
+(sum(guaranteed_shares) / 1024 <= vCPUs, and those of cgroups bound to some CPUs fit those CPUs)
+and every deadline cgroup used less CPU than its guarantee (the larger of its use under EEVDF and
+under scx_fdl); otherwise it is "above". Rules:
   within:   each deadline cgroup's p99 <= deadline_rr + 2 ms and <= 0.5 x EEVDF's p99; the tighter
             deadline has the lower p99; every probe has samples;
   above:    no probe's p99 above 1.2 x EEVDF's;
