@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian 12 machine for scx_fdl: host packages, the sched_ext kernel for the VM
 # (downloaded and unpacked, never installed), and a release build. Safe to run again.
+#
+# Usage: ./setup.sh [--with-tests]
+#   --with-tests  build the test binaries with the programs (test.sh): one build, since
+#                 `cargo test` builds its programs with the dev-dependencies' features
+#                 (proptest turns on getrandom's std), which a plain build would give it to redo
 set -euo pipefail
+targets=()
+case ${1:-} in
+    '') ;;
+    --with-tests) targets=(--all-targets) ;;
+    *) echo "usage: ./setup.sh [--with-tests]" >&2; exit 2 ;;
+esac
 root=$(cd "$(dirname "$0")" && pwd)
 cd "$root"
 
@@ -32,7 +43,7 @@ fi
 
 vm/kernel.sh > /dev/null
 echo "setup: building scx_fdl (release)"
-BPF_CLANG=clang-19 cargo build --release --locked
+BPF_CLANG=clang-19 cargo build --release --locked "${targets[@]}"
 # The benchmark harness's Python venv (plots). The peer schedulers are built on demand by
 # bench/setup.sh: they take long, and only benchmarks need them.
 bench/setup.sh --python-only

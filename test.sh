@@ -9,7 +9,7 @@ cd "$root"
 # run shows where its time went.
 t0=$(date +%s)
 since() { local s=$(($(date +%s) - t0)); printf '%d:%02d' $((s / 60)) $((s % 60)); }
-./setup.sh || { echo "test: setup failed"; exit 1; }
+./setup.sh --with-tests || { echo "test: setup failed"; exit 1; }
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
