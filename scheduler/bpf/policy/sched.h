@@ -772,29 +772,20 @@ static __always_inline u64 fdl_slots_mask(u32 n)
  * most of them idle). Not trusted blindly: every FDL_FULL_SCAN_NS one CPU's scan looks at the
  * inactive ones too, and asks the kernel about every queue counted empty (fdl_scan_queued): a task
  * that did sit there would wait for the next full scan, not forever.
- *
- * A global function: inlined into fdl_scan_queues' loop, its branches multiplied the states the
- * verifier kept for that loop's body (the scan about 95k of fdl_dispatch's 138k instructions
- * verified; the load's time follows them, bench/guest/load-trace.sh).
  */
-FDL_GLOBAL int fdl_scan_container(u64 cgref, u32 i, int full, u64 now, u64 vdt)
+static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, struct fdl_cgroup *cg,
+					       u32 i, bool full, u64 now, u64 vdt)
 {
-	/* Looked up again here: a BPF function takes at most five arguments. */
-	struct fdl_scan *sc = env_scan();
-	struct fdl_cgroup *cg = env_cgroup(cgref);
-	struct fdl_entity *e;
+	struct fdl_entity *e = &cg->ent;
 	bool orders;
 	s64 w;
 	u64 key;
 
-	if (!sc || !cg)
-		return 0;
-	e = &cg->ent;
 	if ((w = fdl_scan_queued(sc, i + 1, cgref, full)) <= 0)
-		return 0;
+		return;
 	sc->nr_queued += w;
 	if (sc->skip_mask & (1ULL << (i & 63)))
-		return 0;	/* its work may not run on this CPU (fdl_take_elsewhere) */
+		return;	/* its work may not run on this CPU (fdl_take_elsewhere) */
 	/*
 	 * A deadline container that overran its bandwidth competes in the fair order only.
 	 * By its deadline it would stand at vdt + deadline_rr, a key that moves with vdt and
@@ -811,7 +802,6 @@ FDL_GLOBAL int fdl_scan_container(u64 cgref, u32 i, int full, u64 now, u64 vdt)
 			fdl_consider(sc, cgref, 0, key);
 	}
 	fdl_consider_fair(sc, cgref, &cg->cvtime, orders);
-	return 0;
 }
 
 /* The scan's record with no candidate: where each scan starts (fdl_scan_queues), or its skip. */
@@ -933,7 +923,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 			sc->min_rr_ns = fdl_min(sc->min_rr_ns, e->deadline_rr_ns);
 			sc->rate_sum += e->budget_rate;
 		}
-		fdl_scan_container(cgref, i, full, now, vdt);
+		fdl_scan_container(sc, cgref, cg, i, full, now, vdt);
 	}
 	root_wsum = fdl_root_wsum();
 	/* The fair bandwidth from the sums, computed again only where one of them changed. */
