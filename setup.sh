@@ -3,9 +3,9 @@
 # (downloaded and unpacked, never installed), and a release build. Safe to run again.
 #
 # Usage: ./setup.sh [--with-tests]
-#   --with-tests  build the test binaries with the programs (test.sh): one build, since
-#                 `cargo test` builds its programs with the dev-dependencies' features
-#                 (proptest turns on getrandom's std), which a plain build would give it to redo
+#   --with-tests  build the test binaries with the programs (test.sh), in one build: `cargo test`
+#                 wants the programs built with the dev-dependencies' features (proptest turns on
+#                 getrandom's std), so after a plain build it would build scx_fdl again
 set -euo pipefail
 targets=()
 case ${1:-} in

@@ -18,8 +18,9 @@ EVENT = re.compile(r"-(\d+)\s+\[\d+\].*?\s(\d+\.\d+): sys_(bpf|openat)(.*)")
 
 
 def parse(block):
-    """(loaded-in line, [(name, seconds)] of the programs, {command: [count, seconds]}, span,
-    seconds in bpf)."""
+    """(scx_fdl's "loaded in" line, [(name, instructions verified, load seconds)] of its
+    programs, [load seconds] of the feature probes before them, {command: [calls, seconds]},
+    the traced span in seconds, the seconds in bpf(2))."""
     loaded = next((l for l in block if "loaded in" in l), "")
     progs = re.findall(r"(\w+) (\d+)(?:,|$)", loaded.split("instructions verified:", 1)[-1])
     open_calls, loads, by_cmd = {}, [], {}

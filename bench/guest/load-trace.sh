@@ -15,26 +15,19 @@ T=/sys/kernel/tracing
 echo 0 > $T/tracing_on
 echo 16384 > $T/buffer_size_kb
 for e in sys_enter_bpf sys_exit_bpf sys_enter_openat; do echo 1 > $T/events/syscalls/$e/enable; done
-i=0
-while [ $i -lt "$n" ]; do
-    i=$((i + 1))
+run=0
+# Not i: lib.sh's start_scx counts in it.
+while [ $run -lt "$n" ]; do
+    run=$((run + 1))
     echo > $T/trace
     echo 1 > $T/tracing_on
-    scx_fdl "$@" > /tmp/load$i.log 2>&1 &
-    pid=$!
-    w=0
-    # Bounded: 60 s of guest time.
-    while ! grep -q "scx_fdl attached" /tmp/load$i.log && kill -0 $pid 2>/dev/null && [ $w -lt 600 ]; do
-        sleep 0.1
-        w=$((w + 1))
-    done
+    # lib.sh's start: bounded, until the kernel says scx_fdl is enabled (its attach is the trace's end).
+    start_scx "$@" && pass "start $run attached"
     echo 0 > $T/tracing_on
-    kill -TERM $pid 2>/dev/null
-    wait $pid
-    if grep -q "scx_fdl attached" /tmp/load$i.log; then pass "start $i attached"; else fail "start $i attached"; fi
-    echo "LOAD-TRACE-BEGIN $i"
-    grep "loaded in" /tmp/load$i.log
+    stop_scx > /dev/null
+    echo "LOAD-TRACE-BEGIN $run"
+    grep "loaded in" "$SCX_LOG"
     grep -v '^#' $T/trace | grep -E 'scx_fdl-[0-9]+ '
-    echo "LOAD-TRACE-END $i"
+    echo "LOAD-TRACE-END $run"
 done
 exit $FAILED
