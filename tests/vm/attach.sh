@@ -32,7 +32,8 @@ case $ops in scx_fdl*) pass "root/ops names scx_fdl ($ops), state $state" ;;
 # four programs for fdl_cgroup_propagate's walk checked turn by turn; 412k since, 5-7 s; 342k
 # on 2026-12-07, fdl_dispatch 139k, a CPU limit's refresh verified once per program, not once per
 # level of its walks; with the scan's container verified once too, 275k and 4.0-4.2 s, but the
-# call cost the dispatcher about 105 instructions more per dispatch: not kept).
+# call cost the dispatcher about 105 instructions more per dispatch: not kept); 322k later that
+# day, fdl_dispatch 123k, a container's budget read once where its order and its slice both need it).
 insns=$(sed -n 's/.*instructions verified: //p' "$SCX_LOG" | head -1)
 echo "$insns" | tr ',' '\n' | sed 's/^ */    verified: /'
 largest=$(echo "$insns" | tr ',' '\n' | awk '{ if ($2 + 0 > m) { m = $2 + 0; n = $1 } } END { print n, m + 0 }')

@@ -198,13 +198,33 @@ static __always_inline bool fdl_entity_orders(struct fdl_entity *e, u64 now)
 	return e->deadline_rr_ns <= tun.fair_deadline_ns || fdl_entity_within(e, now);
 }
 
+/* fdl_entity_orders, where whether e is within its guarantee (fdl_entity_within) is known. */
+static __always_inline bool fdl_entity_orders_within(struct fdl_entity *e, bool within)
+{
+	return e->deadline_rr_ns && (e->deadline_rr_ns <= tun.fair_deadline_ns || within);
+}
+
+/*
+ * Where the entity stands in the order at now (fdl_order_key), where whether it is within its
+ * guarantee at now (fdl_entity_within) is known: a caller that needs that answer too reads the
+ * budget once (each inlined read is verified again).
+ */
+static __always_inline u64 fdl_entity_order_within(struct fdl_entity *e, u64 vdt, bool within)
+{
+	fdl_entity_refresh(e, vdt);
+	return fdl_order_key(e->dl, vdt, e->deadline_rr_ns, within);
+}
+
 /* Where the entity stands in the order at now (fdl_order_key). */
 static __always_inline u64 fdl_entity_order(struct fdl_entity *e, u64 now, u64 vdt)
 {
-	bool within = fdl_entity_within(e, now);
+	return fdl_entity_order_within(e, vdt, fdl_entity_within(e, now));
+}
 
-	fdl_entity_refresh(e, vdt);
-	return fdl_order_key(e->dl, vdt, e->deadline_rr_ns, within);
+/* Where the fair container stands in the order: never within a guarantee (fdl_entity_budget_left). */
+static __always_inline u64 fdl_fair_order(u64 vdt)
+{
+	return fdl_entity_order_within(&fdl.fair, vdt, false);
 }
 
 /* The entity became runnable from empty: a new bucket, no credit for the sleep. */

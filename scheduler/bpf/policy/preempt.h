@@ -239,7 +239,7 @@ static __always_inline void fdl_note_sibling(struct fdl_victims *v, struct fdl_c
  */
 static __always_inline u64 fdl_victim_fair_key(struct fdl_victims *v, u64 vdt)
 {
-	u64 key = fdl_entity_order(&fdl.fair, v->now, vdt);
+	u64 key = fdl_fair_order(vdt);
 
 	if (fdl_key_within(v->dl, vdt) && !fdl_key_overrun(key - FDL_TIER_NS, vdt) &&
 	    fdl_fair_within(v->now))

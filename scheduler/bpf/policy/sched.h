@@ -323,15 +323,15 @@ static __always_inline bool fdl_may_compete(u64 cgref, u64 key, u64 vdt)
  * idle CPU (to be preempted by). Without it a loose deadline made its container everyone's victim: preempted by
  * fair work and by every tighter deadline, preempting no one, worse off than with no deadline.
  */
-static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_entity *e, u64 now,
-					   u64 vdt, u64 *dl)
+static __always_inline bool fdl_fair_claim(struct fdl_cgroup *top, struct fdl_entity *e, u64 vdt,
+					   u64 *dl)
 {
 	u64 fair_dl;
 
 	if (!top || e == &fdl.fair)
 		return false;
 	/* The deadlines first: the cheaper test (fdl_near_front is a call), false more often. */
-	fair_dl = fdl_entity_order(&fdl.fair, now, vdt);
+	fair_dl = fdl_fair_order(vdt);
 	if (!fdl_time_before(fair_dl, *dl) || !fdl_near_front(top))
 		return false;
 	*dl = fair_dl;
@@ -463,6 +463,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	struct fdl_cpu *cc;
 	s32 cpu, later = -1, victim = -1, cross = -1, sibling = -1, kick = -1;
 	u64 cross_ns = 0, blocker, lend;
+	s64 left;
 	bool fair_victim = false, compete, preempt = false, bound;
 	u32 dom;
 
@@ -487,12 +488,15 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 	if (t->vqueue != queue)	/* its queue changed while it was runnable */
 		fdl_fair_place(t, queue, top);
 	entity = own = fdl_entity_id(e, queue);
-	dl = fdl_entity_order(e, now, vdt);
+	/* Its guarantee's budget read once, for its order and for a CPU it claims below. */
+	left = fdl_entity_budget_left(e, now);
+	dl = fdl_entity_order_within(e, vdt, left > 0);
 	vtime = fdl_fair_queue_vtime(t, top);
-	if (fdl_fair_claim(top, e, now, vdt, &dl)) {
+	if (fdl_fair_claim(top, e, vdt, &dl)) {
 		e = &fdl.fair;
 		entity = FDL_DSQ_FAIR;
 		fair_pick = queue;
+		left = 0;	/* fair work: no guarantee's budget (fdl_entity_budget_left) */
 	}
 
 	cpu = env_pick_idle(p);
@@ -519,7 +523,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 				lend = 0;
 			/* Claim the CPU at our deadline, so that the next waker picks another one. */
 			fdl_cpu_set(cc, entity, queue, e->dl, now, fdl_entity_bw(top, e), e->deadline_rr_ns,
-				    fdl_entity_budget_left(e, now));
+				    left);
 			fdl_cpu_burst(cc, now, 0, 0, 0);
 			cc->has_next = 0;
 			cc->picked = 0;
@@ -777,7 +781,7 @@ static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, s
 					       u32 i, bool full, u64 now, u64 vdt)
 {
 	struct fdl_entity *e = &cg->ent;
-	bool orders;
+	bool orders, within;
 	s64 w;
 	u64 key;
 
@@ -795,11 +799,16 @@ static __always_inline void fdl_scan_container(struct fdl_scan *sc, u64 cgref, s
 	 * and a p99 of 260 ms). One whose deadline does not order its work now
 	 * (fdl_entity_orders) competes in the fair order only.
 	 */
-	orders = fdl_entity_orders(e, now);
-	if (orders) {
-		key = fdl_entity_order(e, now, vdt);
-		if (fdl_may_compete(cgref, key, vdt))
-			fdl_consider(sc, cgref, 0, key);
+	orders = false;
+	if (e->deadline_rr_ns) {
+		/* Its budget read once for both (each inlined read is verified on its own). */
+		within = fdl_entity_within(e, now);
+		orders = fdl_entity_orders_within(e, within);
+		if (orders) {
+			key = fdl_entity_order_within(e, vdt, within);
+			if (fdl_may_compete(cgref, key, vdt))
+				fdl_consider(sc, cgref, 0, key);
+		}
 	}
 	fdl_consider_fair(sc, cgref, &cg->cvtime, orders);
 }
@@ -991,7 +1000,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		 */
 		if (!fdl.fair.nr_runnable)
 			fdl_entity_wake(&fdl.fair, vdt);
-		fdl_consider(sc, sc->fair_q, 1, fdl_entity_order(&fdl.fair, now, vdt));
+		fdl_consider(sc, sc->fair_q, 1, fdl_fair_order(vdt));
 	}
 	return 0;
 }
@@ -1168,7 +1177,7 @@ FDL_GLOBAL int fdl_loan_due(s32 cpu, u64 now, u64 vdt)
 	 * well, beside fair work's own 5 ms, and the cgroup without parameters' p99 went from 1.19x
 	 * to 1.38x EEVDF's (issue 10's matrix, spin3-sleep20.rfc.shares900.config, quiet).
 	 */
-	fair = fdl_entity_order(&fdl.fair, now, vdt);
+	fair = fdl_fair_order(vdt);
 	within = fdl_key_within(sc->best_dl, vdt);
 	rival = within ? fair - FDL_TIER_NS : fair;
 	if (sc->best_fair == 0 && fdl_time_before(sc->best_dl, rival) &&
@@ -1238,7 +1247,8 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now, u64 exec)
 	 */
 	bf = sc->best_fair;
 	pq = fdl_task_queue(t, &ptop, &pe, now);
-	pdl = fdl_entity_order(pe, now, vdt);
+	left = fdl_entity_budget_left(pe, now);	/* read once: for its order here, its slice below */
+	pdl = fdl_entity_order_within(pe, vdt, left > 0);
 	claim_dl = pdl;
 	rr = pe->deadline_rr_ns;
 	/*
@@ -1249,7 +1259,7 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now, u64 exec)
 	 * within their guarantees moved as much between boots on unchanged policy
 	 * (docs/benchmarks.md): not settled, so not done.
 	 */
-	claims = pe != &fdl.fair && !pe->budget_rate && fdl_fair_claim(ptop, pe, now, vdt, &claim_dl);
+	claims = pe != &fdl.fair && !pe->budget_rate && fdl_fair_claim(ptop, pe, vdt, &claim_dl);
 	rights = pe == &fdl.fair || fdl_may_compete(pq, pdl, vdt);
 	if (claims || !rights) {
 		/*
@@ -1260,7 +1270,8 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now, u64 exec)
 		 */
 		t->via_fair = 1;
 		pe = &fdl.fair;
-		pdl = fdl_entity_order(pe, now, vdt);
+		left = 0;
+		pdl = fdl_fair_order(vdt);
 		fdl_cpu_set(cc, FDL_DSQ_FAIR, pq, pe->dl, now, fdl_entity_bw(ptop, pe),
 			    pe->deadline_rr_ns, 0);
 	}
@@ -1302,7 +1313,6 @@ FDL_GLOBAL u64 fdl_prev_keeps(struct fdl_task *t, s32 cpu, u64 now, u64 exec)
 	ckey = best_is_p ? sc->next_dl : sc->best_dl;
 	has = cf != FDL_NONE;
 	cdl = cf == 0 ? fdl_cont_competitor_key(cq, ckey, vdt) : ckey;
-	left = fdl_entity_budget_left(pe, now);
 	cc->next_dl = cdl;
 	cc->has_next = has;
 	slice = fdl_tier_slice(fdl_base_slice(), pe->dl, fdl_entity_bw(ptop, pe), pe->deadline_rr_ns,
@@ -1483,14 +1493,14 @@ static __always_inline bool fdl_scan_skippable(u64 now)
  * function only puts the fair order first (with the check in here, its call and lookups cost 62
  * BPF instructions per task started beside hackbench: bench/insn-profile.sh antagonist=1).
  */
-FDL_GLOBAL int fdl_fair_first(u64 now, u64 vdt)
+FDL_GLOBAL int fdl_fair_first(u64 vdt)
 {
 	struct fdl_scan *sc = env_scan();
 
 	if (!sc)
 		return 0;
 	if (sc->best_fair != 1)
-		fdl_scan_lead(sc, sc->fair_q, 1, fdl_entity_order(&fdl.fair, now, vdt));
+		fdl_scan_lead(sc, sc->fair_q, 1, fdl_fair_order(vdt));
 	sc->fair_first = 1;
 	stat_inc(nr_fair_first);
 	return 1;
@@ -1539,7 +1549,7 @@ static __always_inline void fdl_on_dispatch(s32 cpu, struct task_struct *prev, s
 	else if (fdl_scan_queues(now, vdt))
 		return;
 	else if (cc && fdl_fair_waited(sc, cc, now))
-		fdl_fair_first(now, vdt);
+		fdl_fair_first(vdt);
 	if (pt && (slice = fdl_prev_keeps(pt, cpu, now, exec))) {
 		fdl_keep_prev(cpu, prev, pt, slice, now);
 		return;
@@ -1701,7 +1711,7 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 	/* The queue it was taken from, if it waited in one (fdl_queued_took_first). */
 	u32 took = t->queued_slot;
 	struct fdl_entity *e;
-	s64 left;
+	s64 left = 0;
 	u32 b;
 
 	fdl_queued_del(t);	/* it left its queue, if it was in one */
@@ -1733,7 +1743,9 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 	queue = fdl_task_queue_of(t, cgref, cg, &top, &e, now);
 	vdt = fdl_vdt(now);
 	if (e != &fdl.fair) {
-		dl = fdl_entity_order(e, now, vdt);
+		/* Its guarantee's budget read once, for its order and for its slice below. */
+		left = fdl_entity_budget_left(e, now);
+		dl = fdl_entity_order_within(e, vdt, left > 0);
 		/*
 		 * A container's work starts after a wait: was its deadline kept, whatever the path?
 		 * Beyond its guarantee it made no promise (fdl_entity_promise).
@@ -1750,9 +1762,10 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 		 */
 		if (top->ent.budget_rate)
 			fdl_entity_count(&top->ent, vdt, vdt, wait, woke, p->pid);
-		else
+		else	/* no guarantee: never within one (fdl_entity_budget_left) */
 			fdl_entity_count(&top->ent, fdl_entity_promise(&top->ent,
-					 fdl_entity_order(&top->ent, now, vdt)), vdt, wait, woke, p->pid);
+					 fdl_entity_order_within(&top->ent, vdt, false)), vdt, wait,
+					 woke, p->pid);
 	}
 	if (cc)
 		cc->pick_q = 0;
@@ -1762,7 +1775,7 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 			e = &fdl.fair;
 		}
 		cc->fair_pick = 0;
-	} else if (e != &fdl.fair && fdl_fair_claim(top, e, now, vdt, &dl)) {
+	} else if (e != &fdl.fair && fdl_fair_claim(top, e, vdt, &dl)) {
 		/* Straight onto an idle CPU: it runs as the fair order would have placed it. */
 		t->via_fair = 1;
 		e = &fdl.fair;
@@ -1772,7 +1785,8 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 	fdl_entity_refresh(e, vdt);
 	dl = e->dl;
 	bw = fdl_entity_bw(top, e);
-	left = fdl_entity_budget_left(e, now);
+	if (e == &fdl.fair)	/* run as fair work: no guarantee's budget (fdl_entity_budget_left) */
+		left = 0;
 	slice = fdl_base_slice();
 	if (cc) {
 		fdl_cpu_set(cc, fdl_entity_id(e, queue), queue, dl, now, bw, e->deadline_rr_ns, left);
