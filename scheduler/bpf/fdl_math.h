@@ -24,6 +24,18 @@ static inline int fdl_time_before(u64 a, u64 b)
 	return (s64)(a - b) < 0;
 }
 
+/*
+ * The time from `at` to `now`, 0 if `at` is not before `now`. For a time another CPU wrote: each
+ * CPU's clock (scx_bpf_now: its run queue's clock, read when the queue was last locked) can stand
+ * behind a time another CPU wrote a moment ago, and the plain difference then wraps to about
+ * 2^64 (a CPU whose record started 1 us "after" the waker's clock read had its key filled by
+ * 1.9e16 ns, a task's wait counted in the histogram's last bucket).
+ */
+static inline u64 fdl_since(u64 now, u64 at)
+{
+	return fdl_time_before(at, now) ? now - at : 0;
+}
+
 static inline u64 fdl_min(u64 a, u64 b)
 {
 	return a < b ? a : b;

@@ -602,6 +602,39 @@ static void test_lateness_window(void)
 
 /* Defect 2: a miss moves vdt back once (compare-and-swap), by the RFC's step with the smallest
  * rr, and halves the spread of the deadlines. */
+/*
+ * A waker reads its clock, then another CPU's record, which that CPU wrote a moment later from its
+ * own clock (a task started there): the record's times stand after the waker's now. Each CPU's
+ * clock is its run queue's, read when the queue was last locked, so this is the common case, not a
+ * skew. The plain difference wrapped: the record's key filled by about 2^64 ns of running (within
+ * the guarantee, vdt + rr instead of its deadline; at other bandwidths, anywhere), its work taken
+ * for CPU-bound (a burst of 2^64 ns), and a start's wait counted as the histogram's longest.
+ */
+static void test_cpu_record_written_after_the_readers_clock(void)
+{
+	struct fdl_cpu *cc;
+	u64 v, dl, now;
+
+	reset(2);
+	now = env.now;
+	v = vdt();
+	dl = v + 500 * US;
+	cc = env_cpu(1);
+	fdl_cpu_set(cc, 10, 10, dl, now + 1 * US, FDL_SHARE_ONE, 4 * MS, 50 * MS);
+	CHECK("a record begun after the reader's now: its key is its deadline",
+	      fdl_cpu_dl(cc, now, v) == fdl_order_key(dl, v, 4 * MS, 1), "key - vdt %lld, want %lld",
+	      (long long)(fdl_cpu_dl(cc, now, v) - v), (long long)(dl - v));
+	fdl_cpu_set(cc, 10, 10, dl, now + 1 * US, 2048, 4 * MS, 0);
+	CHECK("... at a small bandwidth, beyond the guarantee, too",
+	      fdl_cpu_dl(cc, now, v) == fdl_order_key(dl, v, 4 * MS, 0), "key - vdt %lld",
+	      (long long)(fdl_cpu_dl(cc, now, v) - v));
+	fdl_cpu_burst(cc, now + 1 * US, 0, 0, 0);
+	CHECK("work that started after the reader's now has run nothing", fdl_cpu_burst_at(cc, now) == 0 &&
+	      !fdl_cpu_bound(cc, now), "burst %llu", fdl_cpu_burst_at(cc, now));
+	CHECK("a start's wait from a waker's later clock is none", fdl_since(now, now + 1 * US) == 0 &&
+	      fdl_since(now + 3 * US, now) == 3 * US, "%llu", fdl_since(now, now + 1 * US));
+}
+
 static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 {
 	struct fdl_entity *c1, *c2;
@@ -4956,6 +4989,7 @@ static void test_load_follows_tasks_between_cpus(void)
 int main(void)
 {
 	test_first_waiter_starts_without_a_peek();
+	test_cpu_record_written_after_the_readers_clock();
 	test_load_follows_tasks_between_cpus();
 	test_interactive_before_batch();
 	test_slice_ends_inside_a_tick();

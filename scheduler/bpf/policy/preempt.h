@@ -58,7 +58,7 @@ static __always_inline void fdl_cpu_burst(struct fdl_cpu *cc, u64 now, u64 burst
 /* How long the task cc runs has run by now since it last woke (fdl_cpu_burst's record). */
 static __always_inline u64 fdl_cpu_burst_at(struct fdl_cpu *cc, u64 now)
 {
-	return cc->burst_ns + (now - cc->run_start);
+	return cc->burst_ns + fdl_since(now, cc->run_start);
 }
 
 /*
@@ -99,7 +99,7 @@ static __always_inline bool fdl_cpu_ends_soon(struct fdl_cpu *cc, u64 now, u64 d
  */
 static __always_inline u64 fdl_cpu_dl(struct fdl_cpu *cc, u64 now, u64 vdt)
 {
-	return fdl_order_key(fdl_dl_fill(cc->dl, now - cc->since, cc->bw), vdt, cc->rr_ns,
+	return fdl_order_key(fdl_dl_fill(cc->dl, fdl_since(now, cc->since), cc->bw), vdt, cc->rr_ns,
 			     fdl_time_before(now, cc->within_until));
 }
 
@@ -152,7 +152,7 @@ static __always_inline void fdl_note_crossing(struct fdl_victims *v, struct fdl_
 
 	if (cc->queue == FDL_DSQ_FAIR || !fdl_key_within(cur, vdt) || !fdl_key_within(v->dl, vdt))
 		return;
-	t = fdl_key_run_time(fdl_dl_fill(cc->dl, v->now - cc->since, cc->bw), cc->bw, cc->rr_ns,
+	t = fdl_key_run_time(fdl_dl_fill(cc->dl, fdl_since(v->now, cc->since), cc->bw), cc->bw, cc->rr_ns,
 			     vdt, v->dl);
 	if (t < tun.slice_ns && (v->cross < 0 || t < v->cross_ns)) {
 		v->cross = cpu;

@@ -1728,7 +1728,7 @@ static __always_inline u64 fdl_on_running(struct task_struct *p, struct fdl_task
 		stat_inc(nr_migrations);
 	t->last_cpu = cpu + 1;
 	if (t->enqueued_at) {
-		wait = now - t->enqueued_at;
+		wait = fdl_since(now, t->enqueued_at);	/* the waker's clock may stand ahead */
 		if (cg) {
 			__sync_fetch_and_add(&cg->wait_ns, wait);
 			fdl_sum_charge(cgref, cg, 0, wait);
