@@ -24,13 +24,27 @@ static __always_inline u64 fdl_vdt(u64 now)
 }
 
 /*
+ * Move the entity's bucket from old, the value just read, to dl: as a difference added, not a
+ * store, so a fill another CPU added meanwhile (fdl_entity_fill, an atomic add) is kept on top,
+ * as if it came after. Stored, the value read before that fill overwrote it: a CPU's tick charged
+ * fair work 4 ms while another CPU's wake-up refreshed the fair container's bucket, and the 4 ms
+ * were never charged. Nothing is written where nothing changes (most refreshes): no store to a
+ * record every CPU reads.
+ */
+static __always_inline void fdl_entity_move(struct fdl_entity *e, u64 old, u64 dl)
+{
+	if (dl != old)
+		__sync_fetch_and_add(&e->dl, dl - old);
+}
+
+/*
  * Bring the entity's bucket up to date at vdt: the halvings since it was last looked at, and at
  * most FDL_MAX_DEBT_NS past vdt + rr; the fair container's at most its deadline_rr behind vdt
  * (fdl_dl_floor).
  */
 static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 {
-	u64 gen = fdl.spread_gen, dl = e->dl;
+	u64 gen = fdl.spread_gen, old = e->dl, dl = old;
 
 	if (e->spread_gen != gen) {
 		dl = fdl_dl_halve_spread(dl, fdl.spread_vdt);
@@ -39,7 +53,7 @@ static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 	dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns + FDL_MAX_DEBT_NS);
 	if (e == &fdl.fair)
 		dl = fdl_dl_floor(dl, vdt, e->deadline_rr_ns);
-	e->dl = dl;
+	fdl_entity_move(e, old, dl);
 }
 
 /*
@@ -111,8 +125,10 @@ static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 		 * with it (budget first, a start there counted late by its whole wait).
 		 */
 		if (b <= 0 && c > 0 && e != &fdl.fair) {
-			e->dl = fdl_dl_wakeup(e->dl, fdl_vdt(now), e->deadline_wakeup_ns,
-					      e->deadline_rr_ns);
+			u64 dl = e->dl;
+
+			fdl_entity_move(e, dl, fdl_dl_wakeup(dl, fdl_vdt(now), e->deadline_wakeup_ns,
+							     e->deadline_rr_ns));
 			env_mb();
 		}
 		if (c != b)
@@ -230,8 +246,11 @@ static __always_inline u64 fdl_fair_order(u64 vdt)
 /* The entity became runnable from empty: a new bucket, no credit for the sleep. */
 static __always_inline void fdl_entity_wake(struct fdl_entity *e, u64 vdt)
 {
+	u64 dl;
+
 	fdl_entity_refresh(e, vdt);
-	e->dl = fdl_dl_wakeup(e->dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns);
+	dl = e->dl;
+	fdl_entity_move(e, dl, fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns));
 }
 
 /* It ran delta_ns at bandwidth bw: fill its bucket (an add, so CPUs running members both count). */
