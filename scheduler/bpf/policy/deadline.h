@@ -98,8 +98,9 @@ static __always_inline void fdl_entity_set_budget(struct fdl_entity *e, u64 rate
 
 /*
  * The entity's budget at now (fdl_budget_earn), earned since it was last brought up to date. One
- * CPU earns each stretch (compare-and-swap on budget_at); earning and spending (fdl_charge) are
- * atomic adds, so a concurrent charge is never lost, only the clamp may be off by it.
+ * CPU earns each stretch (compare-and-swap on budget_at), once it earns FDL_EARN_MIN_NS or more;
+ * earning and spending (fdl_charge) are atomic adds, so a concurrent charge is never lost, only
+ * the clamp may be off by it.
  */
 static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 {
@@ -113,7 +114,9 @@ static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 
 	if (!rate)
 		return 0;
-	if (fdl_time_before(at, now) && __sync_val_compare_and_swap(&e->budget_at, at, now) == at) {
+	if (fdl_time_before(at, now) &&
+	    fdl_budget_earned(now - at, rate, tun.guarantee_window_ns) >= FDL_EARN_MIN_NS &&
+	    __sync_val_compare_and_swap(&e->budget_at, at, now) == at) {
 		b = e->budget_ns;
 		c = fdl_budget_earn(b, now - at, rate, tun.guarantee_window_ns);
 		/*
