@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::config::SHARES_PER_CPU;
 
 /// How often the loop runs. The RFC ran it every 10 ms; every run costs a wake-up and a few map
 /// lookups, which under emulation took 4 % of a 2-CPU machine at 10 ms (two guaranteed cgroups).
@@ -46,8 +45,8 @@ const IDLE_CPUS: f64 = 0.001;
 const MAX_BOOST: f64 = 10.0;
 /// cpu.weight's upper bound: boosts stay within the range the kernel allows cgroups.
 const WEIGHT_MAX: f64 = 10_000.0;
-/// cpu.weight standing for guaranteed_shares 1024, as 1024 CFS shares stand for cpu.weight 100.
-const WEIGHT_PER_SHARES: f64 = 100.0 / SHARES_PER_CPU as f64;
+/// cpu.weight standing for a guarantee of one CPU, as 1024 CFS shares stand for cpu.weight 100.
+const WEIGHT_PER_CPU: f64 = 100.0;
 /// The feedback factor on the computed weight: its change per step while the cgroup is still
 /// short at that weight, and its bounds.
 const CORR_STEP: f64 = 1.0 / 64.0;
@@ -121,7 +120,9 @@ impl Controller {
     }
 
     /// Feeds one period's cumulative counters (ns of CPU used and waited by the cgroup's subtree),
-    /// `elapsed` after the previous call. `target`: the weight [`weight_for`] computes for a
+    /// `elapsed` after the previous call. `guarantee_cpus`: the guarantee to meet now (scaled, at
+    /// most its limit: guarantee_now); `granted_cpus`: the guarantee as granted, in CPUs, whose
+    /// weight the boost may rise to ten times. `target`: the weight [`weight_for`] computes for a
     /// first-level cgroup (None for nested ones: they climb). Returns the new effective weight when
     /// it changed (0: back to cpu.weight).
     #[allow(clippy::too_many_arguments)]
@@ -131,7 +132,7 @@ impl Controller {
         wait_ns: u64,
         elapsed: Duration,
         guarantee_cpus: f64,
-        guaranteed_shares: u32,
+        granted_cpus: f64,
         cpu_weight: u32,
         target: Option<f64>,
     ) -> Option<u32> {
@@ -156,7 +157,11 @@ impl Controller {
         self.wait_cpus += alpha * (wait - self.wait_cpus);
 
         let base = cpu_weight.max(1) as f64;
-        let ceiling = (MAX_BOOST * guaranteed_shares as f64 * WEIGHT_PER_SHARES).clamp(base, WEIGHT_MAX);
+        // In CPUs, not guaranteed_shares: below a guaranteed parent the shares only split the
+        // parent's guarantee among siblings (config::guarantees_cpus), so 100 shares there could
+        // stand for half a CPU, and a ceiling of 10 x 100 shares' weight (98) sat below cpu.weight:
+        // such a cgroup was never boosted.
+        let ceiling = (MAX_BOOST * granted_cpus * WEIGHT_PER_CPU).clamp(base, WEIGHT_MAX);
         let current = if self.boost > 0 { self.boost as f64 } else { base };
         // Short: it waited for CPU in this period (the averages would notice a demand that stopped
         // only a second later) and its averaged use is below the guarantee (5 % hysteresis, so a
@@ -228,7 +233,7 @@ mod tests {
             let got = fair.min(demand);
             usage += per_period(got);
             wait += per_period(demand - got);
-            c.step(usage, wait, PERIOD, guarantee, shares, 100, None);
+            c.step(usage, wait, PERIOD, guarantee, guarantee, 100, None);
             if i >= steps - per_second() {
                 tail += got / per_second() as f64;
             }
@@ -254,6 +259,21 @@ mod tests {
     }
 
     #[test]
+    fn a_nested_guarantee_climbs_to_ten_times_its_cpus() {
+        // Below a guaranteed parent, guaranteed_shares 100 beside a sibling's 300 splits the
+        // parent's 2 CPUs: 0.5 CPU. Short of it, the boost climbs to 10 x 0.5 CPU's weight (500),
+        // not to 10 x 100 shares' (98, below cpu.weight 100: no boost at all).
+        let mut c = Controller::default();
+        let (mut usage, mut wait) = (0u64, 0u64);
+        for _ in 0..(10 * per_second()) {
+            usage += per_period(0.2);
+            wait += per_period(0.8);
+            c.step(usage, wait, PERIOD, 0.5, 0.5, 100, None);
+        }
+        assert_eq!(c.boost, 500);
+    }
+
+    #[test]
     fn the_boost_is_capped_at_ten_times_the_guarantee() {
         // Guarantee 2 CPUs on a 1-CPU machine: unreachable, so the boost sits at its ceiling.
         let (c, _) = simulate(1.0, 2.0, 100_000.0, 2048, 10.0);
@@ -265,7 +285,7 @@ mod tests {
         let mut c = Controller { boost: 1000, ..Default::default() };
         let mut t = 0;
         for _ in 0..20 * per_second() {
-            c.step(t, 0, PERIOD, 1.0, 1024, 100, None);
+            c.step(t, 0, PERIOD, 1.0, 1.0, 100, None);
             t += per_period(0.1); // never waiting
         }
         assert_eq!(c.boost, 0);
@@ -289,12 +309,12 @@ mod tests {
     #[test]
     fn a_boost_is_released_within_a_second_of_the_demand_stopping() {
         let mut c = Controller { boost: 945, ..Default::default() };
-        c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None); // the first sample
-        c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None); // one period without use
+        c.step(5_000_000_000, 0, PERIOD, 1.0, 1.0, 100, None); // the first sample
+        c.step(5_000_000_000, 0, PERIOD, 1.0, 1.0, 100, None); // one period without use
         assert!(c.boost > 400, "a 50 ms pause kept {}", c.boost);
         let mut periods = 1;
         while c.boost > 0 {
-            c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None);
+            c.step(5_000_000_000, 0, PERIOD, 1.0, 1.0, 100, None);
             periods += 1;
             assert!(periods <= 20, "still boosted ({}) after {periods} periods of no use", c.boost);
         }
@@ -305,10 +325,10 @@ mod tests {
     fn the_first_sample_and_restarted_counters_change_nothing() {
         let mut c = Controller::default();
         c.follow(7);
-        assert_eq!(c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None), None);
+        assert_eq!(c.step(5_000_000_000, 0, PERIOD, 1.0, 1.0, 100, None), None);
         c.follow(8); // re-created under the same path: its counts start from zero
-        assert_eq!(c.step(0, 0, PERIOD, 1.0, 1024, 100, None), None);
-        assert_eq!(c.step(0, 0, PERIOD, 1.0, 1024, 100, None), None);
+        assert_eq!(c.step(0, 0, PERIOD, 1.0, 1.0, 100, None), None);
+        assert_eq!(c.step(0, 0, PERIOD, 1.0, 1.0, 100, None), None);
         assert_eq!(c.usage_cpus, 0.0);
     }
 
@@ -319,9 +339,9 @@ mod tests {
     fn a_dip_in_the_subtree_sum_is_not_new_use() {
         let mut c = Controller::default();
         c.follow(7);
-        c.step(5_000_000_000, 0, PERIOD, 1.0, 1024, 100, None);
-        c.step(1_000_000_000, 0, PERIOD, 1.0, 1024, 100, None); // the child's 4 s left the sum
-        c.step(5_005_000_000, 0, PERIOD, 1.0, 1024, 100, None); // ... and came back, with 5 ms more
+        c.step(5_000_000_000, 0, PERIOD, 1.0, 1.0, 100, None);
+        c.step(1_000_000_000, 0, PERIOD, 1.0, 1.0, 100, None); // the child's 4 s left the sum
+        c.step(5_005_000_000, 0, PERIOD, 1.0, 1.0, 100, None); // ... and came back, with 5 ms more
         assert!(c.usage_cpus < 0.02, "use averaged {} CPUs", c.usage_cpus);
     }
 
@@ -338,7 +358,7 @@ mod tests {
             let got = (2.0 * weight / (weight + others)).min(2.0);
             usage += per_period(got);
             wait += per_period(2.0 - got);
-            c.step(usage, wait, PERIOD, guarantee, 1024, 100, weight_for(guarantee, others, 2.0, 100));
+            c.step(usage, wait, PERIOD, guarantee, 1.0, 100, weight_for(guarantee, others, 2.0, 100));
             if met.is_none() && (got - guarantee).abs() <= 0.1 * guarantee {
                 met = Some(i as f64 * PERIOD.as_secs_f64());
             }
@@ -376,7 +396,7 @@ mod tests {
         c.last = Some((t, 0));
         for i in 0..2 * per_second() {
             t += per_period(0.01); // never waiting
-            c.step(t, 0, PERIOD, 1.0, 1024, 100, weight_for(1.0, 600.0, 2.0, 100));
+            c.step(t, 0, PERIOD, 1.0, 1.0, 100, weight_for(1.0, 600.0, 2.0, 100));
             if c.boost < 150 && released.is_none() {
                 released = Some(i as f64 * PERIOD.as_secs_f64());
             }
@@ -420,7 +440,7 @@ mod tests {
             let got = by_weight.max(2.0 - others_want).min(2.0);
             usage += per_period(got);
             wait += per_period(2.0 - got);
-            c.step(usage, wait, PERIOD, 1.0, 1024, 100, weight_for(1.0, 600.0, 2.0, 100));
+            c.step(usage, wait, PERIOD, 1.0, 1.0, 100, weight_for(1.0, 600.0, 2.0, 100));
             weights.push(c.boost);
         }
         let tail = &weights[2 * per_second()..];

@@ -57,7 +57,8 @@ impl InForce {
             // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it; nor
             // what the BPF side scales the guarantees down to, to leave fair work its share.
             let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
-            let guarantee = guarantee_now(guarantee, scale, limit);
+            let granted = guarantee;
+            let guarantee = guarantee_now(granted, scale, limit);
             let own = uses.get(&path).map(|(c, _, _)| *c);
             let (usage, wait) = uses.get(&path).map_or((0, 0), |(_, u, w)| (*u, *w));
             let cpu_weight = own.map_or(100, |c| c.cpu_weight);
@@ -69,7 +70,7 @@ impl InForce {
             let ctl = self.controllers.get_mut(&path).unwrap();
             ctl.follow(applied.cgid);
             if let Some(weight) =
-                ctl.step(usage, wait, elapsed, guarantee, applied.params.guaranteed_shares, cpu_weight, target)
+                ctl.step(usage, wait, elapsed, guarantee, granted, cpu_weight, target)
             {
                 if let Err(e) = bpf.set_boost(applied.cgid, weight) {
                     warn!("{}: {e:#}", path.display());
