@@ -496,7 +496,14 @@ pub fn apply_set(entries: &[Entry], cgroup_root: &Path, cgroup: &str, assignment
             path.display()
         );
     }
-    let old = entries.iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default();
+    // What is in force for it: its own rule's parameters, or those of the pattern that covers it
+    // (expand). Merged with its own rule's only, a pattern's deadline was dropped by a `set` of
+    // another parameter (`web-*` with deadline_rr 4ms, then `set web-1 burst_buffer=100ms`: web-1
+    // lost its deadline, the named rule shadowing the pattern).
+    let old = match entries.iter().find(|e| e.path == path) {
+        Some(e) => e.params,
+        None => expand(entries).into_iter().find(|e| e.path == path).map(|e| e.params).unwrap_or_default(),
+    };
     let mut raw = RawParams {
         deadline_rr: (old.deadline_rr_ns > 0).then(|| format_duration(old.deadline_rr_ns)),
         deadline_wakeup: (old.deadline_wakeup_ns > 0).then(|| format_duration(old.deadline_wakeup_ns)),
@@ -789,6 +796,17 @@ mod tests {
         // ...and without its parent's it is a guarantee of the machine.
         let alone = apply_set(&with_child, r.path(), "web", &["guaranteed_shares=none".into()]).unwrap();
         assert_eq!(guarantees_cpus(&alone, r.path())[&r.path().join("web/x")], 10.0 / 1024.0);
+    }
+
+    #[test]
+    fn set_on_a_cgroup_a_pattern_covers_keeps_the_patterns_parameters() {
+        let r = root();
+        let base = parse("fdl.toml", "[cgroup.\"we*\"]\ndeadline_rr = \"4ms\"\n", r.path()).unwrap();
+        let out = apply_set(&base, r.path(), "web", &["burst_buffer=100ms".into()]).unwrap();
+        let web = out.iter().find(|e| e.path == r.path().join("web")).expect("web named");
+        assert_eq!(web.params, Params { deadline_rr_ns: 4_000_000, burst_buffer_ns: 100_000_000, ..Default::default() });
+        assert!(out.iter().any(|e| is_pattern(&e.path)), "the pattern stays for the others");
+        assert_eq!(expand(&out).iter().find(|e| e.path == r.path().join("web")).unwrap().params, web.params);
     }
 
     #[test]
