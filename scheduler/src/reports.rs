@@ -199,6 +199,10 @@ fn apply_set(bpf: &Bpf, cfg: &mut InForce, cgroup: &str, assign: &[String]) -> R
         .collect();
     if !refused.is_empty() {
         if bpf.going() {
+            // Nothing written now (the maps are going), but the configuration in force goes back:
+            // the restart that follows (CPU hotplug) applies it, and applied the refused set.
+            cfg.config = old;
+            cfg.expanded = before;
             bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
         }
         cfg.apply_config(bpf, old);
