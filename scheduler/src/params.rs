@@ -133,6 +133,18 @@ impl InForce {
         self.sync_params(bpf);
     }
 
+    /// The cgroups whose parameters in force differ from `before` (the entries in force before a
+    /// change) and that the BPF side refused (not tracked, no queue left, ...), as "path: why":
+    /// a change that must be undone whole (`set`, a SIGHUP reload).
+    pub fn refused_changes(&self, before: &[config::Entry]) -> Vec<String> {
+        let params = |c: &[config::Entry], p: &Path| c.iter().find(|e| e.path == p).map(|e| e.params);
+        self.refused
+            .iter()
+            .filter(|(p, _)| params(before, p) != params(&self.expanded, p))
+            .map(|(p, why)| format!("{}: {why}", p.display()))
+            .collect()
+    }
+
     /// Releases what was written for cgroups that no entry in force names any longer.
     fn release_unlisted(&mut self, bpf: &Bpf, why: &str) {
         let keep: BTreeSet<&PathBuf> = self.expanded.iter().map(|e| &e.path).collect();

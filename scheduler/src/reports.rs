@@ -187,16 +187,7 @@ fn apply_set(bpf: &Bpf, cfg: &mut InForce, cgroup: &str, assign: &[String]) -> R
     cfg.apply_config(bpf, new);
     // A cgroup whose parameters this set changed and the BPF side refused (it does not track the
     // cgroup, no queue is left, ...): the whole set is undone, and says why.
-    let changed = |p: &Path| {
-        let params = |c: &[config::Entry]| c.iter().find(|e| e.path == p).map(|e| e.params);
-        params(&before) != params(&cfg.expanded)
-    };
-    let refused: Vec<String> = cfg
-        .refused
-        .iter()
-        .filter(|(p, _)| changed(p))
-        .map(|(p, why)| format!("{}: {why}", p.display()))
-        .collect();
+    let refused = cfg.refused_changes(&before);
     if !refused.is_empty() {
         if bpf.going() {
             // Nothing written now (the maps are going), but the configuration in force goes back:
