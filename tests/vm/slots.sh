@@ -6,7 +6,8 @@
 #     tracked) keeps its weight against H (100) although its loops run in P/late, made after the
 #     slots ran out;
 #   - `scx_fdl set` on an untracked cgroup is refused with the reason, and changes nothing (before,
-#     it answered success and the deadline silently did not apply);
+#     it answered success and the deadline silently did not apply); so is a SIGHUP reload of a
+#     file that names untracked cgroups, whole;
 #   - once the 60 are removed, their slots serve new cgroups: P/late2, made then, is tracked
 #     (its own CPU time in `scx_fdl get`), and P keeps its weight with the loops moved there.
 #   - no stall, scx_fdl stays attached and exits 0.
@@ -15,7 +16,8 @@
 ncpu=$(nproc)
 untracked() { scx_fdl dump | sed -n 's/.*"cgroups_untracked": \([0-9]*\).*/\1/p' | head -1; }
 
-start_scx --max-cgroups 40 || exit 1
+: > /tmp/slots.toml	# a configuration file, none in it yet (a SIGHUP reload below)
+start_scx --max-cgroups 40 --config /tmp/slots.toml || exit 1
 mkcg P 25
 mkcg H 100
 mkcg F 100
@@ -64,6 +66,19 @@ else
 fi
 rr=$(scx_json_field P/late deadline_rr_ns)
 check "the refused set changed nothing: P/late's deadline_rr_ns is ${rr:-missing}" "${rr:-1} == 0"
+
+# A reload is all or nothing as a set is: a valid file that names untracked cgroups (a pattern over
+# F's children, some of them untracked) is undone whole; H, which it could take, keeps none either.
+printf '[cgroup.H]\ndeadline_rr = "4ms"\n[cgroup."F/f*"]\ndeadline_rr = "5ms"\n' > /tmp/slots.toml
+kill -HUP "$SCX_PID"
+sleep 2
+say "$(grep 'SIGHUP' "$SCX_LOG" | tail -1 | cut -c1-240)"
+grep -q 'SIGHUP: /sys/fs/cgroup/F/f[0-9]*: .*the configuration in force is unchanged' "$SCX_LOG" &&
+    pass "a reload the BPF side cannot take whole is undone, naming the cgroups refused" ||
+    { fail "a reload the BPF side cannot take whole is undone, naming the cgroups refused"; grep SIGHUP "$SCX_LOG"; }
+check "H got no deadline from the undone reload" "$(scx_json_field H deadline_rr_ns) == 0"
+check "nor did F/f1 (tracked)" "$(scx_json_field F/f1 deadline_rr_ns) == 0"
+: > /tmp/slots.toml
 
 i=1
 while [ $i -le 60 ]; do rmdir "$CG/F/f$i"; i=$((i + 1)); done
