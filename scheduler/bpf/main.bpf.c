@@ -454,7 +454,21 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cg
 			bpf_cgroup_release(parent);
 		}
 		pcg = env_cgroup(cg->parent_cgref);
-		cg->top_cgref = cgrp->level == 1 ? cgref : pcg ? pcg->top_cgref : 0;
+		/*
+		 * Below a cgroup that is not tracked (no slot was left when it was made): not tracked
+		 * either, its tasks scheduled as its nearest tracked ancestor (tracked_cgref). Tracked
+		 * once slots were free again, with no parent it stood at the root: its weight summed
+		 * there, no container found for it, and its ancestors' cpu.max never applied (their
+		 * walk stopped at it: a pod made under an untracked slice of a kubepods limited to 0.5
+		 * CPU ran its loops on 1 CPU).
+		 */
+		if (!pcg) {
+			bpf_map_delete_elem(&cgroup_refs, &cgid);
+			fdl_cgroup_free(cg);
+			__sync_fetch_and_add(&fdl.counters.nr_cgroups_untracked, 1);
+			return 0;
+		}
+		cg->top_cgref = cgrp->level == 1 ? cgref : pcg->top_cgref;
 	}
 	/*
 	 * A first-level cgroup gets a queue of its own and a place in the dispatcher's scan, while

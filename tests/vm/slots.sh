@@ -8,7 +8,8 @@
 #   - `scx_fdl set` on an untracked cgroup is refused with the reason, and changes nothing (before,
 #     it answered success and the deadline silently did not apply); so is a SIGHUP reload of a
 #     file that names untracked cgroups, whole;
-#   - once the 60 are removed, their slots serve new cgroups: P/late2, made then, is tracked
+#   - once the 60 are removed, their slots serve new cgroups (not one made below an untracked
+#     cgroup, which stays untracked too): P/late2, made then, is tracked
 #     (its own CPU time in `scx_fdl get`), and P keeps its weight with the loops moved there.
 #   - no stall, scx_fdl stays attached and exits 0.
 . ./lib.sh
@@ -80,8 +81,16 @@ check "H got no deadline from the undone reload" "$(scx_json_field H deadline_rr
 check "nor did F/f1 (tracked)" "$(scx_json_field F/f1 deadline_rr_ns) == 0"
 : > /tmp/slots.toml
 
+# Slots free again, a cgroup made below one that is not tracked (f60, made after the slots ran
+# out) is not tracked either: tracked, with no parent, it stood at the root, out of its
+# ancestors' weights and cpu.max.
 i=1
-while [ $i -le 60 ]; do rmdir "$CG/F/f$i"; i=$((i + 1)); done
+while [ $i -le 59 ]; do rmdir "$CG/F/f$i"; i=$((i + 1)); done
+mkcg F/f60/kid 100
+scx_fdl get F/f60/kid --json > /tmp/kid.json 2>&1
+grep -q '"tracked": false' /tmp/kid.json && pass "a cgroup made below an untracked one, slots free, is untracked" ||
+    { fail "a cgroup made below an untracked one, slots free, is untracked"; cat /tmp/kid.json; }
+rmdir "$CG/F/f60/kid" "$CG/F/f60"
 mkcg P/late2 100
 for p in $late; do echo "$p" > "$CG/P/late2/cgroup.procs"; done
 sleep 1

@@ -47,7 +47,9 @@ static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 	u64 gen = fdl.spread_gen, old = e->dl, dl = old;
 
 	if (e->spread_gen != gen) {
-		dl = fdl_dl_halve_spread(dl, fdl.spread_vdt);
+		/* Every halving it missed (one, when its gen was behind by three, left an entity
+		 * whose work all ran, and was not looked at, 60 ms ahead instead of 15). */
+		dl = fdl_dl_halve_spread_n(dl, fdl.spread_vdt, gen - e->spread_gen);
 		e->spread_gen = gen;
 	}
 	dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns + FDL_MAX_DEBT_NS);
@@ -289,7 +291,12 @@ static __always_inline void fdl_miss(u64 min_dl, u64 now)
  */
 static __always_inline u64 fdl_entity_promise(struct fdl_entity *e, u64 order)
 {
-	return e->budget_rate ? order : order - FDL_TIER_NS;
+	/*
+	 * Not fair work's budget: it has one (fdl_fair_set_rate) but its key is always a tier
+	 * back (fdl_fair_order); judged with the offset, its picks were never late once any
+	 * guarantee had been active.
+	 */
+	return e != &fdl.fair && e->budget_rate ? order : order - FDL_TIER_NS;
 }
 
 /* Record s is now the start `late` late, of task pid after waiting waited_ns (woke: a wake-up's). */
@@ -421,8 +428,17 @@ static __always_inline int fdl_slot_add(u64 cgref)
 		return -1;
 	if (__sync_val_compare_and_swap(&fdl.containers[free], 0, cgref) != 0)
 		return -1;
-	if ((u32)free >= fdl.nr_slots)
-		fdl.nr_slots = free + 1;
+	/*
+	 * Raised, never lowered: two CPUs adding slots at once (a first-level cgroup made while
+	 * deadlines are set) could store in either order, and the lower one left the higher slot's
+	 * container out of every scan.
+	 */
+	fdl_for(i, 0, 4) {
+		u32 n = fdl.nr_slots;
+
+		if ((u32)free < n || __sync_bool_compare_and_swap(&fdl.nr_slots, n, free + 1))
+			break;
+	}
 	if ((cg = env_cgroup(cgref))) {
 		cg->cont_slot = free + 1;
 		env_mb();
