@@ -473,6 +473,17 @@ static inline u64 fdl_dl_halve_spread(u64 dl, u64 v)
 }
 
 /*
+ * n halvings at once, for an entity that missed n of them (each around the vdt of its own miss;
+ * caught up around the latest's):
+ *
+ *	dl = v + (dl - v) / 2^n
+ */
+static inline u64 fdl_dl_halve_spread_n(u64 dl, u64 v, u64 n)
+{
+	return fdl_time_before(v, dl) ? v + ((dl - v) >> (n < 63 ? n : 63)) : dl;
+}
+
+/*
  * Wake-up CPU choice (the RFC's slack rule): a CPU running work with deadline victim_dl may be
  * preempted for a task with deadline task_dl only if its slack is more than 1.46 times the
  * task's, where slack is the time left to the deadline:

@@ -665,6 +665,44 @@ static void test_budget_read_often_earns_its_rate(void)
 	}
 }
 
+/*
+ * An entity not looked at while three misses halved the spread (its work all ran, none queued)
+ * catches up with all three: one halving for any number missed left it 60 ms ahead where three
+ * give 15, an overrun key behind everyone in exactly the overload the rule is for.
+ */
+static void test_entity_catches_up_with_every_halving(void)
+{
+	struct fdl_entity *e;
+	u64 v;
+
+	reset(2);
+	add_cgroup(10, 100, 4 * MS, 0);
+	e = &env.cg[10].ent;
+	v = vdt();
+	e->dl = v + 120 * MS;
+	e->spread_gen = fdl.spread_gen;
+	fdl.spread_gen += 3;
+	fdl.spread_vdt = v;
+	fdl_entity_refresh(e, v);
+	CHECK("three halvings missed, three applied", e->dl == v + 15 * MS && e->spread_gen == fdl.spread_gen,
+	      "dl - vdt %lld ms", (long long)(e->dl - v) / (long long)MS);
+}
+
+/* Fair work's picks are judged against its key, whether or not a guarantee ever gave it a budget. */
+static void test_fair_picks_are_judged_with_a_budget_too(void)
+{
+	u64 v;
+
+	reset(2);
+	fdl.fair.budget_rate = FDL_SHARE_ONE;	/* as fdl_fair_set_rate gives it beside a guarantee */
+	v = vdt();
+	fdl.fair.dl = v - 2 * MS;
+	fdl_entity_picked(&fdl.fair, fdl_fair_order(v), env.now);
+	CHECK("fair work picked 2 ms after its deadline is a miss", fdl.fair.nr_misses == 1 &&
+	      fdl.fair.max_late.late_ns == 2 * MS, "misses %llu late %llu", fdl.fair.nr_misses,
+	      fdl.fair.max_late.late_ns);
+}
+
 static void test_miss_moves_vdt_once_and_halves_the_spread(void)
 {
 	struct fdl_entity *c1, *c2;
@@ -5019,6 +5057,8 @@ static void test_load_follows_tasks_between_cpus(void)
 int main(void)
 {
 	test_first_waiter_starts_without_a_peek();
+	test_entity_catches_up_with_every_halving();
+	test_fair_picks_are_judged_with_a_budget_too();
 	test_budget_read_often_earns_its_rate();
 	test_cpu_record_written_after_the_readers_clock();
 	test_load_follows_tasks_between_cpus();

@@ -919,7 +919,9 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		if (e->deadline_rr_ns && cg->contrib > 0) {
 			if (cg->level > 1) {
 				/* Nested: the root weight its share stands for (its boost is within its parent). */
-				w = (s64)((fdl_cgroup_share(cg) * (u64)fdl_root_wsum()) >> FDL_SHARE_SHIFT);
+				root_wsum = fdl_root_wsum();	/* may dip below 0 mid-update (fdl_share_of) */
+				w = (s64)((fdl_cgroup_share(cg) * (u64)(root_wsum > 0 ? root_wsum : 1)) >>
+					  FDL_SHARE_SHIFT);
 				sc->dl_wsum += w;
 				sc->dl_unboosted_wsum += w;
 			} else {
