@@ -24,7 +24,7 @@ case $ops in scx_fdl*) pass "root/ops names scx_fdl ($ops), state $state" ;;
 
 # The verifier's work per program, as veristat reports it (the kernel's prog info: verified_insns),
 # printed by scx_fdl at load. The kernel refuses a program above 1M instructions. Each program
-# must stay within 160k, and all of them within 350k: a change that multiplies the
+# must stay within 160k, and all of them within 375k: a change that multiplies the
 # verifier's paths shows here long before it fails to load, and each instruction verified costs
 # a start about 12 us in this VM (bench/guest/load-trace.sh; until 2026-11-27 a branch per bit in
 # fdl_ilog2 had the programs at 1.59M in all, fdl_dispatch 569k, and loading took 20-60 s in
@@ -34,14 +34,16 @@ case $ops in scx_fdl*) pass "root/ops names scx_fdl ($ops), state $state" ;;
 # level of its walks; with the scan's container verified once too, 275k and 4.0-4.2 s, but the
 # call cost the dispatcher about 105 instructions more per dispatch: not kept); 322k later that
 # day, fdl_dispatch 123k, a container's budget read once where its order and its slice both need it,
-# and the bound on all of them back at 350k).
+# and the bound on all of them back at 350k; 345k that evening, fdl_dispatch 136k, with the fixes
+# of a review: the cross-CPU clock clamps, a bucket moved by an atomic add only where it changes,
+# the budget's least stretch, the halvings caught up; the bound 375k).
 insns=$(sed -n 's/.*instructions verified: //p' "$SCX_LOG" | head -1)
 echo "$insns" | tr ',' '\n' | sed 's/^ */    verified: /'
 largest=$(echo "$insns" | tr ',' '\n' | awk '{ if ($2 + 0 > m) { m = $2 + 0; n = $1 } } END { print n, m + 0 }')
 total=$(echo "$insns" | tr ',' '\n' | awk '{ s += $2 } END { print s + 0 }')
 check "every program verified within 160k instructions (the kernel's limit is 1M): largest ${largest:-none}" \
     "${largest##* } > 0 && ${largest##* } < 160000"
-check "all programs verified within 350k instructions: ${total}" "${total} > 0 && ${total} < 350000"
+check "all programs verified within 375k instructions: ${total}" "${total} > 0 && ${total} < 375000"
 
 ncpu=$(nproc)
 if [ -z "${1:-}" ] && [ "$ncpu" -ge 2 ]; then
