@@ -409,6 +409,9 @@ pub fn check(path: &Path, cgroup_root: &Path) -> Result<String> {
         if p.guaranteed_shares > 0 {
             params.push(format!("guaranteed_shares {}", p.guaranteed_shares));
         }
+        if p.burst_buffer_ns > 0 {
+            params.push(format!("burst_buffer {}", format_duration(p.burst_buffer_ns)));
+        }
         let presence = if e.path.exists() { "" } else { " (not present yet: applied when it is created)" };
         out += &format!("{}: {}{presence}\n", e.path.display(), params.join(", "));
         if let Some(note) = fair_order_note(&p, FAIR_DEADLINE_DEFAULT_NS, true) {

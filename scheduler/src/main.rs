@@ -219,7 +219,15 @@ fn client(cmd: &Command, socket: &Path) -> Result<()> {
         Command::Dump { new_window, window_for } => {
             let req = match (*new_window, window_for) {
                 (false, _) => Request::Dump,
-                (true, d) => Request::Window { window_ns: d.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64) },
+                (true, d) => {
+                    let window_ns = d.map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
+                    // The window's end is now + window_ns on the BPF side's clock: a longer one
+                    // wrapped, and began a window that had already ended.
+                    if window_ns > MAX_WINDOW_NS {
+                        bail!("--window-for: at most 1 year (or leave it out: until the next window)");
+                    }
+                    Request::Window { window_ns }
+                }
             };
             let resp = control::request(socket, &req)?;
             // What --new-window began (its number, its length): on stderr, so that stdout stays
@@ -243,6 +251,9 @@ fn client(cmd: &Command, socket: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// The longest lateness window `dump --window-for` takes (a year).
+const MAX_WINDOW_NS: u64 = 365 * 24 * 3600 * 1_000_000_000;
 
 fn main() -> ExitCode {
     let opts = Opts::parse();

@@ -44,7 +44,7 @@ pub struct CgroupMetrics {
     pub runtime_only: u64,
     #[stat(desc = "Its deadline_rr (0: none)")]
     pub deadline_rr_ns: u64,
-    #[stat(desc = "Its deadline_wakeup (deadline_rr where not set; 0: no deadline)")]
+    #[stat(desc = "Its deadline_wakeup as set (0: not set, its deadline_rr applies at a wake-up; Prometheus gives that deadline_rr)")]
     pub deadline_wakeup_ns: u64,
     #[stat(desc = "Its guaranteed_shares (1024: one CPU where the parent has no guarantee; 0: none)")]
     pub guaranteed_shares: u64,

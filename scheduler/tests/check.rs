@@ -40,3 +40,18 @@ fn an_invalid_file_exits_1_with_file_line_and_cgroup() {
         )
     );
 }
+
+#[test]
+fn every_parameter_is_listed() {
+    // burst_buffer alone was listed as nothing: "/sys/fs/cgroup/x: ", as if it were ignored.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fdl.toml");
+    std::fs::write(&file, "[cgroup.scx-fdl-check-test-absent]\nburst_buffer = \"100ms\"\n").unwrap();
+    let out = check(&file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("/sys/fs/cgroup/scx-fdl-check-test-absent: burst_buffer 100ms (not present yet"),
+        "{stdout}"
+    );
+}
