@@ -498,10 +498,14 @@ void BPF_STRUCT_OPS(fdl_cgroup_exit, struct cgroup *cgrp)
 	if (!cg)
 		return;
 	fdl_cgroup_fold(cg);
-	if (cg->has_dsq) {
-		fdl_slot_del(cgref);
-		env_destroy_dsq(cgref);
-	}
+	/*
+	 * Its slot and queue, whether or not has_dsq says so yet: fdl_set_params gives a nested
+	 * cgroup a slot and a queue before it sets has_dsq, and an exit between the two left both
+	 * taken for good (one of the 64 slots per pod of a short-lived Job given deadlines by a
+	 * pattern). Neither call does anything where there is none.
+	 */
+	fdl_slot_del(cgref);
+	env_destroy_dsq(cgref);
 	if (cg->bw.quota_ns)	/* no longer limited: uncount it */
 		fdl_bw_set(cg, 0, 0, 0, scx_bpf_now());
 	fdl_cgroup_free(cg);
