@@ -205,7 +205,7 @@ struct fdl_bw {
 	u64 quota_ns;		/* CPU time per period; 0: no limit */
 	u64 period_ns;
 	u64 burst_ns;		/* cpu.max.burst: unused quota a period may carry over */
-	u64 buffer_ns;		/* the configuration's cpu_max_burst_us (may exceed the quota) */
+	u64 buffer_ns;		/* the configuration's burst_buffer (may exceed the quota) */
 	s64 runtime_ns;		/* left in the current period; an overrun is carried as debt */
 	u64 period_start;	/* start of the current period, ns */
 	u64 used_ns;		/* CPU time used in the current period */

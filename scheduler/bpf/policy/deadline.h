@@ -447,7 +447,7 @@ static __always_inline int fdl_slot_add(u64 cgref)
 	return free;
 }
 
-/* The cgroup is gone (and with it every task of its queue): free its slot. */
+/* The cgroup is gone: free its slot (nothing if it has none). */
 static __always_inline void fdl_slot_del(u64 cgref)
 {
 	struct fdl_cgroup *cg = env_cgroup(cgref);
