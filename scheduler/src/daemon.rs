@@ -215,21 +215,15 @@ impl<'obj> Scheduler<'obj> {
         // All or nothing, as `set`: a cgroup whose parameters the file changes and the BPF side
         // refuses (no queue left for a pattern's hundredth pod, ...) undoes the whole reload.
         // Applied in part, the reload said "reloaded" while some of the file's cgroups stayed fair.
-        let (old, before) = (self.cfg.config.clone(), self.cfg.expanded.clone());
-        let n = new.len();
-        self.cfg.apply_config(&self.bpf, new.clone());
-        let refused = self.cfg.refused_changes(&before);
-        if refused.is_empty() {
-            info!("SIGHUP: reloaded {} ({n} cgroups)", file.display());
-            self.cfg.file_config = new;
-        } else if self.bpf.going() {
-            // The maps are going: nothing to undo there, but the restart applies what is in force.
-            self.cfg.config = old;
-            self.cfg.expanded = before;
-            error!("SIGHUP: {}; scx_fdl is being ejected: nothing was applied", refused.join("; "));
-        } else {
-            self.cfg.apply_config(&self.bpf, old);
-            error!("SIGHUP: {}; the configuration in force is unchanged", refused.join("; "));
+        match self.cfg.apply_config_whole(&self.bpf, new.clone()) {
+            Ok(()) => {
+                info!("SIGHUP: reloaded {} ({} cgroups)", file.display(), new.len());
+                self.cfg.file_config = new;
+            }
+            Err(refused) if self.bpf.going() => {
+                error!("SIGHUP: {}; scx_fdl is being ejected: nothing was applied", refused.join("; "))
+            }
+            Err(refused) => error!("SIGHUP: {}; the configuration in force is unchanged", refused.join("; ")),
         }
     }
 

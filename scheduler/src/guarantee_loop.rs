@@ -51,13 +51,12 @@ impl InForce {
         // dropped its own).
         bpf.keep_refs(&uses.values().map(|(c, _, _)| c.cgid).collect());
         for path in paths {
-            let (Some(applied), Some(&guarantee)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
+            let (Some(applied), Some(&granted)) = (self.applied.get(&path).copied(), self.granted.get(&path)) else {
                 continue;
             };
             // A CPU limit is a hard ceiling: the loop does not chase a guarantee above it; nor
             // what the BPF side scales the guarantees down to, to leave fair work its share.
             let limit = self.limit_cache.get(&path).copied().unwrap_or(0.0);
-            let granted = guarantee;
             let guarantee = guarantee_now(granted, scale, limit);
             let own = uses.get(&path).map(|(c, _, _)| *c);
             let (usage, wait) = uses.get(&path).map_or((0, 0), |(_, u, w)| (*u, *w));

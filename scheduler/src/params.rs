@@ -133,10 +133,30 @@ impl InForce {
         self.sync_params(bpf);
     }
 
+    /// `apply_config`, all or nothing (`set`, a SIGHUP reload): where the BPF side refuses a cgroup
+    /// whose parameters this changes (not tracked, no queue left, ...), the configuration in force
+    /// before is back, and the refusals are returned as "path: why". It is applied again; while
+    /// the kernel ejects scx_fdl (`Bpf::going`) only restored, since its maps are going and the
+    /// restart that follows (CPU hotplug) applies what is in force.
+    pub fn apply_config_whole(&mut self, bpf: &Bpf, config: Vec<config::Entry>) -> Result<(), Vec<String>> {
+        let (old, before) = (self.config.clone(), self.expanded.clone());
+        self.apply_config(bpf, config);
+        let refused = self.refused_changes(&before);
+        if refused.is_empty() {
+            return Ok(());
+        }
+        if bpf.going() {
+            self.config = old;
+            self.expanded = before;
+        } else {
+            self.apply_config(bpf, old);
+        }
+        Err(refused)
+    }
+
     /// The cgroups whose parameters in force differ from `before` (the entries in force before a
-    /// change) and that the BPF side refused (not tracked, no queue left, ...), as "path: why":
-    /// a change that must be undone whole (`set`, a SIGHUP reload).
-    pub fn refused_changes(&self, before: &[config::Entry]) -> Vec<String> {
+    /// change) and that the BPF side refused, as "path: why".
+    fn refused_changes(&self, before: &[config::Entry]) -> Vec<String> {
         let params = |c: &[config::Entry], p: &Path| c.iter().find(|e| e.path == p).map(|e| e.params);
         self.refused
             .iter()

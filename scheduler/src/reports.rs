@@ -183,20 +183,12 @@ fn apply_set(bpf: &Bpf, cfg: &mut InForce, cgroup: &str, assign: &[String]) -> R
     }
     let new = config::apply_set(&cfg.config, &cfg.cgroup_root, cgroup, assign)?;
     let path = config::resolve_path(&cfg.cgroup_root, cgroup)?;
-    let (old, before) = (cfg.config.clone(), cfg.expanded.clone());
-    cfg.apply_config(bpf, new);
     // A cgroup whose parameters this set changed and the BPF side refused (it does not track the
     // cgroup, no queue is left, ...): the whole set is undone, and says why.
-    let refused = cfg.refused_changes(&before);
-    if !refused.is_empty() {
+    if let Err(refused) = cfg.apply_config_whole(bpf, new) {
         if bpf.going() {
-            // Nothing written now (the maps are going), but the configuration in force goes back:
-            // the restart that follows (CPU hotplug) applies it, and applied the refused set.
-            cfg.config = old;
-            cfg.expanded = before;
             bail!("scx_fdl is being ejected by the kernel (its log gives the reason): nothing was applied");
         }
-        cfg.apply_config(bpf, old);
         bail!("{}; nothing was changed", refused.join("; "));
     }
     let mut message = format!(
