@@ -405,14 +405,20 @@ static inline u64 fdl_budget_earned(u64 elapsed_ns, u64 rate, u64 window_ns)
  */
 #define FDL_EARN_MIN_NS		1024
 
-static inline s64 fdl_budget_earn(s64 budget, u64 elapsed_ns, u64 rate, u64 window_ns)
+/* The budget with `earned` (fdl_budget_earned) added, held within a window either way. */
+static inline s64 fdl_budget_add(s64 budget, u64 earned, u64 rate, u64 window_ns)
 {
 	s64 cap = (s64)fdl_budget_cap(rate, window_ns);
 
-	budget += (s64)fdl_budget_earned(elapsed_ns, rate, window_ns);
+	budget += (s64)earned;
 	if (budget > cap)
 		return cap;
 	return budget < -cap ? -cap : budget;
+}
+
+static inline s64 fdl_budget_earn(s64 budget, u64 elapsed_ns, u64 rate, u64 window_ns)
+{
+	return fdl_budget_add(budget, fdl_budget_earned(elapsed_ns, rate, window_ns), rate, window_ns);
 }
 
 /*
@@ -467,9 +473,11 @@ static inline u64 fdl_miss_lag_step(u64 vdt, u64 min_dl, u64 min_rr_ns)
  *
  *	dl = v + (dl - v) / 2     for dl after v; a deadline at or before v stays
  */
+static inline u64 fdl_dl_halve_spread_n(u64 dl, u64 v, u64 n);
+
 static inline u64 fdl_dl_halve_spread(u64 dl, u64 v)
 {
-	return fdl_time_before(v, dl) ? v + (dl - v) / 2 : dl;
+	return fdl_dl_halve_spread_n(dl, v, 1);
 }
 
 /*

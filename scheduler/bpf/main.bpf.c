@@ -424,14 +424,28 @@ static void fdl_cgroup_free(struct fdl_cgroup *cg)
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
-	u64 cgid = cgroup_id(cgrp), cgref;
-	struct fdl_cgroup *cg, *pcg;
+	u64 cgid = cgroup_id(cgrp), cgref, pref = 0;
+	struct fdl_cgroup *cg, *pcg = NULL;
 
+	if (cgrp->level > 0) {
+		struct cgroup *parent = bpf_cgroup_ancestor(cgrp, cgrp->level - 1);
+
+		if (parent) {
+			pref = cgroup_ref(cgroup_id(parent));
+			bpf_cgroup_release(parent);
+		}
+		pcg = env_cgroup(pref);
+	}
 	/*
 	 * Beyond the depth we honour, or with no slot left, a cgroup is scheduled as part of its
-	 * ancestor (never an error: that would fail the cgroup's creation).
+	 * ancestor (never an error: that would fail the cgroup's creation). So is one below a cgroup
+	 * that is not tracked: tracked once slots were free again, with no parent it stood at the
+	 * root, its weight summed there, no container found for it, and its ancestors' cpu.max never
+	 * applied (their walk stopped at it: a pod made under an untracked slice of a kubepods
+	 * limited to 0.5 CPU ran its loops on 1 CPU).
 	 */
-	if (cgrp->level > FDL_MAX_DEPTH || !(cgref = fdl_cgroup_alloc(cgrp->level))) {
+	if (cgrp->level > FDL_MAX_DEPTH || (cgrp->level > 0 && !pcg) ||
+	    !(cgref = fdl_cgroup_alloc(cgrp->level))) {
 		__sync_fetch_and_add(&fdl.counters.nr_cgroups_untracked, 1);
 		return 0;
 	}
@@ -446,28 +460,8 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cg
 	cg->cgid = cgid;
 	cg->level = cgrp->level;
 	cg->weight = cg->cpu_weight = args->weight;
-	if (cgrp->level > 0) {
-		struct cgroup *parent = bpf_cgroup_ancestor(cgrp, cgrp->level - 1);
-
-		if (parent) {
-			cg->parent_cgref = cgroup_ref(cgroup_id(parent));
-			bpf_cgroup_release(parent);
-		}
-		pcg = env_cgroup(cg->parent_cgref);
-		/*
-		 * Below a cgroup that is not tracked (no slot was left when it was made): not tracked
-		 * either, its tasks scheduled as its nearest tracked ancestor (tracked_cgref). Tracked
-		 * once slots were free again, with no parent it stood at the root: its weight summed
-		 * there, no container found for it, and its ancestors' cpu.max never applied (their
-		 * walk stopped at it: a pod made under an untracked slice of a kubepods limited to 0.5
-		 * CPU ran its loops on 1 CPU).
-		 */
-		if (!pcg) {
-			bpf_map_delete_elem(&cgroup_refs, &cgid);
-			fdl_cgroup_free(cg);
-			__sync_fetch_and_add(&fdl.counters.nr_cgroups_untracked, 1);
-			return 0;
-		}
+	if (pcg) {
+		cg->parent_cgref = pref;
 		cg->top_cgref = cgrp->level == 1 ? cgref : pcg->top_cgref;
 	}
 	/*

@@ -38,14 +38,15 @@ static __always_inline void fdl_entity_move(struct fdl_entity *e, u64 old, u64 d
 }
 
 /*
- * Bring the entity's bucket up to date at vdt: the halvings since it was last looked at, and at
- * most FDL_MAX_DEBT_NS past vdt + rr; the fair container's at most its deadline_rr behind vdt
- * (fdl_dl_floor).
+ * The entity's bucket brought up to date at vdt, not written back (*old: the value read, for
+ * fdl_entity_move): the halvings since it was last looked at, and at most FDL_MAX_DEBT_NS past
+ * vdt + rr; the fair container's at most its deadline_rr behind vdt (fdl_dl_floor).
  */
-static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
+static __always_inline u64 fdl_entity_fresh(struct fdl_entity *e, u64 vdt, u64 *old)
 {
-	u64 gen = fdl.spread_gen, old = e->dl, dl = old;
+	u64 gen = fdl.spread_gen, dl = e->dl;
 
+	*old = dl;
 	if (e->spread_gen != gen) {
 		/* Every halving it missed (one, when its gen was behind by three, left an entity
 		 * whose work all ran, and was not looked at, 60 ms ahead instead of 15). */
@@ -55,6 +56,14 @@ static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
 	dl = fdl_dl_cap(dl, vdt, e->deadline_rr_ns + FDL_MAX_DEBT_NS);
 	if (e == &fdl.fair)
 		dl = fdl_dl_floor(dl, vdt, e->deadline_rr_ns);
+	return dl;
+}
+
+/* Bring the entity's bucket up to date at vdt (fdl_entity_fresh). */
+static __always_inline void fdl_entity_refresh(struct fdl_entity *e, u64 vdt)
+{
+	u64 old, dl = fdl_entity_fresh(e, vdt, &old);
+
 	fdl_entity_move(e, old, dl);
 }
 
@@ -110,17 +119,18 @@ static __always_inline s64 fdl_entity_budget(struct fdl_entity *e, u64 now)
 	 * Earned at the granted rate, scaled down while the guarantees overcommit (fdl_budget_scale);
 	 * fair work's (fdl_fair_set_rate) is what that scaling keeps for it, never scaled.
 	 */
-	u64 at = e->budget_at, rate = e == &fdl.fair ? e->budget_rate :
+	u64 at = e->budget_at, earned, rate = e == &fdl.fair ? e->budget_rate :
 				      fdl_budget_scaled(e->budget_rate, fdl.budget_scale);
 	s64 b, c;
 
 	if (!rate)
 		return 0;
-	if (fdl_time_before(at, now) &&
-	    fdl_budget_earned(now - at, rate, tun.guarantee_window_ns) >= FDL_EARN_MIN_NS &&
-	    __sync_val_compare_and_swap(&e->budget_at, at, now) == at) {
+	if (!fdl_time_before(at, now))
+		return e->budget_ns;
+	earned = fdl_budget_earned(now - at, rate, tun.guarantee_window_ns);
+	if (earned >= FDL_EARN_MIN_NS && __sync_val_compare_and_swap(&e->budget_at, at, now) == at) {
 		b = e->budget_ns;
-		c = fdl_budget_earn(b, now - at, rate, tun.guarantee_window_ns);
+		c = fdl_budget_add(b, earned, rate, tun.guarantee_window_ns);
 		/*
 		 * Back within its guarantee: its deadline promise starts anew, as at a wake-up. Its
 		 * bucket did not move while it waited beyond the guarantee for the fair order, so its
@@ -251,11 +261,10 @@ static __always_inline u64 fdl_fair_order(u64 vdt)
 /* The entity became runnable from empty: a new bucket, no credit for the sleep. */
 static __always_inline void fdl_entity_wake(struct fdl_entity *e, u64 vdt)
 {
-	u64 dl;
+	u64 old, dl = fdl_entity_fresh(e, vdt, &old);
 
-	fdl_entity_refresh(e, vdt);
-	dl = e->dl;
-	fdl_entity_move(e, dl, fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns));
+	/* Brought up to date and clamped in one move. */
+	fdl_entity_move(e, old, fdl_dl_wakeup(dl, vdt, e->deadline_wakeup_ns, e->deadline_rr_ns));
 }
 
 /* It ran delta_ns at bandwidth bw: fill its bucket (an add, so CPUs running members both count). */
