@@ -36,7 +36,8 @@ case $ops in scx_fdl*) pass "root/ops names scx_fdl ($ops), state $state" ;;
 # day, fdl_dispatch 123k, a container's budget read once where its order and its slice both need it,
 # and the bound on all of them back at 350k; 345k that evening, fdl_dispatch 136k, with the fixes
 # of a review: the cross-CPU clock clamps, a bucket moved by an atomic add only where it changes,
-# the budget's least stretch, the halvings caught up; the bound 375k).
+# the budget's least stretch, the halvings caught up (340k once a wake-up's refresh and clamp
+# became one move); the bound 375k).
 insns=$(sed -n 's/.*instructions verified: //p' "$SCX_LOG" | head -1)
 echo "$insns" | tr ',' '\n' | sed 's/^ */    verified: /'
 largest=$(echo "$insns" | tr ',' '\n' | awk '{ if ($2 + 0 > m) { m = $2 + 0; n = $1 } } END { print n, m + 0 }')
