@@ -130,7 +130,7 @@ static bool move_unblocked_dom(u64 dsq)
 		t = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 		if (t && (blocker = fdl_bw_blocked(t, now, &at))) {
 			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, FDL_DSQ_HOLD, 0)) {
-				fdl_bw_held(t, blocker, now);
+				fdl_task_hold(t, blocker, now);
 				fdl_hold_until(at, now);
 				stat_inc(nr_held);
 			}
@@ -328,7 +328,7 @@ void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)
 	if (!t->acct_cgref)
 		return;
 	cg = env_cgroup(t->acct_cgref);
-	if (cg)
+	if (cg && !t->acct_held)	/* held: out of the sums until released (fdl_task_hold) */
 		__sync_fetch_and_add(fdl_wsum(cg), (s64)weight - t->acct_weight);
 	t->acct_weight = weight;
 }
@@ -541,9 +541,12 @@ void BPF_STRUCT_OPS(fdl_cgroup_move, struct task_struct *p, struct cgroup *from,
 	/* Still counted in the old cgroup (moved while runnable): move the count along. */
 	cgref = env_cgroup(t->cgref) ? t->cgref : FDL_ROOT_CGREF;
 	if (t->acct_cgref && t->acct_cgref != cgref) {
-		fdl_cgroup_propagate(t->acct_cgref, -(s64)t->acct_weight, -1, 0);
+		/* Held, it is out of the sums: its release counts it in the new cgroup. */
+		if (!t->acct_held)
+			fdl_cgroup_propagate(t->acct_cgref, -(s64)t->acct_weight, -1, 0);
 		t->acct_cgref = cgref;
-		fdl_cgroup_propagate(cgref, t->acct_weight, 1, fdl_vdt(scx_bpf_now()));
+		if (!t->acct_held)
+			fdl_cgroup_propagate(cgref, t->acct_weight, 1, fdl_vdt(scx_bpf_now()));
 	}
 }
 

@@ -13,6 +13,8 @@
 #   5. a limit on a cgroup deeper than scx_fdl tracks is reported as not enforced;
 #   6. a deadline container granted a whole CPU under cpu.max 30000 100000 gets 0.3: the limit is a
 #      hard ceiling, and `scx_fdl list` says so;
+#   7. a container throttled by its limit leaves its pod's weights: a deadline container beside it
+#      gets the pod's CPU less the limit;
 #   and nothing stalls (a task alone under a limit is never off its CPU longer than a period and a
 #   tick), scx_fdl stays attached and exits cleanly.
 . ./lib.sh
@@ -192,6 +194,31 @@ grep -q "/sys/fs/cgroup/dlq: guarantee 1.00 CPU capped at 0.30 CPU by cpu.max" /
     fail "scx_fdl list says the limit caps the guarantee"
 granted=$(scx_json_field dlq guarantee_granted_cpus)
 check "its granted guarantee is the limit: $granted CPU" "${granted:-0} > 0.29 && ${granted:-0} < 0.31"
+
+kill_all
+
+# 7. A throttled container leaves its pod's weights, as the kernel's throttled cfs_rq leaves its
+# parent's load: pod P holds A, limited to 0.1 CPU, and B, a deadline container (set at run time),
+# beside Q at the root, two hogs each. P and Q share the machine 1:1, so B gets P's CPU less A's
+# 0.1. While A's held tasks kept A's weight in P's sum, B ran at half of P's share: 0.63 CPU and
+# Q 1.27 in the simulation (tests/native: test_throttled_cgroup_leaves_its_parents_weights).
+mkcg P 100
+mkcg P/A 100
+mkcg P/B 100
+mkcg Q 100
+echo "10000 100000" > "$CG/P/A/cpu.max"
+scx_fdl set P/B deadline_rr=20ms > /dev/null || fail "scx_fdl set P/B deadline_rr=20ms"
+hogs P/A 2
+hogs P/B 2
+hogs Q 2
+sleep 1
+measure 4 P/A P/B Q
+a=$(cpus "$(used P/A)" 4)
+b=$(cpus "$(used P/B)" 4)
+q=$(cpus "$(used Q)" 4)
+check "beside its throttled sibling (0.1 CPU: $a), a deadline container gets its pod's CPU less the limit: $b CPU of 0.9 (-15 %)" \
+    "$b >= 0.765"
+check "the pod's neighbour gets its half, no more: $q CPU of 1 (+15 %)" "$q <= 1.15"
 
 finish_scx
 rig_gate after

@@ -188,7 +188,7 @@ struct fdl_task {
 	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
 	u64 avg_burst_ns;	/* its usual burst: burst_ns where it slept, averaged (fdl_ewma; 0: none yet) */
 	u32 started;		/* it ran since it last became runnable (ops.runnable) */
-	u32 __pad_started;
+	u32 acct_held;		/* held: its weight is out of acct_cgref's sums (fdl_task_hold) */
 	/* The interactive classifier (policy/interactive.h): */
 	u64 nvcsw_at;		/* when its current window began (0: none yet) */
 	u32 nvcsw;		/* voluntary switches (wake-ups) in the current window */
