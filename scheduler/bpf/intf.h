@@ -38,6 +38,13 @@ enum fdl_consts {
 	/* Deepest cgroup level whose weight is honoured; deeper levels share their ancestor's. */
 	FDL_MAX_DEPTH		= 16,
 	/*
+	 * The weight of a cgroup with cpu.idle = 1 (ops.cgroup_set_idle): the least cpu.weight. The
+	 * kernel's is WEIGHT_IDLEPRIO, 3 of the 1024 of a nice-0 task, about cpu.weight 0.3: below
+	 * the integer weights here, so an idle cgroup beside one at cpu.weight 100 gets 1/101 of the
+	 * CPU it would get under EEVDF with 0.3/100.3.
+	 */
+	FDL_IDLE_WEIGHT		= 1,
+	/*
 	 * First-level cgroups with a queue of their own, which the dispatcher scans (deadline
 	 * containers and fair cgroups alike); tasks of further first-level cgroups share the fair
 	 * queue of the root cgroup's own tasks.
@@ -238,7 +245,8 @@ struct fdl_cgroup {
 	u64 cgid;		/* the kernel's cgroup id (cgroup.kn->id, the directory's inode) */
 	u64 parent_cgref;	/* 0 for the root */
 	u32 level;		/* depth below the root cgroup */
-	u32 weight;		/* effective weight: boost_weight if set, else cpu_weight */
+	u32 weight;		/* effective weight: boost_weight if set, else FDL_IDLE_WEIGHT if idle,
+				 * else cpu_weight */
 	u32 cpu_weight;		/* cpu.weight, 1..10000 */
 	u32 boost_weight;	/* set by the guaranteed_shares control loop; 0: none */
 	s64 wsum;		/* weights of runnable own tasks + contributions of active children
@@ -262,7 +270,7 @@ struct fdl_cgroup {
 	u32 summed;
 	/* A container's index in fdl.containers + 1 (0: none): its bit in fdl.active_mask. */
 	u32 cont_slot;
-	u32 __pad_slot;
+	u32 idle;		/* cpu.idle = 1: it weighs FDL_IDLE_WEIGHT (ops.cgroup_set_idle) */
 	/* The container its tasks queue in (itself or its nearest, 0: the root's), cached: */
 	u64 cont_cgref;
 	u64 cont_gen;		/* fdl.cont_gen + 1 when cont_cgref was found (0: never) */

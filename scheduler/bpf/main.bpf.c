@@ -459,7 +459,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(fdl_cgroup_init, struct cgroup *cgrp, struct scx_cg
 	}
 	cg->cgid = cgid;
 	cg->level = cgrp->level;
-	cg->weight = cg->cpu_weight = args->weight;
+	cg->cpu_weight = args->weight;
+	/* cpu.idle (the argument comes with ops.cgroup_set_idle, on kernels that have it). */
+	if (bpf_core_field_exists(args->sched_idle))
+		cg->idle = args->sched_idle;
+	cg->weight = fdl_cgroup_wanted_weight(cg);
 	if (pcg) {
 		cg->parent_cgref = pref;
 		cg->top_cgref = cgrp->level == 1 ? cgref : pcg->top_cgref;
@@ -511,6 +515,15 @@ void BPF_STRUCT_OPS(fdl_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 
 	if (cg)
 		fdl_cgroup_set_cpu_weight(cg, weight);
+}
+
+/* cpu.idle changed: policy/cgroup.h's fdl_cgroup_set_cpu_idle. */
+void BPF_STRUCT_OPS(fdl_cgroup_set_idle, struct cgroup *cgrp, bool idle)
+{
+	struct fdl_cgroup *cg = env_cgroup(cgroup_ref(cgroup_id(cgrp)));
+
+	if (cg)
+		fdl_cgroup_set_cpu_idle(cg, idle);
 }
 
 /*
@@ -789,6 +802,7 @@ SCX_OPS_DEFINE(fdl_ops,
 	       .cgroup_exit		= (void *)fdl_cgroup_exit,
 	       .cgroup_set_weight	= (void *)fdl_cgroup_set_weight,
 	       .cgroup_set_bandwidth	= (void *)fdl_cgroup_set_bandwidth,
+	       .cgroup_set_idle		= (void *)fdl_cgroup_set_idle,
 	       .cgroup_move		= (void *)fdl_cgroup_move,
 	       .init			= (void *)fdl_init,
 	       .exit			= (void *)fdl_exit,

@@ -77,8 +77,12 @@ pub struct CgroupReport {
     #[serde(default)]
     pub guarantee_granted_cpus: f64,
     pub cpu_weight: u32,
-    /// The weight scheduling uses: cpu.weight, or the guarantee loop's boost.
+    /// The weight scheduling uses: cpu.weight, or the guarantee loop's boost, or the least
+    /// weight (1) while cpu.idle is 1.
     pub effective_weight: u32,
+    /// cpu.idle is 1: the cgroup weighs the least (FDL_IDLE_WEIGHT) unless a guarantee boosts it.
+    #[serde(default)]
+    pub idle: bool,
     /// Cumulative, over the cgroup's subtree, since scx_fdl started.
     pub usage_ns: u64,
     pub wait_ns: u64,

@@ -87,6 +87,18 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         }
     };
 
+    // cpu.idle is honoured through ops.cgroup_set_idle (and ops.cgroup_init's sched_idle). A kernel
+    // without it gets the callback left out by scx_ops_load! (with scx_utils' own warning), and an
+    // idle cgroup then competes at its cpu.weight: say what that means.
+    if matches!(scx_utils::compat::struct_has_field("sched_ext_ops", "cgroup_set_idle"), Ok(true)) {
+        info!("cpu.idle: honoured (ops.cgroup_set_idle): a cgroup with cpu.idle 1 weighs the least, cpu.weight 1");
+    } else {
+        warn!(
+            "cpu.idle NOT honoured: this kernel has no ops.cgroup_set_idle, so a cgroup with cpu.idle 1 \
+             competes at its cpu.weight"
+        );
+    }
+
     let shutdown = Arc::new(AtomicBool::new(false));
     signals::install(&shutdown, &RELOAD)?;
     if let Some(dir) = opts.socket.parent() {

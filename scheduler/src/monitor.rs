@@ -84,7 +84,7 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
             duration_or_dash(r.deadline_rr_ns),
             duration_or_dash(r.deadline_wakeup_ns),
             if r.guaranteed_shares > 0 { r.guaranteed_shares.to_string() } else { "-".into() },
-            r.cpu_weight,
+            if r.idle { "idle".to_string() } else { r.cpu_weight.to_string() },
             r.effective_weight,
             cpu,
             wait,
@@ -99,6 +99,9 @@ pub fn table(reports: &[CgroupReport], previous: Option<(&[CgroupReport], Durati
             r.cpu_max.as_ref().map_or("-".into(), |m| measured(m.throttled_usec * 1000)),
             r.cpu_max.as_ref().map_or("-".into(), |m| format!("{}/{}", m.nr_bursts, measured(m.burst_usec * 1000))),
         );
+    }
+    if reports.iter().any(|r| r.idle) {
+        out += "idle: cpu.idle is 1: the cgroup weighs the least (eff-w 1) unless a guarantee boosts it\n";
     }
     if reports.iter().any(|r| r.runtime_only) {
         out += "(set): parameters changed by `scx_fdl set`, runtime only: a restart or a SIGHUP reload returns to the configuration file\n";

@@ -260,6 +260,7 @@ impl View {
             if let Some(cg) = node.own {
                 r.cpu_weight = cg.cpu_weight;
                 r.effective_weight = cg.weight;
+                r.idle = cg.idle != 0;
                 r.nr_misses = cg.ent.nr_misses;
                 (r.max_lateness_ns, r.max_late_pid, r.max_late_comm, r.max_late_wait_ns, r.max_late_woke) =
                     late_start(&cg.ent.max_late);

@@ -3335,6 +3335,61 @@ static void test_throttled_cgroup_leaves_its_parents_weights(void)
 }
 
 /*
+ * cpu.idle (ops.cgroup_set_idle): an idle cgroup of two hogs beside one at cpu.weight 100 weighs
+ * FDL_IDLE_WEIGHT, 1/101 of the machine (EEVDF's idle weight: 0.3/100.3), and alone it still takes
+ * the whole machine; back at cpu.idle 0 it weighs its cpu.weight again; a guarantee's boost rules
+ * over it. Before, scx_fdl had no ops.cgroup_set_idle and an idle cgroup took half.
+ */
+static void test_idle_cgroup_weighs_the_least(void)
+{
+	u64 idle, other, alone;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	add_cgroup(20, 100, 0, 0);
+	fdl_cgroup_set_cpu_idle(&env.cg[10], true);
+	for (int i = 0; i < 2; i++)
+		wake(new_task(i, 10));
+	run_for(1000 * MS);
+	alone = ran(0, 2);
+	for (int i = 0; i < 2; i++)
+		wake(new_task(2 + i, 20));
+	run_for(500 * MS);
+	for (int i = 0; i < 4; i++)
+		tasks[i].ran_ns = 0;
+	run_for(2000 * MS);
+	idle = ran(0, 2);
+	other = ran(2, 2);
+	printf("cpu.idle 1 beside cpu.weight 100, 2 s on 2 CPUs: idle %llu ms, other %llu ms (alone "
+	       "before: %llu of 2000 ms); effective weight %u\n", idle / MS, other / MS, alone / MS,
+	       env.cg[10].weight);
+	CHECK("an idle cgroup weighs FDL_IDLE_WEIGHT", env.cg[10].weight == FDL_IDLE_WEIGHT, "%u",
+	      env.cg[10].weight);
+	CHECK("alone, an idle cgroup takes the whole machine", alone >= 1950 * MS, "%llu ms",
+	      alone / MS);
+	CHECK("beside cpu.weight 100 it gets about 1/101 (at most 2 %)", idle <= 80 * MS, "%llu ms",
+	      idle / MS);
+	CHECK("... and the other cgroup the rest", other >= 3900 * MS, "%llu ms", other / MS);
+	fdl_cgroup_set_cpu_idle(&env.cg[10], false);
+	run_for(500 * MS);
+	for (int i = 0; i < 4; i++)
+		tasks[i].ran_ns = 0;
+	run_for(2000 * MS);
+	idle = ran(0, 2);
+	other = ran(2, 2);
+	printf("cpu.idle back to 0: %llu ms and %llu ms\n", idle / MS, other / MS);
+	CHECK("at cpu.idle 0 it weighs its cpu.weight again (1:1 +-10 %)",
+	      idle >= 1800 * MS && idle <= 2200 * MS, "%llu : %llu ms", idle / MS, other / MS);
+	fdl_cgroup_set_cpu_idle(&env.cg[10], true);
+	fdl_cgroup_set_boost(&env.cg[10], 300);
+	CHECK("a guarantee's boost rules over cpu.idle", env.cg[10].weight == 300, "%u",
+	      env.cg[10].weight);
+	fdl_cgroup_set_boost(&env.cg[10], 0);
+	CHECK("without the boost, idle again", env.cg[10].weight == FDL_IDLE_WEIGHT, "%u",
+	      env.cg[10].weight);
+}
+
+/*
  * Burst: a job that runs 35 ms every 200 ms under cpu.max 20000 100000 uses 17.5 % on average,
  * but each run needs more than one period's quota. Without burst it is throttled in every run;
  * with cpu.max.burst = 20 ms the quota saved in its idle period carries it through.
@@ -5129,6 +5184,7 @@ int main(void)
 	test_deadline_container_under_a_quota();
 	test_parent_limit_binds_children();
 	test_throttled_cgroup_leaves_its_parents_weights();
+	test_idle_cgroup_weighs_the_least();
 	test_burst_carries_unused_quota();
 	test_quota_runs_out_at_a_tick();
 	test_lifted_limit_releases_at_once();

@@ -1,4 +1,4 @@
-# Scenario: cpu.weight honoured at every level of the cgroup tree.
+# Scenario: cpu.weight honoured at every level of the cgroup tree, and cpu.idle.
 # Args: [fdl|eevdf] [check|report]
 #   fdl (default) runs under scx_fdl, eevdf under the kernel's default scheduler.
 #   check (default) fails on shares outside the tolerances; report only prints them (the demo).
@@ -31,6 +31,9 @@ siblings() {
     expect "$2" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" "$3" 0.10
 }
 
+# Idle before the scheduler starts (ops.cgroup_init's sched_idle), for section 5.
+mkcg I 100
+echo 1 > $CG/I/cpu.idle
 start_sched "$sched" || exit 1
 
 say "1. siblings: W200 (cpu.weight 200) and W100 (100), $ncpu hogs each, $secs s"
@@ -85,6 +88,40 @@ expect "L's share with its work 20 levels down" "$(awk -v x="$l" -v y="$h" 'BEGI
 kill_all
 while [ "$deep" != L ]; do rmdir "$CG/$deep"; deep=$(dirname "$deep"); done
 rmdir $CG/L $CG/H
+
+say "5. cpu.idle: I (cpu.idle 1 since before the start) beside B (100); $ncpu hogs each, 4 s"
+# An idle cgroup weighs the least: EEVDF's idle weight is 0.3 of cpu.weight 100's (a share of
+# 0.003), scx_fdl's cpu.weight 1 (0.0099). Before ops.cgroup_set_idle, scx_fdl gave I half.
+mkcg B 100
+hogs I "$ncpu"
+hogs B "$ncpu"
+# idle_share PHASE: after a warm-up, I's share of I and B in s.
+idle_share() {
+    sleep $warm
+    measure 4 I B
+    i=$(used I) b=$(used B)
+    echo "FDL-SHARES $sched $1 I=$i B=$b"
+    s=$(awk -v x="$i" -v y="$b" 'BEGIN { printf "%.4f", x / (x + y) }')
+}
+idle_share idle
+if [ "$mode" = report ]; then say "idle cgroup's share: $s"; else
+    check "an idle cgroup (cpu.idle 1 before the start) gets at most 3 % beside cpu.weight 100: $s" "$s <= 0.03"; fi
+if [ "$sched" = fdl ]; then
+    scx_fdl list > /tmp/list.txt
+    grep -E "^cgroup|/I |^idle:" /tmp/list.txt | sed 's/^/    /'
+    grep -qE "^/sys/fs/cgroup/I +- +- +- +idle +1 " /tmp/list.txt &&
+        pass "scx_fdl list shows I as idle, at effective weight 1" ||
+        fail "scx_fdl list shows I as idle, at effective weight 1"
+fi
+echo 0 > $CG/I/cpu.idle
+idle_share unidle
+expect "I's share at cpu.idle 0" "$s" 0.5 0.15
+echo 1 > $CG/I/cpu.idle
+idle_share reidle
+if [ "$mode" = report ]; then say "idle again: $s"; else
+    check "idle again (cpu.idle 1 written while it runs): at most 3 %: $s" "$s <= 0.03"; fi
+kill_all
+rmdir $CG/I $CG/B
 
 if [ "$sched" = fdl ]; then
     stop_scx

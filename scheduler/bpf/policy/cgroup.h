@@ -422,10 +422,14 @@ static __always_inline void fdl_cgroup_apply_weight(struct fdl_cgroup *cg, u32 w
 		__sync_fetch_and_add(fdl_wsum(parent), dw);
 }
 
-/* The effective weight a cgroup's two writers ask for: its boost while it has one, else cpu.weight. */
+/*
+ * The effective weight a cgroup's writers ask for: its boost while it has one (a guarantee is the
+ * operator's explicit promise, above cpu.idle), else FDL_IDLE_WEIGHT while cpu.idle is 1, else
+ * cpu.weight.
+ */
 static __always_inline u32 fdl_cgroup_wanted_weight(struct fdl_cgroup *cg)
 {
-	return cg->boost_weight ?: cg->cpu_weight;
+	return cg->boost_weight ?: (cg->idle ? FDL_IDLE_WEIGHT : cg->cpu_weight);
 }
 
 /*
@@ -457,6 +461,18 @@ static __always_inline void fdl_cgroup_settle_weight(struct fdl_cgroup *cg)
 static __always_inline void fdl_cgroup_set_cpu_weight(struct fdl_cgroup *cg, u32 weight)
 {
 	cg->cpu_weight = weight;
+	env_mb();
+	fdl_cgroup_settle_weight(cg);
+}
+
+/*
+ * cpu.idle changed (ops.cgroup_set_idle): the cgroup weighs FDL_IDLE_WEIGHT while it is 1, as the
+ * kernel's fair class gives an idle cgroup the idle weight whatever its cpu.weight; back to
+ * cpu.weight at 0. (Ignored, an idle cgroup of batch work competed at its cpu.weight.)
+ */
+static __always_inline void fdl_cgroup_set_cpu_idle(struct fdl_cgroup *cg, bool idle)
+{
+	cg->idle = idle;
 	env_mb();
 	fdl_cgroup_settle_weight(cg);
 }
