@@ -44,6 +44,8 @@ enum fdl_consts {
 	 * CPU it would get under EEVDF with 0.3/100.3.
 	 */
 	FDL_IDLE_WEIGHT		= 1,
+	/* cpu.weight's default (CGROUP_WEIGHT_DFL): what a cgroup weighs once cpu.idle is 0 again. */
+	FDL_CGROUP_WEIGHT_DFL	= 100,
 	/*
 	 * First-level cgroups with a queue of their own, which the dispatcher scans (deadline
 	 * containers and fair cgroups alike); tasks of further first-level cgroups share the fair

@@ -327,8 +327,9 @@ void BPF_STRUCT_OPS(fdl_set_weight, struct task_struct *p, u32 weight)
 	t->weight = weight;
 	if (!t->acct_cgref)
 		return;
-	cg = env_cgroup(t->acct_cgref);
-	if (cg && !t->acct_held)	/* held: out of the sums until released (fdl_task_hold) */
+	cg = env_cgroup(t->acct_cgref & ~FDL_ACCT_HELD);
+	/* Held: out of the sums until released (fdl_task_hold), with the weight set here. */
+	if (cg && !(t->acct_cgref & FDL_ACCT_HELD))
 		__sync_fetch_and_add(fdl_wsum(cg), (s64)weight - t->acct_weight);
 	t->acct_weight = weight;
 }
@@ -546,20 +547,30 @@ void BPF_STRUCT_OPS(fdl_cgroup_set_bandwidth, struct cgroup *cgrp, u64 period_us
 void BPF_STRUCT_OPS(fdl_cgroup_move, struct task_struct *p, struct cgroup *from, struct cgroup *to)
 {
 	struct fdl_task *t = try_lookup_task_ctx(p);
-	u64 cgref;
+	u64 cgref, c;
+	int i;
 
 	if (!t)
 		return;
 	t->cgref = tracked_cgref(to);
 	/* Still counted in the old cgroup (moved while runnable): move the count along. */
 	cgref = env_cgroup(t->cgref) ? t->cgref : FDL_ROOT_CGREF;
-	if (t->acct_cgref && t->acct_cgref != cgref) {
-		/* Held, it is out of the sums: its release counts it in the new cgroup. */
-		if (!t->acct_held)
-			fdl_cgroup_propagate(t->acct_cgref, -(s64)t->acct_weight, -1, 0);
-		t->acct_cgref = cgref;
-		if (!t->acct_held)
+	/*
+	 * By compare-and-swap, as another CPU may hold or release it meanwhile (fdl_task_hold). Held,
+	 * it is out of the sums: its release counts it in the new cgroup.
+	 */
+	fdl_for(i, 0, 3) {
+		c = t->acct_cgref;
+		if (!c || (c & ~FDL_ACCT_HELD) == cgref)
+			break;
+		if (c & FDL_ACCT_HELD) {
+			if (__sync_bool_compare_and_swap(&t->acct_cgref, c, cgref | FDL_ACCT_HELD))
+				break;
+		} else if (__sync_bool_compare_and_swap(&t->acct_cgref, c, cgref)) {
+			fdl_cgroup_propagate(c, -(s64)t->acct_weight, -1, 0);
 			fdl_cgroup_propagate(cgref, t->acct_weight, 1, fdl_vdt(scx_bpf_now()));
+			break;
+		}
 	}
 }
 

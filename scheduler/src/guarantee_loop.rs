@@ -60,7 +60,10 @@ impl InForce {
             let guarantee = guarantee_now(granted, scale, limit);
             let own = uses.get(&path).map(|(c, _, _)| *c);
             let (usage, wait) = uses.get(&path).map_or((0, 0), |(_, u, w)| (*u, *w));
-            let cpu_weight = own.map_or(100, |c| c.cpu_weight);
+            // Its unboosted weight: the least while cpu.idle is 1 (bpf/policy/cgroup.h's
+            // fdl_cgroup_base_weight); the boost climbs from there.
+            let cpu_weight =
+                own.map_or(100, |c| if c.idle != 0 { bpf_intf::fdl_consts_FDL_IDLE_WEIGHT } else { c.cpu_weight });
             // A first-level cgroup's weight is computed from the others' (guarantee::weight_for).
             let target = (own.is_some_and(|c| c.level == 1))
                 .then(|| root_wsum.map(|w| (w - own.map_or(0, |c| c.contrib)) as f64))

@@ -3311,6 +3311,68 @@ static void held_run(u32 wa, u32 wb, u64 rr_b, u64 *a, u64 *b, u64 *q)
 	*q = ran(4, 2);
 }
 
+/*
+ * The hold and release of a task race with its own quiescent and runnable on other CPUs (the
+ * dispatcher that holds it, the hold timer that releases it): in every order of those whole
+ * steps, a stale hold or release included, the task is counted in its cgroup exactly while it is
+ * runnable and not held, and its cgroup's sums return to 0 once it sleeps.
+ */
+static bool held_sums_are(const char *order, struct task *k, s64 nr, s64 wsum)
+{
+	struct fdl_cgroup *cg = &env.cg[10];
+	bool ok = cg->nr_active == nr && cg->wsum == wsum;
+
+	CHECK(order, ok, "nr_active %lld wsum %lld (want %lld, %lld), acct_cgref %llx",
+	      (long long)cg->nr_active, (long long)cg->wsum, (long long)nr, (long long)wsum,
+	      (unsigned long long)k->t.acct_cgref);
+	return ok;
+}
+
+static void test_hold_and_release_in_any_order(void)
+{
+	struct task *k;
+	u64 now;
+
+	reset(2);
+	add_cgroup(10, 100, 0, 0);
+	k = new_task(0, 10);
+	now = env.now;
+	fdl_on_runnable(&k->t, 100, true);
+	held_sums_are("runnable: counted", k, 1, 100);
+	fdl_task_hold(&k->t, 10, now);
+	held_sums_are("held: out of the sums", k, 0, 0);
+	fdl_task_hold(&k->t, 10, now);
+	held_sums_are("held twice: out once", k, 0, 0);
+	fdl_on_quiescent(&k->t);
+	held_sums_are("quiescent while held: not taken out again", k, 0, 0);
+	fdl_task_unhold(&k->t, now);
+	held_sums_are("a stale release after quiescent: nothing", k, 0, 0);
+	fdl_task_hold(&k->t, 10, now);
+	held_sums_are("a stale hold after quiescent: nothing", k, 0, 0);
+
+	fdl_on_runnable(&k->t, 100, true);
+	fdl_task_hold(&k->t, 10, now);
+	fdl_task_unhold(&k->t, now);
+	held_sums_are("held, released: counted again", k, 1, 100);
+	fdl_task_unhold(&k->t, now);
+	held_sums_are("released twice: counted once", k, 1, 100);
+	fdl_on_quiescent(&k->t);
+	held_sums_are("released, then quiescent: 0", k, 0, 0);
+
+	fdl_on_runnable(&k->t, 100, true);
+	fdl_task_hold(&k->t, 10, now);
+	fdl_on_quiescent(&k->t);
+	fdl_on_runnable(&k->t, 100, true);
+	held_sums_are("held, requeued (quiescent, runnable): counted", k, 1, 100);
+	fdl_task_unhold(&k->t, now);
+	held_sums_are("... and the hold timer's stale release after it: counted once", k, 1, 100);
+	fdl_on_quiescent(&k->t);
+	held_sums_are("then asleep: 0", k, 0, 0);
+	fdl_bw_unheld(&k->t, now);
+	CHECK("no task counted held by the limit", env.cg[10].bw.nr_held == 0, "%lld",
+	      (long long)env.cg[10].bw.nr_held);
+}
+
 static void test_throttled_cgroup_leaves_its_parents_weights(void)
 {
 	u64 a, b, q;
@@ -3387,6 +3449,29 @@ static void test_idle_cgroup_weighs_the_least(void)
 	fdl_cgroup_set_boost(&env.cg[10], 0);
 	CHECK("without the boost, idle again", env.cg[10].weight == FDL_IDLE_WEIGHT, "%u",
 	      env.cg[10].weight);
+
+	/* Back from idle, the kernel's default weight (cpu.weight reads 100), not the one before. */
+	fdl_cgroup_set_cpu_idle(&env.cg[10], false);
+	fdl_cgroup_set_cpu_weight(&env.cg[10], 300);
+	fdl_cgroup_set_cpu_idle(&env.cg[10], true);
+	fdl_cgroup_set_cpu_idle(&env.cg[10], false);
+	CHECK("back from idle at cpu.weight 100, as the kernel resets it (not 300)",
+	      env.cg[10].weight == 100 && env.cg[10].cpu_weight == 100, "%u", env.cg[10].weight);
+
+	/* A deadline container's place in the fair order moves at its unboosted weight: idle too. */
+	reset(2);
+	add_cgroup(10, 100, 20 * MS, 0);
+	add_cgroup(20, 100, 0, 0);
+	fdl_cgroup_set_cpu_idle(&env.cg[10], true);
+	two_hogs_each(10, 20, 20);
+	run_for(500 * MS);
+	for (int i = 0; i < 6; i++)
+		tasks[i].ran_ns = 0;
+	run_for(2000 * MS);
+	idle = ran(0, 2);
+	printf("an idle deadline container (20 ms) beside a cgroup at 100: %llu ms of 4000\n", idle / MS);
+	CHECK("an idle deadline container gets about 1/101 too (at most 2 %)", idle <= 80 * MS,
+	      "%llu ms", idle / MS);
 }
 
 /*
@@ -5184,6 +5269,7 @@ int main(void)
 	test_deadline_container_under_a_quota();
 	test_parent_limit_binds_children();
 	test_throttled_cgroup_leaves_its_parents_weights();
+	test_hold_and_release_in_any_order();
 	test_idle_cgroup_weighs_the_least();
 	test_burst_carries_unused_quota();
 	test_quota_runs_out_at_a_tick();

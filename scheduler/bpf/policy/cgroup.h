@@ -13,6 +13,15 @@
 #include "state.h"
 #include "deadline.h"
 
+/*
+ * A cgroup's weight before any boost: FDL_IDLE_WEIGHT while cpu.idle is 1 (whatever its cpu.weight,
+ * as the kernel's fair class weighs an idle cgroup), else cpu.weight.
+ */
+static __always_inline u32 fdl_cgroup_base_weight(struct fdl_cgroup *cg)
+{
+	return cg->idle ? FDL_IDLE_WEIGHT : cg->cpu_weight;
+}
+
 /* The root's wsum: the weight of everything runnable at the first level. */
 static __always_inline s64 fdl_root_wsum(void)
 {
@@ -140,7 +149,7 @@ static __always_inline u64 fdl_cv_share_of(u64 w)
  */
 static __always_inline u64 fdl_cgroup_cv_share(struct fdl_cgroup *top)
 {
-	u32 w = top->ent.deadline_rr_ns ? top->cpu_weight : (top->contrib ?: top->weight);
+	u32 w = top->ent.deadline_rr_ns ? fdl_cgroup_base_weight(top) : (top->contrib ?: top->weight);
 	s64 root_wsum;
 
 	if (top->level <= 1)
@@ -424,12 +433,11 @@ static __always_inline void fdl_cgroup_apply_weight(struct fdl_cgroup *cg, u32 w
 
 /*
  * The effective weight a cgroup's writers ask for: its boost while it has one (a guarantee is the
- * operator's explicit promise, above cpu.idle), else FDL_IDLE_WEIGHT while cpu.idle is 1, else
- * cpu.weight.
+ * operator's explicit promise, above cpu.idle), else its unboosted weight (fdl_cgroup_base_weight).
  */
 static __always_inline u32 fdl_cgroup_wanted_weight(struct fdl_cgroup *cg)
 {
-	return cg->boost_weight ?: (cg->idle ? FDL_IDLE_WEIGHT : cg->cpu_weight);
+	return cg->boost_weight ?: fdl_cgroup_base_weight(cg);
 }
 
 /*
@@ -467,11 +475,17 @@ static __always_inline void fdl_cgroup_set_cpu_weight(struct fdl_cgroup *cg, u32
 
 /*
  * cpu.idle changed (ops.cgroup_set_idle): the cgroup weighs FDL_IDLE_WEIGHT while it is 1, as the
- * kernel's fair class gives an idle cgroup the idle weight whatever its cpu.weight; back to
- * cpu.weight at 0. (Ignored, an idle cgroup of batch work competed at its cpu.weight.)
+ * kernel's fair class gives an idle cgroup the idle weight whatever its cpu.weight; back at 0, the
+ * default weight, as the kernel's. (Ignored, an idle cgroup of batch work competed at its cpu.weight.)
  */
 static __always_inline void fdl_cgroup_set_cpu_idle(struct fdl_cgroup *cg, bool idle)
 {
+	/*
+	 * Back from idle, the kernel sets the group's weight to the default, and cpu.weight reads 100
+	 * whatever it was before (sched_group_set_idle), without an ops.cgroup_set_weight.
+	 */
+	if (cg->idle && !idle)
+		cg->cpu_weight = FDL_CGROUP_WEIGHT_DFL;
 	cg->idle = idle;
 	env_mb();
 	fdl_cgroup_settle_weight(cg);
@@ -488,7 +502,7 @@ static __always_inline void fdl_cgroup_set_boost(struct fdl_cgroup *cg, u32 weig
 /* The cgroup a task is counted in while runnable, else the one it belongs to. */
 static __always_inline u64 fdl_task_cgref(struct fdl_task *t)
 {
-	return t->acct_cgref ?: t->cgref;
+	return (t->acct_cgref & ~FDL_ACCT_HELD) ?: t->cgref;
 }
 
 /*

@@ -178,25 +178,35 @@ static __always_inline u64 fdl_bw_blocked(struct fdl_task *t, u64 now, u64 *rele
  * parent's load, and fdl_task_unhold counts it again. Counted while held, a throttled cgroup kept
  * its weight in its parent's sum: a deadline container beside it in a pod took its share of the
  * machine as if the throttled sibling could run, 0.63 CPU where the pod's limit left it 0.9, and
- * 0.02 at weight 1 beside a weight of 10000 (test_throttled_cgroup_leaves_its_parents_weights).
+ * 0.38 beside a sibling three times as heavy (test_throttled_cgroup_leaves_its_parents_weights).
+ *
+ * Another CPU holds it (its dispatcher: main.bpf.c's move_unblocked_dom) or releases it (the hold
+ * timer) while its own CPU may take it out of the scheduler (fdl_on_quiescent: a property change
+ * requeues a held task too). The flag therefore lives in acct_cgref, changed only by compare-and-swap here
+ * and by an exchange there, so that exactly one of them takes the weight out. A container whose
+ * last task is released wakes as from sleep (fdl_cgroup_propagate): its deadline is clamped to
+ * the wake-up's, so time spent throttled is not counted late against it, and it gets the fair
+ * order's wake credit, as an unthrottled group in EEVDF keeps its (bounded) lag.
  */
 static __always_inline void fdl_task_hold(struct fdl_task *t, u64 blocker, u64 now)
 {
+	u64 c = t->acct_cgref;
+
 	fdl_bw_held(t, blocker, now);
-	if (t->acct_cgref && !t->acct_held) {
-		t->acct_held = 1;
-		fdl_cgroup_propagate(t->acct_cgref, -(s64)t->acct_weight, -1, 0);
-	}
+	if (c && !(c & FDL_ACCT_HELD) &&
+	    __sync_bool_compare_and_swap(&t->acct_cgref, c, c | FDL_ACCT_HELD))
+		fdl_cgroup_propagate(c, -(s64)t->acct_weight, -1, 0);
 }
 
 /* The task is no longer held (released, or queued again unblocked): counted in its cgroups again. */
 static __always_inline void fdl_task_unhold(struct fdl_task *t, u64 now)
 {
+	u64 c = t->acct_cgref;
+
 	fdl_bw_unheld(t, now);
-	if (t->acct_held) {
-		t->acct_held = 0;
-		fdl_cgroup_propagate(t->acct_cgref, t->acct_weight, 1, fdl_vdt(now));
-	}
+	if ((c & FDL_ACCT_HELD) &&
+	    __sync_bool_compare_and_swap(&t->acct_cgref, c, c & ~FDL_ACCT_HELD))
+		fdl_cgroup_propagate(c & ~FDL_ACCT_HELD, t->acct_weight, 1, fdl_vdt(now));
 }
 
 /*
@@ -287,12 +297,13 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 static __always_inline void fdl_on_quiescent(struct fdl_task *t)
 {
 	fdl_queued_del(t);
+	u64 c;
+
 	fdl_bw_unheld(t, env_now());
-	if (t->acct_cgref) {
-		if (!t->acct_held)	/* a held task's weight left its sums when it was held */
-			fdl_cgroup_propagate(t->acct_cgref, -(s64)t->acct_weight, -1, 0);
-		t->acct_held = 0;
-		t->acct_cgref = 0;
+	/* An exchange: a CPU holding or releasing it meanwhile finds 0 and leaves the sums alone. */
+	if ((c = __sync_lock_test_and_set(&t->acct_cgref, 0))) {
+		if (!(c & FDL_ACCT_HELD))	/* held, its weight left the sums already */
+			fdl_cgroup_propagate(c, -(s64)t->acct_weight, -1, 0);
 		stat_inc(nr_stopped_runnable);
 	}
 	if (t->fair_counted) {
@@ -507,7 +518,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		return;
 	}
 	/* Queued again, no longer blocked, while held (a property change requeues it): counted again. */
-	if (t->held_by || t->acct_held)
+	if (t->held_by || (t->acct_cgref & FDL_ACCT_HELD))
 		fdl_task_unhold(t, now);
 	/*
 	 * SCX_ENQ_LAST (SCX_OPS_ENQ_LAST, so that a throttled task does not keep its CPU): the
@@ -941,7 +952,7 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 		/* A first-level guarantee counts against fair work's protected share, running or not. */
 		guaranteed = e->deadline_rr_ns && e->budget_rate && cg->level <= 1;
 		if (full && guaranteed)
-			sc->guaranteed_wsum += cg->cpu_weight;
+			sc->guaranteed_wsum += fdl_cgroup_base_weight(cg);
 		/*
 		 * Every deadline container's grant, at any depth (a Kubernetes pod's too): deadline
 		 * containers never nest, so none is counted within another (--fair-protection floor).
@@ -958,8 +969,8 @@ FDL_GLOBAL int fdl_scan_queues(u64 now, u64 vdt)
 				sc->dl_unboosted_wsum += w;
 			} else {
 				sc->dl_wsum += cg->contrib;
-				sc->dl_unboosted_wsum += cg->cpu_weight;
-				w = cg->cpu_weight;
+				w = fdl_cgroup_base_weight(cg);
+				sc->dl_unboosted_wsum += w;
 			}
 			if (!guaranteed)
 				sc->prot_wsum += w;

@@ -164,12 +164,20 @@ struct fdl_state {
 	struct fdl_queued queued[FDL_MAX_CONTAINERS];
 };
 
+/* fdl_task.acct_cgref's flag: held by a CPU limit, its weight out of its cgroups' sums. */
+#define FDL_ACCT_HELD	(1ULL << 63)
+
 /* Per-task state (task local storage in BPF). */
 struct fdl_task {
 	u64 vtime;		/* weighted virtual time, on the clock of the queue `vqueue` */
 	u64 vqueue;		/* the queue whose clock vtime is on */
 	u64 cgref;		/* the cgroup the task belongs to */
-	u64 acct_cgref;		/* the cgroup whose wsum holds it while runnable (0: none) */
+	/*
+	 * The cgroup whose wsum holds it while runnable (0: none), with FDL_ACCT_HELD while it is held
+	 * and out of the sums (fdl_task_hold): one word, so that a CPU holding or releasing it and its
+	 * own quiescent never both (or neither) take it out.
+	 */
+	u64 acct_cgref;
 	u32 acct_weight;	/* the weight added there */
 	u32 weight;		/* its own weight (p->scx.weight: nice folded in) */
 	u64 exec_at;		/* its CPU time as the kernel counts it (env_task_exec) when it last
@@ -188,7 +196,7 @@ struct fdl_task {
 	u64 burst_ns;		/* CPU time it ran since it last woke (ops.runnable) */
 	u64 avg_burst_ns;	/* its usual burst: burst_ns where it slept, averaged (fdl_ewma; 0: none yet) */
 	u32 started;		/* it ran since it last became runnable (ops.runnable) */
-	u32 acct_held;		/* held: its weight is out of acct_cgref's sums (fdl_task_hold) */
+	u32 __pad_started;
 	/* The interactive classifier (policy/interactive.h): */
 	u64 nvcsw_at;		/* when its current window began (0: none yet) */
 	u32 nvcsw;		/* voluntary switches (wake-ups) in the current window */
