@@ -168,6 +168,7 @@ const METRICS: &[Def] = &[
     Def { name: "scx_fdl_cgroup_runq_latency", kind: Histogram, scale: Nanoseconds, help: Cgroup("runq_latency") },
     Def { name: "scx_fdl_cgroup_cpu_weight", kind: Gauge, scale: Count, help: Cgroup("cpu_weight") },
     Def { name: "scx_fdl_cgroup_effective_weight", kind: Gauge, scale: Count, help: Cgroup("effective_weight") },
+    Def { name: "scx_fdl_cgroup_idle", kind: Gauge, scale: Count, help: Cgroup("idle") },
     Def { name: "scx_fdl_cgroup_deadline_misses", kind: Counter, scale: Count, help: Cgroup("nr_misses") },
     Def { name: "scx_fdl_cgroup_deadline_starts", kind: Counter, scale: Count, help: Cgroup("nr_picks") },
     Def { name: "scx_fdl_cgroup_deadline_wake_starts", kind: Counter, scale: Count, help: Cgroup("nr_wake_starts") },
@@ -414,6 +415,7 @@ impl Build<'_> {
         self.histogram("scx_fdl_cgroup_runq_latency", cg(), id, &r.runq_latency, r.wait_ns);
         self.gauge("scx_fdl_cgroup_cpu_weight", cg(), r.cpu_weight as f64);
         self.gauge("scx_fdl_cgroup_effective_weight", cg(), r.effective_weight as f64);
+        self.gauge("scx_fdl_cgroup_idle", cg(), r.idle as u8 as f64);
         if r.deadline_rr_ns > 0 {
             self.counter("scx_fdl_cgroup_deadline_misses", cg(), id, r.nr_misses);
             self.counter("scx_fdl_cgroup_deadline_starts", cg(), id, r.nr_picks);

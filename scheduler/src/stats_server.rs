@@ -62,8 +62,11 @@ pub struct CgroupMetrics {
     pub guarantee_budget_ns: i64,
     #[stat(desc = "Its cpu.weight")]
     pub cpu_weight: u64,
-    #[stat(desc = "The weight scheduling uses: cpu.weight, or the guarantee loop's boost")]
+    #[stat(desc = "The weight scheduling uses: cpu.weight, or the guarantee loop's boost, or 1 while cpu.idle is 1")]
     pub effective_weight: u64,
+    #[stat(desc = "1 if its cpu.idle is 1: it weighs the least unless a guarantee boosts it")]
+    #[serde(default)]
+    pub idle: u64,
     #[stat(desc = "CPU time used by its subtree under scx_fdl (cumulative)")]
     pub usage_ns: u64,
     #[stat(desc = "Time its subtree's tasks waited runnable (cumulative)")]
@@ -145,6 +148,7 @@ impl CgroupMetrics {
             guarantee_budget_ns: r.guarantee_budget_ns,
             cpu_weight: r.cpu_weight as u64,
             effective_weight: r.effective_weight as u64,
+            idle: r.idle as u64,
             usage_ns: r.usage_ns,
             wait_ns: r.wait_ns,
             nr_misses: r.nr_misses,
@@ -182,6 +186,7 @@ impl CgroupMetrics {
             guarantee_budget_ns: self.guarantee_budget_ns,
             cpu_weight: self.cpu_weight as u32,
             effective_weight: self.effective_weight as u32,
+            idle: self.idle != 0,
             usage_ns: self.usage_ns,
             wait_ns: self.wait_ns,
             nr_misses: self.nr_misses,

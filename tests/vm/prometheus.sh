@@ -96,7 +96,7 @@ for m in scx_fdl_dispatched_tasks_total scx_fdl_enqueued_tasks_total scx_fdl_run
     scx_fdl_cgroup_cpu_usage_seconds_total scx_fdl_cgroup_wait_seconds_total \
     scx_fdl_cgroup_runq_latency_seconds_bucket scx_fdl_cgroup_runq_latency_seconds_sum \
     scx_fdl_cgroup_runq_latency_seconds_count scx_fdl_cgroup_cpu_weight \
-    scx_fdl_cgroup_effective_weight scx_fdl_cgroup_deadline_misses_total scx_fdl_cgroup_deadline_starts_total \
+    scx_fdl_cgroup_effective_weight scx_fdl_cgroup_idle scx_fdl_cgroup_deadline_misses_total scx_fdl_cgroup_deadline_starts_total \
     scx_fdl_cgroup_deadline_wake_starts_total scx_fdl_cgroup_deadline_wake_misses_total \
     scx_fdl_cgroup_max_lateness_seconds scx_fdl_cgroup_deadline_rr_seconds \
     scx_fdl_cgroup_lateness_seconds_bucket scx_fdl_cgroup_lateness_seconds_sum \
