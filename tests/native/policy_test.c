@@ -3280,6 +3280,20 @@ static void test_parent_limit_binds_children(void)
 }
 
 /*
+ * Run warm_ns, then 2 s counted from zero for tasks 0..n-1: *a gets what tasks 0 and 1 ran in
+ * the 2 s, *b what tasks 2 and 3 ran.
+ */
+static void ran_over_2s(u64 warm_ns, int n, u64 *a, u64 *b)
+{
+	run_for(warm_ns);
+	for (int i = 0; i < n; i++)
+		tasks[i].ran_ns = 0;
+	run_for(2000 * MS);
+	*a = ran(0, 2);
+	*b = ran(2, 2);
+}
+
+/*
  * A throttled cgroup leaves its parent's weights, as the kernel's throttled cfs_rq leaves its
  * parent's load: pod P (weight 100) holds container A, limited to 0.1 CPU, and container B, beside
  * cgroup Q at the root (weight 100 each, two hogs each). P and Q share the machine 1:1, so B gets
@@ -3302,12 +3316,7 @@ static void held_run(u32 wa, u32 wb, u64 rr_b, u64 *a, u64 *b, u64 *q)
 	if (rr_b)
 		fdl_cgroup_set_deadlines(12, rr_b, 0, 0);
 	two_hogs_each(11, 12, 20);
-	run_for(1000 * MS);
-	for (int i = 0; i < 6; i++)
-		tasks[i].ran_ns = 0;
-	run_for(2000 * MS);
-	*a = ran(0, 2);
-	*b = ran(2, 2);
+	ran_over_2s(1000 * MS, 6, a, b);
 	*q = ran(4, 2);
 }
 
@@ -3416,12 +3425,7 @@ static void test_idle_cgroup_weighs_the_least(void)
 	alone = ran(0, 2);
 	for (int i = 0; i < 2; i++)
 		wake(new_task(2 + i, 20));
-	run_for(500 * MS);
-	for (int i = 0; i < 4; i++)
-		tasks[i].ran_ns = 0;
-	run_for(2000 * MS);
-	idle = ran(0, 2);
-	other = ran(2, 2);
+	ran_over_2s(500 * MS, 4, &idle, &other);
 	printf("cpu.idle 1 beside cpu.weight 100, 2 s on 2 CPUs: idle %llu ms, other %llu ms (alone "
 	       "before: %llu of 2000 ms); effective weight %u\n", idle / MS, other / MS, alone / MS,
 	       env.cg[10].weight);
@@ -3433,12 +3437,7 @@ static void test_idle_cgroup_weighs_the_least(void)
 	      idle / MS);
 	CHECK("... and the other cgroup the rest", other >= 3900 * MS, "%llu ms", other / MS);
 	fdl_cgroup_set_cpu_idle(&env.cg[10], false);
-	run_for(500 * MS);
-	for (int i = 0; i < 4; i++)
-		tasks[i].ran_ns = 0;
-	run_for(2000 * MS);
-	idle = ran(0, 2);
-	other = ran(2, 2);
+	ran_over_2s(500 * MS, 4, &idle, &other);
 	printf("cpu.idle back to 0: %llu ms and %llu ms\n", idle / MS, other / MS);
 	CHECK("at cpu.idle 0 it weighs its cpu.weight again (1:1 +-10 %)",
 	      idle >= 1800 * MS && idle <= 2200 * MS, "%llu : %llu ms", idle / MS, other / MS);
@@ -3464,11 +3463,7 @@ static void test_idle_cgroup_weighs_the_least(void)
 	add_cgroup(20, 100, 0, 0);
 	fdl_cgroup_set_cpu_idle(&env.cg[10], true);
 	two_hogs_each(10, 20, 20);
-	run_for(500 * MS);
-	for (int i = 0; i < 6; i++)
-		tasks[i].ran_ns = 0;
-	run_for(2000 * MS);
-	idle = ran(0, 2);
+	ran_over_2s(500 * MS, 6, &idle, &other);
 	printf("an idle deadline container (20 ms) beside a cgroup at 100: %llu ms of 4000\n", idle / MS);
 	CHECK("an idle deadline container gets about 1/101 too (at most 2 %)", idle <= 80 * MS,
 	      "%llu ms", idle / MS);
