@@ -76,20 +76,26 @@ static __always_inline void fdl_bw_held_step(struct fdl_bw *bw, s64 d, u64 now)
 	__sync_fetch_and_add(&bw->nr_held, d);
 }
 
-/* The task is no longer held (released, or it left its queue): its blocker counts it no more. */
+/*
+ * The task is no longer held (released, or it left its queue): its blocker counts it no more.
+ * held_by is taken by an exchange, as another CPU may hold or release the task at the same time
+ * (its dispatcher, the hold timer; policy/sched.h's fdl_task_hold): one of them uncounts it.
+ */
 static __always_inline void fdl_bw_unheld(struct fdl_task *t, u64 now)
 {
 	struct fdl_cgroup *cg;
-	u64 by = t->held_by;
+	u64 by;
 
-	if (!by)
+	if (!t->held_by || !(by = __sync_lock_test_and_set(&t->held_by, 0)))
 		return;
-	t->held_by = 0;
 	if ((cg = env_cgroup(by)))
 		fdl_bw_held_step(&cg->bw, -1, now);
 }
 
-/* The task went to the hold queue, blocked by cgroup `blocker`'s limit. */
+/*
+ * The task went to the hold queue, blocked by cgroup `blocker`'s limit. Counted by the one CPU
+ * whose compare-and-swap sets held_by.
+ */
 static __always_inline void fdl_bw_held(struct fdl_task *t, u64 blocker, u64 now)
 {
 	struct fdl_cgroup *cg;
@@ -98,10 +104,9 @@ static __always_inline void fdl_bw_held(struct fdl_task *t, u64 blocker, u64 now
 	if (t->held_by == blocker)
 		return;
 	fdl_bw_unheld(t, now);
-	if (blocker && (cg = env_cgroup(blocker))) {
+	if (blocker && (cg = env_cgroup(blocker)) &&
+	    __sync_bool_compare_and_swap(&t->held_by, 0, blocker))
 		fdl_bw_held_step(&cg->bw, 1, now);
-		t->held_by = blocker;
-	}
 }
 
 /*
