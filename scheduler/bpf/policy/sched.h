@@ -182,8 +182,8 @@ static __always_inline u64 fdl_bw_blocked(struct fdl_task *t, u64 now, u64 *rele
  *
  * Another CPU holds it (its dispatcher: main.bpf.c's move_unblocked_dom) or releases it (the hold
  * timer) while its own CPU may take it out of the scheduler (fdl_on_quiescent: a property change
- * requeues a held task too). The flag therefore lives in acct_cgref, changed only by compare-and-swap here
- * and by an exchange there, so that exactly one of them takes the weight out. A container whose
+ * requeues a held task too). The flag therefore lives in acct_cgref, changed only by
+ * compare-and-swap here and by an exchange there, so that exactly one of them takes the weight out. A container whose
  * last task is released wakes as from sleep (fdl_cgroup_propagate): its deadline is clamped to
  * the wake-up's, so time spent throttled is not counted late against it, and it gets the fair
  * order's wake credit, as an unthrottled group in EEVDF keeps its (bounded) lag.
@@ -296,9 +296,9 @@ static __always_inline void fdl_on_runnable(struct fdl_task *t, u32 weight, bool
 /* The task is no longer runnable (slept, exited, left scx): uncount it. */
 static __always_inline void fdl_on_quiescent(struct fdl_task *t)
 {
-	fdl_queued_del(t);
 	u64 c;
 
+	fdl_queued_del(t);
 	fdl_bw_unheld(t, env_now());
 	/* An exchange: a CPU holding or releasing it meanwhile finds 0 and leaves the sums alone. */
 	if ((c = __sync_lock_test_and_set(&t->acct_cgref, 0))) {
@@ -518,8 +518,7 @@ static __always_inline void fdl_on_enqueue(struct task_struct *p, struct fdl_tas
 		return;
 	}
 	/* Queued again, no longer blocked, while held (a property change requeues it): counted again. */
-	if (t->held_by || (t->acct_cgref & FDL_ACCT_HELD))
-		fdl_task_unhold(t, now);
+	fdl_task_unhold(t, now);
 	/*
 	 * SCX_ENQ_LAST (SCX_OPS_ENQ_LAST, so that a throttled task does not keep its CPU): the
 	 * dispatcher found nothing else for this CPU. The task competes as any other, and the CPU,
